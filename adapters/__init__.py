@@ -1,0 +1,1 @@
+"""Adapters to trainers: TRL GRPO/DPO, verl, and the mini trainer."""

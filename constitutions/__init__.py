@@ -1,0 +1,1 @@
+"""Constitutions (data files + schema) and the RLAIF pipelines that use them."""

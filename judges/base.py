@@ -1,0 +1,108 @@
+"""The judge contracts: a chat client (one method) and the verdicts judging strategies return.
+
+Clients are transports (httpx-style): OpenAI-compatible, in-process transformers, the embedded
+llama.cpp server. Strategies (pairwise, rubric, rank) never branch on which client they hold.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ChatParams(BaseModel):
+    """Sampling parameters; part of the cache key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = 0.0
+    max_tokens: int = 16
+    top_logprobs: int = Field(0, ge=0, le=20, description="alternatives per token; 0 = no log-probs")
+    seed: int | None = 0
+    stop: tuple[str, ...] = ()
+
+
+class TokenLogprob(BaseModel):
+    token: str
+    logprob: float
+    top: dict[str, float] = Field(default_factory=dict, description="alternative token -> log-prob")
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ChatResult(BaseModel):
+    text: str
+    logprobs: list[TokenLogprob] | None = None
+    usage: Usage = Field(default_factory=Usage)
+    model: str = ""
+    cached: bool = False
+
+
+Message = dict[str, str]
+
+
+@runtime_checkable
+class ChatClient(Protocol):
+    """One chat completion. Raise :class:`JudgeError` (or a subclass) on failure after retries."""
+
+    model: str
+
+    def complete(self, messages: list[Message], params: ChatParams) -> ChatResult: ...
+
+    async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult: ...
+
+
+class JudgeError(RuntimeError):
+    """The judge endpoint failed (after retries): an infrastructure failure, never a verdict."""
+
+
+class OrderVerdict(BaseModel):
+    """One presentation order. ``prob_first`` = P(the response shown first is better)."""
+
+    prob_first: float | None = Field(None, ge=0.0, le=1.0)
+    choice: Literal["first", "second"] | None = None
+    source: Literal["logprobs", "parsed", "abstain", "error"] = "abstain"
+    raw: str = ""
+    reason: str = ""
+
+
+class PairwiseVerdict(BaseModel):
+    """Both orders of one comparison, averaged. ``prob_a`` = P(response_a is better)."""
+
+    prob_a: float | None = Field(None, ge=0.0, le=1.0)
+    ab: OrderVerdict  # response_a shown first
+    ba: OrderVerdict  # response_b shown first
+    flipped: bool = Field(False, description="the two orders picked different responses (position-dependent)")
+    abstained: bool = False
+    reason: str = ""
+    principle: str | None = None
+    model: str = ""
+
+    @property
+    def winner(self) -> Literal["a", "b", "tie"] | None:
+        if self.prob_a is None:
+            return None
+        if self.prob_a > 0.5:
+            return "a"
+        if self.prob_a < 0.5:
+            return "b"
+        return "tie"
+
+
+@runtime_checkable
+class PairwiseJudgeProtocol(Protocol):
+    """What RLAIF pipelines and the bias audit need from a pairwise judge."""
+
+    model: str
+
+    def judge(
+        self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
+    ) -> PairwiseVerdict: ...
+
+    async def ajudge(
+        self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
+    ) -> PairwiseVerdict: ...

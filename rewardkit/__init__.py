@@ -1,0 +1,25 @@
+"""rewardkit: verifiable rewards and LLM judges for RL post-training of language models."""
+
+from rewardkit.compose import Gate, Route, WeightedSum
+from rewardkit.registry import get_reward, list_rewards, register_reward, reward_class
+from rewardkit.reward import AsyncReward, ConfigError, Reward, RewardConfig
+from rewardkit.types import RewardResult, completion_text
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AsyncReward",
+    "ConfigError",
+    "Gate",
+    "Reward",
+    "RewardConfig",
+    "RewardResult",
+    "Route",
+    "WeightedSum",
+    "completion_text",
+    "get_reward",
+    "list_rewards",
+    "register_reward",
+    "reward_class",
+    "__version__",
+]

@@ -1,0 +1,88 @@
+"""The reward registry: names to reward classes, built-ins plus entry-point plugins.
+
+The registry is the one piece of module-level state in rewardkit. Built-in families register
+themselves when ``rewardkit.rewards`` is imported; third-party packages register through the
+``rewardkit.rewards`` entry-point group, whose targets are reward classes (or modules that
+register on import).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import logging
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from typing import Any, TypeVar
+
+from rewardkit.reward import ConfigError, Reward
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "rewardkit.rewards"
+
+_REGISTRY: dict[str, type[Reward]] = {}
+_loaded = False
+
+R = TypeVar("R", bound=type[Reward])
+
+
+def register_reward(name: str | None = None) -> Callable[[R], R]:
+    """Class decorator: register a :class:`Reward` subclass under ``name`` (default: its ``name``)."""
+
+    def decorate(cls: R) -> R:
+        if not (isinstance(cls, type) and issubclass(cls, Reward)):
+            raise TypeError(f"register_reward expects a Reward subclass, got {cls!r}")
+        key = name or cls.name
+        if key != cls.name:
+            cls.name = key
+        existing = _REGISTRY.get(key)
+        if existing is not None and existing is not cls and existing.__qualname__ != cls.__qualname__:
+            raise ValueError(f"reward name {key!r} is already registered by {existing.__module__}.{existing.__qualname__}")
+        _REGISTRY[key] = cls
+        return cls
+
+    return decorate
+
+
+def list_rewards() -> list[str]:
+    """Names of every registered reward, built-in and plugin, sorted."""
+    _load()
+    return sorted(_REGISTRY)
+
+
+def reward_class(name: str) -> type[Reward]:
+    """The class registered under ``name``; a clear error with suggestions when unknown."""
+    _load()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, _REGISTRY, n=3)
+        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+        raise ConfigError(f"unknown reward {name!r}.{hint} Known: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def get_reward(name: str, config: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Reward:
+    """Build the reward registered under ``name`` with a validated config.
+
+    >>> fmt = get_reward("think_format")
+    >>> fmt(["<think>ok</think> 4"])
+    [1.0]
+    """
+    return reward_class(name)(config, **kwargs)
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    importlib.import_module("rewardkit.rewards")
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            target = ep.load()
+        except Exception:
+            logger.warning("could not load reward plugin %s (%s)", ep.name, ep.value, exc_info=True)
+            continue
+        if isinstance(target, type) and issubclass(target, Reward) and ep.name not in _REGISTRY:
+            register_reward(ep.name)(target)

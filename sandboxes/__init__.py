@@ -1,0 +1,1 @@
+"""Sandboxes that run untrusted programs; they know nothing about rewards."""
