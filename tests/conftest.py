@@ -1,0 +1,22 @@
+"""Shared fixtures. Tests never reach a hub: everything they load is built here or shipped in a package."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory):
+    """A tiny Qwen2 chat model built offline (tokenizer + random weights), shared by the session."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from rewardkit.adapters.tiny_model import build_tiny_model
+
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
