@@ -40,6 +40,7 @@ class ChatResult(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     cached: bool = False
+    finish_reason: str | None = Field(None, description='"stop", or "length" when the answer was cut off')
 
 
 Message = dict[str, str]

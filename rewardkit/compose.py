@@ -84,9 +84,9 @@ class WeightedSum(Reward):
 
     def _combine(self, per_part: list[list[RewardResult]]) -> list[RewardResult]:
         out = []
-        for sample in zip(*per_part):
+        for sample in zip(*per_part, strict=False):
             total, scored, reasons = 0.0, 0, []
-            for part, weight, result in zip(self.parts, self.weights, sample):
+            for part, weight, result in zip(self.parts, self.weights, sample, strict=False):
                 reasons.append(f"{part.__name__}={result.score} ({result.reason})")
                 if result.score is None:
                     if self.config.missing == "zero":  # type: ignore[attr-defined]
@@ -134,13 +134,13 @@ class Gate(Reward):
         gates = self.gate.score_rows(completions, rows)
         passed = [i for i, g in enumerate(gates) if g.score is not None and g.score >= self.config.threshold]  # type: ignore[attr-defined]
         inner = self.inner.score_rows([completions[i] for i in passed], [rows[i] for i in passed])
-        return self._merge(gates, dict(zip(passed, inner)))
+        return self._merge(gates, dict(zip(passed, inner, strict=False)))
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         gates = await self.gate.ascore_rows(completions, rows)
         passed = [i for i, g in enumerate(gates) if g.score is not None and g.score >= self.config.threshold]  # type: ignore[attr-defined]
         inner = await self.inner.ascore_rows([completions[i] for i in passed], [rows[i] for i in passed])
-        return self._merge(gates, dict(zip(passed, inner)))
+        return self._merge(gates, dict(zip(passed, inner, strict=False)))
 
     def _merge(self, gates: list[RewardResult], inner: dict[int, RewardResult]) -> list[RewardResult]:
         out = []
@@ -150,7 +150,8 @@ class Gate(Reward):
             elif i in inner:
                 out.append(RewardResult(score=inner[i].score, reason=f"gate passed; {inner[i].reason}"))
             else:
-                out.append(RewardResult(score=self.config.otherwise, reason=f"gate {self.gate.__name__} failed ({g.score}): {g.reason}"))  # type: ignore[attr-defined]
+                reason = f"gate {self.gate.__name__} failed ({g.score}): {g.reason}"
+                out.append(RewardResult(score=self.config.otherwise, reason=reason))  # type: ignore[attr-defined]
         return out
 
 
@@ -208,7 +209,7 @@ class Route(Reward):
                 if target is not None
                 else [self._unrouted(rows[i]) for i in idx]
             )
-            for i, r in zip(idx, results):
+            for i, r in zip(idx, results, strict=False):
                 out[i] = r
         return out  # type: ignore[return-value]
 
@@ -223,8 +224,8 @@ class Route(Reward):
 
         results = await asyncio.gather(*(run(k, idx) for k, idx in plan))
         out: list[RewardResult | None] = [None] * len(rows)
-        for (_, idx), res in zip(plan, results):
-            for i, r in zip(idx, res):
+        for (_, idx), res in zip(plan, results, strict=False):
+            for i, r in zip(idx, res, strict=False):
                 out[i] = r
         return out  # type: ignore[return-value]
 

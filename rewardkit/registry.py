@@ -34,11 +34,11 @@ def register_reward(name: str | None = None) -> Callable[[R], R]:
         if not (isinstance(cls, type) and issubclass(cls, Reward)):
             raise TypeError(f"register_reward expects a Reward subclass, got {cls!r}")
         key = name or cls.name
-        if key != cls.name:
-            cls.name = key
         existing = _REGISTRY.get(key)
         if existing is not None and existing is not cls and existing.__qualname__ != cls.__qualname__:
-            raise ValueError(f"reward name {key!r} is already registered by {existing.__module__}.{existing.__qualname__}")
+            owner = f"{existing.__module__}.{existing.__qualname__}"
+            raise ValueError(f"reward name {key!r} is already registered by {owner}")
+        cls.name = key
         _REGISTRY[key] = cls
         return cls
 

@@ -59,7 +59,7 @@ class Reward:
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         """Score a batch; the default isolates each sample so one failure costs one ``None``."""
-        return [self._guarded_one(c, r) for c, r in zip(completions, rows)]
+        return [self._guarded_one(c, r) for c, r in zip(completions, rows, strict=True)]
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         """Async batch scoring; the default runs the sync path in a worker thread so the loop stays free."""
@@ -78,23 +78,21 @@ class Reward:
     def score_rows(self, texts: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         """Guarded :meth:`score_batch` on already-normalised texts and rows (used by composites)."""
         try:
-            results = self.score_batch(texts, rows)
+            return self._checked(self.score_batch(texts, rows), len(texts))
         except Exception as exc:  # a family bug must not kill training
             logger.exception("reward %s failed on a batch", self.name)
             return [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in texts]
-        return self._checked(results, len(texts))
 
     async def ascore_rows(self, texts: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         try:
-            results = await self.ascore_batch(texts, rows)
+            return self._checked(await self.ascore_batch(texts, rows), len(texts))
         except Exception as exc:
             logger.exception("reward %s failed on a batch", self.name)
             return [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in texts]
-        return self._checked(results, len(texts))
 
     def __call__(self, completions: Any, **kwargs: Any) -> list[float | None]:
         results = self.details(completions, **kwargs)
-        _log_reasons(self.name, results, kwargs.get("log_extra"))
+        _log_reasons(self.__name__, results, kwargs.get("log_extra"))
         return [r.score for r in results]
 
     def as_async(self) -> AsyncReward:
@@ -119,8 +117,10 @@ class Reward:
         return texts, rows_from_columns(len(texts), kwargs)
 
     def _checked(self, results: list[RewardResult], n: int) -> list[RewardResult]:
+        results = list(results)
         if len(results) != n:
-            return [RewardResult.unscorable(f"internal error: {len(results)} results for {n} samples")] * n
+            reason = f"internal error: {len(results)} results for {n} samples"
+            return [RewardResult.unscorable(reason) for _ in range(n)]
         return [_finite(r) for r in results]
 
 
@@ -129,11 +129,11 @@ class AsyncReward:
 
     def __init__(self, reward: Reward) -> None:
         self.reward = reward
-        self.__name__ = reward.name
+        self.__name__ = reward.__name__  # the logged name, including a composite's configured ``name``
 
     async def __call__(self, completions: Any, **kwargs: Any) -> list[float | None]:
         results = await self.reward.adetails(completions, **kwargs)
-        _log_reasons(self.reward.name, results, kwargs.get("log_extra"))
+        _log_reasons(self.__name__, results, kwargs.get("log_extra"))
         return [r.score for r in results]
 
     def details(self, completions: Any, **kwargs: Any) -> list[RewardResult]:
@@ -177,12 +177,14 @@ def rows_from_columns(n: int, kwargs: Mapping[str, Any]) -> list[dict[str, Any]]
             continue
         column = "prompt" if key == "prompts" else key
         if isinstance(values, Sequence) and not isinstance(values, (str, bytes)) and len(values) == n:
-            for row, value in zip(rows, values):
+            for row, value in zip(rows, values, strict=True):
                 row[column] = value
     return rows
 
 
 def _finite(result: RewardResult) -> RewardResult:
+    if not isinstance(result, RewardResult):
+        return RewardResult.unscorable(f"internal error: expected a RewardResult, got {type(result).__name__}")
     score = result.score
     if score is None:
         return result

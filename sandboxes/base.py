@@ -38,6 +38,9 @@ class RunRequest(BaseModel):
     files: dict[str, str | bytes] = Field(default_factory=dict, description="relative path -> content")
     stdin: str | bytes = b""
     limits: Limits = Field(default_factory=Limits)
+    fetch_files: list[str] = Field(
+        default_factory=list, description="relative paths read back into RunResult.files after the run (if present)"
+    )
 
 
 class RunStatus(str, Enum):

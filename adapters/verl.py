@@ -1,0 +1,232 @@
+"""verl adapter: a ``compute_score`` that routes each sample to a rewardkit reward by its ``data_source``.
+
+verl's reward managers call ``compute_score(data_source=..., solution_str=..., ground_truth=...,
+extra_info=...)`` once per sample and accept a float or a dict with a ``score`` key (the other keys are
+collected into ``reward_extra_info``, one list per key, so every sample must return the same keys).
+Point verl at this module::
+
+    custom_reward_function:
+      path: <site-packages>/rewardkit/adapters/verl.py
+      name: compute_score
+      reward_kwargs: {mapping: /path/to/verl_rewards.yaml}     # optional; defaults below
+
+Return value: always ``{"score": float, "unscorable": bool}`` (plus ``"reason": str`` with
+``include_reason: true``). An unscorable sample (missing gold, sandbox failure, no route) cannot be
+``None`` in verl's reward tensor, so it scores ``unscorable_score`` (default 0.0) and is flagged
+``unscorable: True``, which verl logs per batch, so infrastructure failures stay visible.
+
+Default routes (first match wins, case-insensitive globs on ``data_source``):
+
+==========================================================  ================  =============================
+data sources                                                reward            ground truth becomes
+==========================================================  ================  =============================
+``*gsm8k*``, ``*math*``, ``*aime*``, ``*amc*``, ``numina*``,  math_equivalence  the gold (column ``solution``)
+``*deepscaler*``, ``*dapo*``, ``*olympiad*``
+``*code*``, ``apps``, ``taco``, ``*livecodebench*``,         code_tests        the tests (JSON string parsed,
+``*primeintellect*``, ``*humaneval*``, ``*mbpp*``                              column ``tests``)
+==========================================================  ================  =============================
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rewardkit.compose import build_reward
+from rewardkit.reward import ConfigError, Reward
+from rewardkit.types import RewardResult
+
+logger = logging.getLogger(__name__)
+
+
+class VerlRoute(BaseModel):
+    """Data sources matching ``match`` are scored by ``reward`` with the ground truth in ``ground_truth_column``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    match: list[str] = Field(min_length=1, description="glob patterns on data_source (case-insensitive)")
+    reward: str = Field(description="registered reward name")
+    config: dict[str, Any] = Field(default_factory=dict)
+    ground_truth_column: str = Field("solution", description="row column the ground truth is passed in")
+    parse_json: bool = Field(False, description="ground truth given as a JSON string (e.g. code tests)")
+
+    def matches(self, data_source: str) -> bool:
+        source = data_source.lower()
+        return any(fnmatch.fnmatchcase(source, pattern.lower()) for pattern in self.match)
+
+
+MATH_ROUTE = VerlRoute(
+    match=["*gsm8k*", "*math*", "*aime*", "*amc*", "numina*", "*deepscaler*", "*dapo*", "*olympiad*"],
+    reward="math_equivalence",
+)
+CODE_ROUTE = VerlRoute(
+    match=["*code*", "apps", "taco", "*livecodebench*", "*primeintellect*", "*humaneval*", "*mbpp*"],
+    reward="code_tests",
+    ground_truth_column="tests",
+    parse_json=True,
+)
+
+
+class VerlMapping(BaseModel):
+    """How ``compute_score`` routes: ordered routes, an optional fallback, and what unscorable becomes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    routes: list[VerlRoute] = Field(default_factory=lambda: [MATH_ROUTE, CODE_ROUTE])
+    default: VerlRoute | None = Field(None, description="route for unmatched data sources (None: unscorable)")
+    unscorable_score: float = Field(0.0, description="score verl sees for an unscorable sample")
+    include_reason: bool = Field(False, description="add a 'reason' string to every result")
+
+
+class VerlScorer:
+    """Callable with verl's ``compute_score`` signature; builds each route's reward once, on first use."""
+
+    def __init__(self, mapping: VerlMapping | Mapping[str, Any] | None = None) -> None:
+        self.mapping = load_mapping(mapping)
+        self._rewards: dict[int, Reward] = {}
+
+    def route_for(self, data_source: Any) -> tuple[int, VerlRoute] | None:
+        name = str(data_source) if data_source is not None else ""
+        for i, route in enumerate(self.mapping.routes):
+            if route.matches(name):
+                return i, route
+        if self.mapping.default is not None:
+            return len(self.mapping.routes), self.mapping.default
+        return None
+
+    def reward(self, index: int, route: VerlRoute) -> Reward:
+        if index not in self._rewards:
+            self._rewards[index] = build_reward({"name": route.reward, "config": route.config})
+        return self._rewards[index]
+
+    def __call__(
+        self,
+        data_source: Any = None,
+        solution_str: Any = None,
+        ground_truth: Any = None,
+        extra_info: Any = None,
+        **_: Any,
+    ) -> dict[str, Any]:
+        return self.score_many([data_source], [solution_str], [ground_truth], [extra_info])[0]
+
+    def score_many(
+        self,
+        data_sources: Sequence[Any],
+        solution_strs: Sequence[Any],
+        ground_truths: Sequence[Any],
+        extra_infos: Sequence[Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Score a batch (verl's batch reward manager shape); samples of one route are scored together."""
+        n = len(solution_strs)
+        extra_infos = list(extra_infos) if extra_infos is not None else [None] * n
+        results: list[RewardResult | None] = [None] * n
+        groups: dict[int, tuple[VerlRoute, list[int]]] = {}
+        for i, source in enumerate(data_sources):
+            found = self.route_for(source)
+            if found is None:
+                results[i] = RewardResult.unscorable(f"no rewardkit route for data_source {source!r}")
+            else:
+                groups.setdefault(found[0], (found[1], []))[1].append(i)
+        for index, (route, idx) in groups.items():
+            try:
+                reward = self.reward(index, route)
+            except ConfigError as exc:
+                for i in idx:
+                    results[i] = RewardResult.unscorable(f"route {route.reward!r} unavailable: {exc}")
+                continue
+            texts = [solution_strs[i] if isinstance(solution_strs[i], str) else None for i in idx]
+            rows = [_row(route, data_sources[i], ground_truths[i], extra_infos[i]) for i in idx]
+            for i, result in zip(idx, reward.score_rows(texts, rows)):
+                results[i] = result
+        return [self._verl_result(r) for r in results]  # type: ignore[arg-type]
+
+    def _verl_result(self, result: RewardResult) -> dict[str, Any]:
+        unscorable = result.score is None
+        out: dict[str, Any] = {
+            "score": float(self.mapping.unscorable_score if unscorable else result.score),
+            "unscorable": unscorable,
+        }
+        if self.mapping.include_reason:
+            out["reason"] = result.reason
+        return out
+
+
+def _row(route: VerlRoute, data_source: Any, ground_truth: Any, extra_info: Any) -> dict[str, Any]:
+    row: dict[str, Any] = dict(extra_info) if isinstance(extra_info, Mapping) else {}
+    if route.parse_json and isinstance(ground_truth, str):
+        try:
+            ground_truth = json.loads(ground_truth)
+        except json.JSONDecodeError:
+            logger.debug("ground truth of %s is not JSON; passed as text", data_source)
+    row[route.ground_truth_column] = ground_truth
+    row["data_source"] = data_source
+    return row
+
+
+def load_mapping(mapping: VerlMapping | Mapping[str, Any] | str | Path | None) -> VerlMapping:
+    """A :class:`VerlMapping` from itself, a dict, a YAML/JSON file path, or ``None`` (the defaults)."""
+    if mapping is None:
+        return VerlMapping()
+    if isinstance(mapping, VerlMapping):
+        return mapping
+    if isinstance(mapping, (str, Path)):
+        import yaml
+
+        path = Path(mapping)
+        if not path.exists():
+            raise FileNotFoundError(f"no such verl mapping file: {path}")
+        mapping = yaml.safe_load(path.read_text()) or {}
+    try:
+        return VerlMapping.model_validate(dict(mapping))
+    except (ValidationError, TypeError, ValueError) as exc:
+        raise ConfigError(f"invalid verl reward mapping: {exc}") from None
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_scorer(key: str) -> VerlScorer:
+    return VerlScorer(json.loads(key) if key.startswith("{") else (key or None))
+
+
+def _scorer(mapping: Any) -> VerlScorer:
+    if mapping is None or isinstance(mapping, (str, Path)):
+        return _cached_scorer(str(mapping or ""))
+    if isinstance(mapping, VerlMapping):
+        mapping = mapping.model_dump()
+    return _cached_scorer(json.dumps(mapping, sort_keys=True))
+
+
+def compute_score(
+    data_source: Any = None,
+    solution_str: Any = None,
+    ground_truth: Any = None,
+    extra_info: Any = None,
+    mapping: Any = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """verl's per-sample reward: ``{"score": float, "unscorable": bool}`` from the routed rewardkit reward.
+
+    ``mapping`` (a dict or a YAML path, passed through verl's ``reward_kwargs``) replaces the default routes.
+
+    >>> compute_score("openai/gsm8k", "... \\\\boxed{72}", "72")  # doctest: +SKIP
+    {'score': 1.0, 'unscorable': False}
+    """
+    return _scorer(mapping)(data_source, solution_str, ground_truth, extra_info)
+
+
+def compute_score_batch(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[Any],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Any] | None = None,
+    mapping: Any = None,
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
+    """verl's batch reward-manager shape: lists in, one result dict per sample out."""
+    return _scorer(mapping).score_many(data_sources, solution_strs, ground_truths, extra_infos)

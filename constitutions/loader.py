@@ -1,0 +1,68 @@
+"""Load constitutions by bundled name or by path, and fingerprint them.
+
+Bundled constitutions live in ``rewardkit/constitutions/library/*.yaml`` (package data). The content
+hash is computed from the validated, normalised content, so reformatting a file or editing its
+comments does not change it, while any change to a principle does; it is recorded in every
+dataset row the pipelines write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from rewardkit.constitutions.schema import Constitution, ConstitutionError, parse_constitution
+
+LIBRARY = "library"
+
+
+def bundled_names() -> list[str]:
+    """Names of the constitutions shipped with rewardkit."""
+    folder = resources.files("rewardkit.constitutions").joinpath(LIBRARY)
+    return sorted(entry.name.removesuffix(".yaml") for entry in folder.iterdir() if entry.name.endswith(".yaml"))
+
+
+def bundled_text(name: str) -> str:
+    """The YAML text of a bundled constitution."""
+    entry = resources.files("rewardkit.constitutions").joinpath(LIBRARY, f"{name}.yaml")
+    if not entry.is_file():
+        raise ConstitutionError(f"no bundled constitution {name!r}; bundled: {', '.join(bundled_names())}")
+    return entry.read_text(encoding="utf-8")
+
+
+def load_constitution(name_or_path: str | Path) -> Constitution:
+    """A bundled constitution by name (``helpful-harmless``) or a YAML file by path."""
+    text, source = read_source(name_or_path)
+    return parse_text(text, source)
+
+
+def read_source(name_or_path: str | Path) -> tuple[str, str]:
+    """``(yaml_text, source_label)`` for a bundled name or a path."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise ConstitutionError(f"{path}: no such constitution file")
+        return path.read_text(encoding="utf-8"), str(path)
+    name = str(name_or_path)
+    return bundled_text(name), f"{name} (bundled)"
+
+
+def parse_text(text: str, source: str) -> Constitution:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "<yaml>"
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConstitutionError(f"{source}: {where}: invalid YAML ({problem})") from None
+    return parse_constitution(data, source)
+
+
+def constitution_hash(constitution: Constitution) -> str:
+    """``sha256:<16 hex>`` of the normalised content (stable across formatting and comments)."""
+    canonical = json.dumps(constitution.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]

@@ -1,0 +1,78 @@
+"""Live run accounting for the pipelines: outcome counts, token cost and a progress bar with ETA.
+
+``MeteredClient`` wraps any :class:`ChatClient` and records every call in a judges ``Accountant``,
+so the bar can show cost whatever backend is used (cache hits are free).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from rewardkit.judges.accounting import Accountant
+from rewardkit.judges.base import ChatParams, ChatResult, Message
+
+
+class MeteredClient:
+    """A :class:`ChatClient` that forwards to ``inner`` and records usage; pickles if ``inner`` does."""
+
+    def __init__(self, inner: Any, accountant: Accountant) -> None:
+        self.inner = inner
+        self.accountant = accountant
+        self.model = getattr(inner, "model", "")
+
+    def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
+        try:
+            result = self.inner.complete(messages, params)
+        except Exception:
+            self.accountant.record_error()
+            raise
+        self.accountant.record(result.model or self.model, result.usage, cached=result.cached)
+        return result
+
+    async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
+        try:
+            result = await self.inner.acomplete(messages, params)
+        except Exception:
+            self.accountant.record_error()
+            raise
+        self.accountant.record(result.model or self.model, result.usage, cached=result.cached)
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        # Backend extras (close(), cache stats) stay reachable through the wrapper.
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+class RunProgress:
+    """Counts of outcomes plus a tqdm bar whose postfix shows them live."""
+
+    def __init__(self, total: int, desc: str, accountant: Accountant | None = None, *, enabled: bool = True) -> None:
+        from tqdm import tqdm
+
+        self.counts: Counter[str] = Counter()
+        self.accountant = accountant
+        self._bar = tqdm(total=total, desc=desc, unit="item", disable=not enabled, dynamic_ncols=True)
+
+    def add(self, outcome: str, advance: int = 1) -> None:
+        self.counts[outcome] += 1
+        self._bar.update(advance)
+        self._bar.set_postfix(self.postfix(), refresh=False)
+
+    def skip(self, count: int) -> None:
+        """Items already finished by an earlier run."""
+        self.counts["resumed"] += count
+        self._bar.update(count)
+
+    def postfix(self) -> dict[str, str]:
+        fields = {key: str(self.counts[key]) for key in ("done", "dropped", "abstained", "failed")}
+        if self.accountant is not None:
+            report = self.accountant.report()
+            tokens = report.prompt_tokens + report.completion_tokens
+            fields["cost"] = f"{tokens / 1000:.1f}k tok ${report.cost_usd:.4f}"
+        return fields
+
+    def close(self) -> None:
+        self._bar.close()

@@ -1,0 +1,99 @@
+"""Token and cost accounting for judge calls, with prices the user configures.
+
+Every call a managed client makes is recorded once: served from the cache (free) or sent to the
+endpoint (prompt and completion tokens, priced per million). ``report()`` is what a run prints at the end.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rewardkit.judges.base import Usage
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(0.0, ge=0.0)
+    output: float = Field(0.0, ge=0.0)
+
+
+def parse_prices(prices: dict[str, Any] | None) -> dict[str, Price]:
+    """``{"gpt-4o-mini": {"input": 0.15, "output": 0.6}, "*": ...}`` -> validated prices (``"*"`` = any model)."""
+    return {model: value if isinstance(value, Price) else Price.model_validate(value) for model, value in (prices or {}).items()}
+
+
+class UsageReport(BaseModel):
+    requests: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    by_model: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+    def summary(self) -> str:
+        calls = self.requests + self.cache_hits
+        hit_rate = self.cache_hits / calls if calls else 0.0
+        return (
+            f"judge calls: {calls} ({self.requests} sent, {self.cache_hits} cached = {hit_rate:.0%}, "
+            f"{self.errors} failed); tokens: {self.prompt_tokens} prompt + {self.completion_tokens} completion; "
+            f"cost: ${self.cost_usd:.4f}"
+        )
+
+
+class Accountant:
+    """Thread-safe counters of requests, cache hits, failures, tokens and cost."""
+
+    def __init__(self, prices: dict[str, Any] | None = None) -> None:
+        self.prices = parse_prices(prices)
+        self._lock = threading.Lock()
+        self._report = UsageReport()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"prices": self.prices, "_report": self._report}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def price_of(self, model: str) -> Price:
+        return self.prices.get(model) or self.prices.get("*") or Price()
+
+    def cost(self, model: str, usage: Usage) -> float:
+        price = self.price_of(model)
+        return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1_000_000
+
+    def record(self, model: str, usage: Usage, *, cached: bool) -> None:
+        with self._lock:
+            report = self._report
+            if cached:
+                report.cache_hits += 1
+                return
+            cost = self.cost(model, usage)
+            report.requests += 1
+            report.prompt_tokens += usage.prompt_tokens
+            report.completion_tokens += usage.completion_tokens
+            report.cost_usd += cost
+            row = report.by_model.setdefault(model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0})
+            row["requests"] += 1
+            row["prompt_tokens"] += usage.prompt_tokens
+            row["completion_tokens"] += usage.completion_tokens
+            row["cost_usd"] += cost
+
+    def record_error(self) -> None:
+        with self._lock:
+            self._report.errors += 1
+
+    def report(self) -> UsageReport:
+        with self._lock:
+            return self._report.model_copy(deep=True)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._report = UsageReport()

@@ -1,0 +1,234 @@
+"""The OpenAI-compatible transport: the ``openai`` SDK against any ``base_url`` (OpenAI, vLLM, llama.cpp, ...).
+
+Retries are done here rather than by the SDK so that every backend behaves the same way: 429,
+5xx, timeouts, dropped connections and unreadable bodies are retried with exponential backoff and
+jitter (honouring ``Retry-After``); other 4xx fail at once. After the last attempt the call raises
+:class:`JudgeError` — an infrastructure failure, which strategies turn into an abstain, never a verdict.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import threading
+import time
+from typing import Any
+
+from rewardkit.judges.base import ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
+
+logger = logging.getLogger(__name__)
+
+
+class TransportStats:
+    """Attempts and retries made by one transport (what the endpoint actually received)."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.retries = 0
+        self._lock = threading.Lock()
+
+    def count(self, *, retry: bool) -> None:
+        with self._lock:
+            self.attempts += 1
+            self.retries += int(retry)
+
+
+class OpenAIChatClient:
+    """Chat completions over the OpenAI API shape; log-probs are requested when ``top_logprobs > 0``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        # Local servers (llama.cpp, vLLM) accept any key; the SDK insists on one.
+        self.api_key = api_key
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.stats = TransportStats()
+        self._sync_client: Any = None
+        self._async_clients: dict[int, tuple[Any, Any]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatClient(model={self.model!r}, base_url={self.base_url!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in {"_sync_client", "_async_clients", "_lock", "stats"}}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.stats = TransportStats()
+        self._sync_client = None
+        self._async_clients = {}
+        self._lock = threading.Lock()
+
+    # -- SDK clients -----------------------------------------------------------------------------
+    def _client_kwargs(self) -> dict[str, Any]:
+        import os
+
+        key = self.api_key or os.environ.get("OPENAI_API_KEY") or ("sk-local" if self.base_url else None)
+        return {"base_url": self.base_url, "api_key": key, "timeout": self.timeout, "max_retries": 0}
+
+    def _sync(self):
+        with self._lock:
+            if self._sync_client is None:
+                from openai import OpenAI
+
+                self._sync_client = OpenAI(**self._client_kwargs())
+            return self._sync_client
+
+    def _async(self):
+        # An async HTTP client is bound to the event loop that created it; keep one per live loop.
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            entry = self._async_clients.get(id(loop))
+            if entry is None or entry[0] is not loop:
+                from openai import AsyncOpenAI
+
+                self._async_clients = {k: v for k, v in self._async_clients.items() if not v[0].is_closed()}
+                entry = (loop, AsyncOpenAI(**self._client_kwargs()))
+                self._async_clients[id(loop)] = entry
+            return entry[1]
+
+    # -- requests --------------------------------------------------------------------------------
+    def _request(self, messages: list[Message], params: ChatParams) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": params.temperature,
+            "max_tokens": params.max_tokens,
+        }
+        if params.seed is not None:
+            request["seed"] = params.seed
+        if params.stop:
+            request["stop"] = list(params.stop)
+        if params.top_logprobs > 0:
+            request["logprobs"] = True
+            request["top_logprobs"] = params.top_logprobs
+        return request
+
+    def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
+        request = self._request(messages, params)
+        for attempt in range(self.max_retries + 1):
+            self.stats.count(retry=attempt > 0)
+            try:
+                response = self._sync().chat.completions.create(**request)
+                return to_chat_result(response, self.model)
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
+        request = self._request(messages, params)
+        for attempt in range(self.max_retries + 1):
+            self.stats.count(retry=attempt > 0)
+            try:
+                response = await self._async().chat.completions.create(**request)
+                return to_chat_result(response, self.model)
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    def _retry_delay(self, exc: Exception, attempt: int) -> float:
+        """Seconds to wait before the next attempt, or raise :class:`JudgeError` when not retryable."""
+        retryable, what = classify_error(exc)
+        if not retryable:
+            raise JudgeError(f"{self.model} at {self.base_url or 'api.openai.com'}: {what}") from exc
+        if attempt >= self.max_retries:
+            raise JudgeError(
+                f"{self.model} at {self.base_url or 'api.openai.com'}: {what} (gave up after {attempt + 1} attempts)"
+            ) from exc
+        delay = min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + random.random() / 2)
+        retry_after = _retry_after(exc)
+        if retry_after is not None:
+            delay = min(self.max_backoff, max(delay, retry_after))
+        logger.info("judge request failed (%s); retry %d in %.2fs", what, attempt + 1, delay)
+        return delay
+
+
+def classify_error(exc: Exception) -> tuple[bool, str]:
+    """``(retryable, description)`` for an exception raised by the SDK or by response conversion."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return True, "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return True, f"connection error: {exc}"
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status == 429 or status == 408 or status >= 500:
+            return True, f"HTTP {status}"
+        return False, f"HTTP {status}: {_short(exc)}"
+    if isinstance(exc, (openai.APIResponseValidationError, MalformedResponse, ValueError)):
+        return True, f"malformed response: {_short(exc)}"
+    return False, f"{type(exc).__name__}: {_short(exc)}"
+
+
+def _short(exc: Exception, limit: int = 200) -> str:
+    text = str(exc)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class MalformedResponse(ValueError):
+    """The endpoint answered 200 with a body that is not a chat completion."""
+
+
+def to_chat_result(response: Any, model: str) -> ChatResult:
+    """Convert an SDK ``ChatCompletion`` to :class:`ChatResult`; raise :class:`MalformedResponse` if it is not one."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise MalformedResponse(f"no choices in response: {str(response)[:200]}")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    if message is None:
+        raise MalformedResponse("choice without a message")
+    text = message.content or ""
+    logprobs = None
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if content:
+        logprobs = [
+            TokenLogprob(
+                token=entry.token,
+                logprob=entry.logprob,
+                top={alt.token: alt.logprob for alt in (entry.top_logprobs or [])},
+            )
+            for entry in content
+        ]
+    usage = getattr(response, "usage", None)
+    return ChatResult(
+        text=text,
+        logprobs=logprobs,
+        usage=Usage(
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        ),
+        model=getattr(response, "model", None) or model,
+        finish_reason=getattr(choice, "finish_reason", None),
+    )

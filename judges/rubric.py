@@ -1,0 +1,109 @@
+"""Pointwise rubric judging: a score in ``1..scale``, probability-weighted (G-Eval) when log-probs exist.
+
+With log-probs, the score is the expectation over the score tokens at the answer position,
+``sum_s s * p(s)`` with ``p`` normalised over ``1..scale`` — finer-grained and less tie-prone than
+the argmax. Without them, the parsed integer. ``normalized = (score - 1) / (scale - 1)`` in [0, 1].
+An unparseable answer or a failed endpoint is an abstain (``score is None``), never a low grade.
+
+>>> judge = RubricJudge(make_client("embedded"), rubric="Is the answer correct?", scale=5)  # doctest: +SKIP
+>>> judge.score("What is 2+2?", "4").normalized  # doctest: +SKIP
+0.71
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
+from rewardkit.judges.parsing import expected_score, option_distribution, parse_score
+from rewardkit.judges.templates import check_template, render_messages
+
+#: Above 9 a score spans several tokens ("10"), so the single-token distribution no longer covers it.
+MAX_WEIGHTED_SCALE = 9
+
+
+class RubricVerdict(BaseModel):
+    score: float | None = Field(None, description="1..scale; expected value when probability-weighted")
+    normalized: float | None = Field(None, ge=0.0, le=1.0)
+    distribution: dict[int, float] | None = None
+    source: Literal["logprobs", "parsed", "abstain", "error"] = "abstain"
+    raw: str = ""
+    reason: str = ""
+    model: str = ""
+
+    @property
+    def abstained(self) -> bool:
+        return self.score is None
+
+
+class RubricJudge:
+    """Pointwise judge: one call per response, a rubric-guided score on ``1..scale``."""
+
+    def __init__(
+        self,
+        client: ChatClient,
+        *,
+        rubric: str | None = None,
+        scale: int = 5,
+        template: str = "rubric",
+        use_logprobs: bool = True,
+        top_logprobs: int = 20,
+        max_tokens: int = 8,
+    ) -> None:
+        if not 2 <= scale <= 100:
+            raise ValueError(f"scale must be in 2..100, got {scale}")
+        self.client = client
+        self.rubric = rubric
+        self.scale = scale
+        self.template = template
+        weighted = use_logprobs and scale <= MAX_WEIGHTED_SCALE
+        self.params = ChatParams(temperature=0.0, max_tokens=max_tokens, top_logprobs=top_logprobs if weighted else 0)
+        check_template(template, prompt="p", response="r", scale=scale, rubric=rubric, reference=None)
+
+    @property
+    def model(self) -> str:
+        return self.client.model
+
+    def messages(self, prompt: str, response: str, reference: str | None = None) -> list[dict[str, str]]:
+        return render_messages(
+            self.template, prompt=prompt, response=response, scale=self.scale, rubric=self.rubric, reference=reference
+        )
+
+    def score(self, prompt: str, response: str, *, reference: str | None = None) -> RubricVerdict:
+        try:
+            result = self.client.complete(self.messages(prompt, response, reference), self.params)
+        except JudgeError as exc:
+            return RubricVerdict(source="error", reason=str(exc), model=self.model)
+        return read_score(result, self.scale).model_copy(update={"model": self.model})
+
+    async def ascore(self, prompt: str, response: str, *, reference: str | None = None) -> RubricVerdict:
+        try:
+            result = await self.client.acomplete(self.messages(prompt, response, reference), self.params)
+        except JudgeError as exc:
+            return RubricVerdict(source="error", reason=str(exc), model=self.model)
+        return read_score(result, self.scale).model_copy(update={"model": self.model})
+
+
+def read_score(result: ChatResult, scale: int) -> RubricVerdict:
+    """A judge answer -> rubric verdict: weighted by log-probs when present, else parsed, else abstain."""
+    raw = result.text
+    if result.logprobs and scale <= MAX_WEIGHTED_SCALE:
+        found = option_distribution(result.logprobs, [str(s) for s in range(1, scale + 1)])
+        if found is not None:
+            distribution, _ = found
+            score = expected_score(distribution)
+            return RubricVerdict(
+                score=score,
+                normalized=(score - 1) / (scale - 1),
+                distribution={int(k): v for k, v in distribution.items()},
+                source="logprobs",
+                raw=raw,
+            )
+    parsed = parse_score(raw, scale)
+    if parsed is None:
+        if result.finish_reason == "length":
+            return RubricVerdict(source="abstain", raw=raw, reason="answer cut off before a score (max_tokens)")
+        return RubricVerdict(source="abstain", raw=raw, reason=f"no score in 1..{scale} in answer: {raw[:120]!r}")
+    return RubricVerdict(score=float(parsed), normalized=(parsed - 1) / (scale - 1), source="parsed", raw=raw)

@@ -1,0 +1,192 @@
+"""Every accepted test format, parsed into one internal model (:class:`TestSuite`).
+
+Accepted (a dict or its JSON string):
+
+==========================  ===================================================================  ==========
+format                      shape                                                                kind
+==========================  ===================================================================  ==========
+asserts                     ``{"language": "python", "asserts": ["assert f(1) == 2", ...]}``     asserts
+stdio                       ``{"language": ..., "stdio": [{"input": "...", "output": "..."}]}``  stdio
+calls                       ``{"language": "python", "fn_name": "f",                             calls
+                            "calls": [{"args": [...], "expected": ...}]}``
+open-r1 verification_info   ``{"language": ..., "test_cases": [{"input", "output"}]}``           stdio
+APPS / LiveCodeBench        ``{"inputs": [...], "outputs": [...]}`` (+ ``"fn_name"`` → calls)    stdio/calls
+==========================  ===================================================================  ==========
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+LANGUAGE_ALIASES = {
+    "python": "python",
+    "python3": "python",
+    "py": "python",
+    "cpp": "cpp",
+    "c++": "cpp",
+    "cxx": "cpp",
+    "cc": "cpp",
+    "javascript": "javascript",
+    "js": "javascript",
+    "node": "javascript",
+    "nodejs": "javascript",
+}
+SUPPORTED = {"python": {"asserts", "stdio", "calls"}, "cpp": {"stdio"}, "javascript": {"stdio"}}
+
+
+class TestFormatError(ValueError):
+    """The tests value matches no accepted format (the sample is unscorable, not wrong)."""
+
+
+@dataclass(frozen=True)
+class StdioTest:
+    input: str
+    output: str
+
+
+@dataclass(frozen=True)
+class CallTest:
+    args: tuple
+    expected: Any
+    #: expected came from JSON: tuples and lists are the same, and ``[x]`` also accepts ``x`` (APPS convention)
+    from_json: bool = True
+    apps_unwrap: bool = False
+
+
+@dataclass(frozen=True)
+class AssertTest:
+    source: str
+
+
+@dataclass(frozen=True)
+class TestSuite:
+    language: str
+    kind: str  # "stdio" | "calls" | "asserts"
+    tests: tuple = field(default_factory=tuple)
+    fn_name: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.tests)
+
+
+def normalise_language(name: Any) -> str:
+    key = str(name or "").strip().lower()
+    if key not in LANGUAGE_ALIASES:
+        raise TestFormatError(f"unsupported language {name!r} (supported: python, cpp, javascript)")
+    return LANGUAGE_ALIASES[key]
+
+
+def parse_tests(value: Any, default_language: str = "python") -> TestSuite:
+    """Parse one sample's tests; raises :class:`TestFormatError` with a readable reason."""
+    if isinstance(value, (str, bytes)):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise TestFormatError(f"tests are not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise TestFormatError(f"tests must be a mapping, got {type(value).__name__}")
+    language = normalise_language(value.get("language") or default_language)
+    if "asserts" in value:
+        suite = TestSuite(language, "asserts", tuple(_asserts(value["asserts"])))
+    elif "calls" in value:
+        suite = TestSuite(language, "calls", tuple(_calls(value["calls"])), _fn_name(value))
+    elif "stdio" in value:
+        suite = TestSuite(language, "stdio", tuple(_stdio(value["stdio"], "stdio")))
+    elif "test_cases" in value:
+        suite = TestSuite(language, "stdio", tuple(_stdio(value["test_cases"], "test_cases")))
+    elif "inputs" in value and "outputs" in value:
+        suite = _input_output(value, language)
+    else:
+        raise TestFormatError(f"unrecognised tests format with keys {sorted(value)}")
+    if not suite.tests:
+        raise TestFormatError("no tests")
+    if suite.kind not in SUPPORTED[language]:
+        raise TestFormatError(f"{suite.kind} tests are not supported for {language}")
+    return suite
+
+
+def _fn_name(value: dict) -> str:
+    name = value.get("fn_name")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise TestFormatError(f"call tests need a valid 'fn_name', got {name!r}")
+    return name
+
+
+def _asserts(items: Any) -> list[AssertTest]:
+    if isinstance(items, str):
+        items = [items]
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise TestFormatError("'asserts' must be a list of strings")
+    tests = []
+    for source in items:
+        try:
+            tree = ast.parse(source.strip())
+        except SyntaxError as exc:
+            raise TestFormatError(f"assert is not valid Python: {source!r} ({exc.msg})") from None
+        if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
+            raise TestFormatError(f"each entry must be one assert statement: {source!r}")
+        tests.append(AssertTest(source.strip()))
+    return tests
+
+
+def _calls(items: Any) -> list[CallTest]:
+    if not isinstance(items, list):
+        raise TestFormatError("'calls' must be a list")
+    tests = []
+    for item in items:
+        if not isinstance(item, dict) or "args" not in item or "expected" not in item:
+            raise TestFormatError("each call needs 'args' and 'expected'")
+        args = item["args"]
+        if not isinstance(args, (list, tuple)):
+            raise TestFormatError(f"'args' must be a list, got {type(args).__name__}")
+        tests.append(CallTest(tuple(args), item["expected"], from_json=True))
+    return tests
+
+
+def _stdio(items: Any, key: str) -> list[StdioTest]:
+    if not isinstance(items, list):
+        raise TestFormatError(f"{key!r} must be a list")
+    tests = []
+    for item in items:
+        if not isinstance(item, dict) or "input" not in item or "output" not in item:
+            raise TestFormatError(f"each {key} entry needs 'input' and 'output'")
+        if item.get("type", "stdin_stdout") not in ("stdin_stdout", "stdin", "stdio"):
+            raise TestFormatError(f"unsupported test case type {item.get('type')!r}")
+        tests.append(StdioTest(_text(item["input"]), _text(item["output"])))
+    return tests
+
+
+def _input_output(value: dict, language: str) -> TestSuite:
+    inputs, outputs = value["inputs"], value["outputs"]
+    if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
+        raise TestFormatError("'inputs' and 'outputs' must be lists of the same length")
+    if value.get("fn_name"):
+        name = _fn_name(value)
+        tests = []
+        for args, expected in zip(inputs, outputs):
+            if isinstance(args, str):  # LiveCodeBench functional: one JSON value per line
+                try:
+                    args = [json.loads(line) for line in args.splitlines() if line.strip()]
+                except json.JSONDecodeError as exc:
+                    raise TestFormatError(f"functional input is not JSON lines: {exc}") from None
+            if isinstance(expected, str):
+                try:
+                    expected = json.loads(expected)
+                except json.JSONDecodeError:
+                    pass
+            if not isinstance(args, list):
+                raise TestFormatError("call inputs must be argument lists")
+            tests.append(CallTest(tuple(args), expected, from_json=True, apps_unwrap=True))
+        return TestSuite(language, "calls", tuple(tests), name)
+    return TestSuite(language, "stdio", tuple(StdioTest(_text(i), _text(o)) for i, o in zip(inputs, outputs)))
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):  # APPS: a list of lines
+        return "\n".join(value) + "\n"
+    raise TestFormatError(f"stdio input/output must be text, got {type(value).__name__}")

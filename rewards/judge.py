@@ -1,0 +1,164 @@
+"""``llm_judge``: an LLM judge as a reward, pointwise (rubric) or pairwise against a reference column.
+
+- ``mode="rubric"``: ``score = (s - 1) / (scale - 1)`` where ``s`` is the judge's 1..scale score,
+  probability-weighted over the score tokens when the endpoint returns log-probs (G-Eval).
+- ``mode="pairwise"``: ``score = P(completion is better than row[reference_column])``, judged in both
+  presentation orders and averaged (see :class:`~rewardkit.judges.pairwise.PairwiseJudge`).
+
+A judge that abstains (unparseable or truncated answer) or an endpoint that fails after retries gives
+``None`` with the reason, never 0.0: an infrastructure failure must not look like a bad completion.
+Scoring is async (all samples of a batch in flight, bounded by the client's ``concurrency``); each
+sample is bounded by ``sample_timeout`` seconds, so a stuck endpoint cannot stall a training step.
+
+>>> reward = get_reward("llm_judge", {"mode": "rubric", "rubric": "Is the answer correct?",
+...                                   "client": {"backend": "embedded"}})  # doctest: +SKIP
+>>> reward(["4"], prompts=["What is 2+2?"])  # doctest: +SKIP
+[0.71]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from rewardkit.judges.factory import JudgeClientConfig, ManagedChatClient
+from rewardkit.registry import register_reward
+from rewardkit.reward import ConfigError, Reward, RewardConfig
+from rewardkit.types import RewardResult, prompt_text
+
+
+class LLMJudgeConfig(RewardConfig):
+    mode: Literal["rubric", "pairwise"] = Field("rubric", description="pointwise rubric score or pairwise vs reference")
+    client: JudgeClientConfig = Field(default_factory=JudgeClientConfig, description="judge backend (see make_client)")
+    rubric: str | None = Field(None, description="rubric mode: what a good response does")
+    scale: int = Field(5, ge=2, le=100, description="rubric mode: scores are 1..scale")
+    question: str | None = Field(None, description="pairwise mode: the comparison question / principle")
+    reference_column: str = Field("reference", description="pairwise mode: dataset column with the reference response")
+    template: str | None = Field(None, description="prompt template name or path (default: rubric / pairwise)")
+    use_logprobs: bool = Field(True, description="soft scores from option-token log-probs when available")
+    chain_of_thought: bool = Field(False, description="pairwise mode: reason first, clamp the verdict to 0.4/0.6")
+    sample_timeout: float = Field(180.0, gt=0, description="seconds per sample before it is unscorable")
+
+    @model_validator(mode="after")
+    def _mode_fields(self) -> LLMJudgeConfig:
+        if self.mode == "rubric" and self.chain_of_thought:
+            raise ValueError("chain_of_thought applies to mode='pairwise' only")
+        return self
+
+
+@register_reward("llm_judge")
+class LLMJudge(Reward):
+    """An LLM judge as a reward: rubric score in [0, 1], or P(completion beats the reference)."""
+
+    name = "llm_judge"
+    Config = LLMJudgeConfig
+
+    def __init__(self, config: Any = None, **overrides: Any) -> None:
+        super().__init__(config, **overrides)
+        self._client: ManagedChatClient | None = None
+        self._strategy: Any = None
+        self._strategy_for_check()
+
+    # Built lazily and dropped on pickling: a spawned scoring process opens its own connections.
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in {"_client", "_strategy"}}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._client = None
+        self._strategy = None
+
+    def _strategy_for_check(self) -> None:
+        """Render the template once so a bad template or rubric fails at construction, not mid-training."""
+        from rewardkit.judges.templates import TemplateError, check_template
+
+        cfg = self.config
+        try:
+            if cfg.mode == "rubric":
+                check_template(
+                    cfg.template or "rubric", prompt="p", response="r", scale=cfg.scale, rubric=cfg.rubric, reference=None
+                )
+            else:
+                check_template(
+                    cfg.template or ("pairwise_cot" if cfg.chain_of_thought else "pairwise"),
+                    prompt="p", first="a", second="b", question=cfg.question,
+                )  # fmt: skip
+        except TemplateError as exc:
+            raise ConfigError(f"reward {self.name!r}: {exc}") from None
+
+    @property
+    def client(self) -> ManagedChatClient:
+        if self._client is None:
+            self._client = self.config.client.build()
+        return self._client
+
+    @property
+    def strategy(self):
+        if self._strategy is None:
+            cfg = self.config
+            if cfg.mode == "rubric":
+                from rewardkit.judges.rubric import RubricJudge
+
+                self._strategy = RubricJudge(
+                    self.client, rubric=cfg.rubric, scale=cfg.scale, template=cfg.template or "rubric",
+                    use_logprobs=cfg.use_logprobs,
+                )  # fmt: skip
+            else:
+                from rewardkit.judges.pairwise import PairwiseJudge
+
+                self._strategy = PairwiseJudge(
+                    self.client, template=cfg.template, use_logprobs=cfg.use_logprobs,
+                    chain_of_thought=cfg.chain_of_thought,
+                )  # fmt: skip
+        return self._strategy
+
+    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        coroutine = self.ascore_batch(completions, rows)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(coroutine)
+        # Called from inside a running loop: score on a private loop in a worker thread.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, coroutine).result()
+
+    async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        return list(await asyncio.gather(*(self._ascore_one(c, r) for c, r in zip(completions, rows))))
+
+    async def _ascore_one(self, completion: str | None, row: dict[str, Any]) -> RewardResult:
+        if completion is None:
+            return RewardResult.unscorable("completion is not text")
+        prompt = prompt_text(row.get("prompt")) or ""
+        try:
+            return await asyncio.wait_for(self._judge(prompt, completion, row), timeout=self.config.sample_timeout)
+        except asyncio.TimeoutError:
+            return RewardResult.unscorable(f"judge timed out after {self.config.sample_timeout:g}s")
+        except Exception as exc:  # a judge bug costs one sample, never the training step
+            return RewardResult.unscorable(f"judge failed: {type(exc).__name__}: {exc}")
+
+    async def _judge(self, prompt: str, completion: str, row: dict[str, Any]) -> RewardResult:
+        cfg = self.config
+        if cfg.mode == "rubric":
+            verdict = await self.strategy.ascore(prompt, completion)
+            if verdict.normalized is None:
+                return RewardResult.unscorable(f"judge abstained: {verdict.reason}", judge_raw=verdict.raw)
+            return RewardResult(
+                score=verdict.normalized,
+                reason=f"rubric {verdict.score:.2f}/{cfg.scale} ({verdict.source})",
+                judge_raw=verdict.raw,
+            )
+        reference = row.get(cfg.reference_column)
+        reference = prompt_text(reference) if not isinstance(reference, str) else reference
+        if not reference:
+            return RewardResult.unscorable(f"no reference response in column {cfg.reference_column!r}")
+        verdict = await self.strategy.ajudge(prompt, completion, reference, question=cfg.question)
+        if verdict.prob_a is None:
+            return RewardResult.unscorable(f"judge abstained: {verdict.reason}", flipped=verdict.flipped)
+        return RewardResult(
+            score=verdict.prob_a,
+            reason=f"P(better than reference)={verdict.prob_a:.3f}; {verdict.reason}",
+            flipped=verdict.flipped,
+        )

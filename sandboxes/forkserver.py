@@ -1,0 +1,436 @@
+"""Warm interpreter that lives inside the bubblewrap sandbox and forks one isolated run per request.
+
+Runs as a standalone script (standard library only) under bwrap with a few capabilities (SYS_ADMIN,
+SETUID, SETGID, KILL, CHOWN) in its own network, IPC, UTS and PID namespaces, a read-only ``/usr`` and a
+cleared environment. For each request it forks a *supervisor* that
+
+1. enters a fresh mount and PID namespace, mounts fresh size-capped tmpfs on ``/work`` and ``/tmp`` and
+   writes the request's files there;
+2. forks the *program*, which is PID 1 of that namespace (so every orphan, ``setsid`` or not, dies with it),
+   mounts its own ``/proc`` (other runs and the forkserver are invisible), sets rlimits, drops to a fresh
+   unprivileged uid (no capabilities left), sets ``no_new_privs``, loads the seccomp BPF and then either
+   ``exec``s the command or, for ``python3 FILE.py``, runs the file in this already-warm interpreter;
+3. reports the program's PID, wait status and rusage to the forkserver over a pipe the program never holds.
+
+The forkserver itself feeds stdin, collects stdout/stderr up to the cap and kills the program's PID
+namespace on wall-clock timeout or output overflow. It exits when its request pipe closes (parent died).
+
+Wire format in both directions: 4-byte big-endian length + UTF-8 JSON; bytes travel base64-encoded.
+"""
+
+import base64
+import ctypes
+import io
+import json
+import os
+import select
+import signal
+import struct
+import sys
+import time
+
+# Warm the modules solutions and harnesses usually import, so each fork starts with them loaded.
+import bisect  # noqa: F401
+import collections  # noqa: F401
+import copy  # noqa: F401
+import decimal  # noqa: F401
+import fractions  # noqa: F401
+import functools  # noqa: F401
+import heapq  # noqa: F401
+import itertools  # noqa: F401
+import math  # noqa: F401
+import operator  # noqa: F401
+import random
+import re  # noqa: F401
+import runpy
+import string  # noqa: F401
+import threading
+import traceback
+import typing  # noqa: F401
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWPID = 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 38, 22, 2
+WORKDIR = "/work"
+V8_EXECUTABLES = frozenset({"node", "nodejs"})  # V8 reserves address space far beyond what it uses
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def check(result, what):
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def read_exact(fd, n):
+    chunks = []
+    while n:
+        chunk = os.read(fd, n)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd):
+    header = read_exact(fd, 4)
+    if header is None:
+        return None
+    body = read_exact(fd, struct.unpack(">I", header)[0])
+    return None if body is None else json.loads(body)
+
+
+def write_frame(fd, obj):
+    body = json.dumps(obj).encode()
+    data = struct.pack(">I", len(body)) + body
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def b64(data):
+    return base64.b64encode(data).decode("ascii")
+
+
+def unb64(text):
+    return base64.b64decode(text.encode("ascii")) if text else b""
+
+
+# --------------------------------------------------------------------------------------------- program
+def load_seccomp(program):
+    buffer = ctypes.create_string_buffer(program, len(program))
+    prog = SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    check(libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+
+
+def set_limits(limits, argv0):
+    mb = 1024 * 1024
+    cpu = max(1, int(limits["cpu_time_s"] + 0.999))
+    memory = limits["memory_mb"]
+    if os.path.basename(argv0) in V8_EXECUTABLES:
+        memory = max(2 * memory, memory + 2048)
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (memory * mb, memory * mb))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size_mb"] * mb, limits["file_size_mb"] * mb))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits["max_processes"], limits["max_processes"]))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+    resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+
+
+def become_program(req, fds, seccomp_program, error_fd):
+    """In the PID-1 child: finish isolation, then exec or run Python inline. Never returns."""
+    stdin_fd, stdout_fd, stderr_fd = fds
+    argv = req["argv"]
+    uid = req["uid"]
+    os.setsid()
+    check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mount /proc")
+    set_limits(req["limits"], argv[0])
+    os.dup2(stdin_fd, 0)
+    os.dup2(stdout_fd, 1)
+    os.dup2(stderr_fd, 2)
+    keep = error_fd
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 65536)
+    os.set_inheritable(keep, False)
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    os.chdir(WORKDIR)
+    check(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    if seccomp_program:
+        load_seccomp(seccomp_program)
+    env = dict(req["env"])
+    if is_inline_python(argv):
+        os.close(error_fd)  # from here on the untrusted code runs; it must not reach the setup-error channel
+        run_python_inline(argv, env)
+    try:
+        os.execvpe(argv[0], argv, env)
+    except OSError as exc:
+        os.write(error_fd, f"exec {argv[0]!r} failed: {exc.strerror}".encode())
+        os._exit(127)
+
+
+def is_inline_python(argv):
+    return (
+        len(argv) >= 2
+        and os.path.basename(argv[0]) in ("python3", "python")
+        and argv[1].endswith(".py")
+        and not argv[1].startswith("-")
+    )
+
+
+def run_python_inline(argv, env):
+    """``python3 FILE.py ARGS`` in the forked warm interpreter, with a fresh interpreter's observable state."""
+    os.environ.clear()
+    os.environ.update(env)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    random.seed()
+    sys.argv = list(argv[1:])
+    sys.path[0] = os.path.dirname(os.path.abspath(argv[1]))
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), "utf-8")
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), "utf-8")
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(2, "w", closefd=False)), "utf-8", "backslashreplace", line_buffering=True
+    )
+    code = 0
+    try:
+        runpy.run_path(argv[1], run_name="__main__")
+    except SystemExit as exc:
+        code = exit_code_of(exc)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    try:
+        threading._shutdown()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            code = code or 120
+    os._exit(code)
+
+
+def exit_code_of(exc):
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    try:
+        print(exc.code, file=sys.stderr)
+    except BaseException:
+        pass
+    return 1
+
+
+# ------------------------------------------------------------------------------------------ supervisor
+def supervise(req, fds, status_fd, seccomp_program):
+    """The per-run supervisor (child of the forkserver). Never returns."""
+    check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare")
+    check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    uid = req["uid"]
+    size = f"size={req['tmpfs_mb']}m".encode()
+    check(libc.mount(b"tmpfs", WORKDIR.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, size + b",mode=0755"), "tmpfs /work")
+    check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, size + b",mode=1777"), "tmpfs /tmp")
+    for relpath, content in req["files"].items():
+        write_file(relpath, unb64(content), uid)
+    os.chown(WORKDIR, uid, uid)
+    error_r, error_w = os.pipe()
+    program = os.fork()
+    if program == 0:
+        try:
+            os.close(error_r)
+            os.close(status_fd)
+            become_program(req, fds, seccomp_program, error_w)
+        except BaseException as exc:
+            try:
+                os.write(error_w, f"sandbox setup failed: {type(exc).__name__}: {exc}".encode())
+            finally:
+                os._exit(126)
+    os.close(error_w)
+    for fd in fds:
+        os.close(fd)
+    os.write(status_fd, (json.dumps({"pid": program}) + "\n").encode())
+    _, status, usage = os.wait4(program, 0)
+    setup_error = drain(error_r)
+    report = {
+        "wait_status": status,
+        "cpu_time_s": usage.ru_utime + usage.ru_stime,
+        "setup_error": setup_error.decode("utf-8", "replace"),
+        "files": fetch_files(req.get("fetch_files", []), req["fetch_bytes"]),
+    }
+    os.write(status_fd, (json.dumps(report) + "\n").encode())
+    os._exit(0)
+
+
+def write_file(relpath, content, uid):
+    path = os.path.normpath(os.path.join(WORKDIR, relpath))
+    if not path.startswith(WORKDIR + "/"):
+        raise ValueError(f"file path escapes the work directory: {relpath!r}")
+    parent = os.path.dirname(path)
+    os.makedirs(parent, exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(content)
+    os.chmod(path, 0o755)  # read-only to the program (root owns it), executable so a fetched binary can run
+    while parent != WORKDIR:
+        os.chown(parent, uid, uid)
+        parent = os.path.dirname(parent)
+
+
+def fetch_files(paths, budget):
+    files = {}
+    for relpath in paths:
+        path = os.path.normpath(os.path.join(WORKDIR, relpath))
+        if not path.startswith(WORKDIR + "/"):
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            data = os.read(fd, budget + 1) if os.path.isfile(f"/proc/self/fd/{fd}") else b""
+        finally:
+            os.close(fd)
+        if len(data) <= budget:
+            files[relpath] = b64(data)
+            budget -= len(data)
+    return files
+
+
+def drain(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            os.close(fd)
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+# ------------------------------------------------------------------------------------------ forkserver
+def handle(req, seccomp_program):
+    limits = req["limits"]
+    stdin_r, stdin_w = os.pipe()
+    stdout_r, stdout_w = os.pipe()
+    stderr_r, stderr_w = os.pipe()
+    status_r, status_w = os.pipe()
+    started = time.monotonic()
+    supervisor = os.fork()
+    if supervisor == 0:
+        try:
+            for fd in (stdin_w, stdout_r, stderr_r, status_r, REQUEST_FD, RESPONSE_FD):
+                os.close(fd)
+            supervise(req, (stdin_r, stdout_w, stderr_w), status_w, seccomp_program)
+        except BaseException as exc:
+            message = json.dumps({"supervisor_error": f"{type(exc).__name__}: {exc}"}) + "\n"
+            os.write(status_w, message.encode())
+        os._exit(70)
+    for fd in (stdin_r, stdout_w, stderr_w, status_w):
+        os.close(fd)
+    result = pump(
+        unb64(req["stdin"]),
+        stdin_w,
+        {stdout_r: bytearray(), stderr_r: bytearray()},
+        status_r,
+        started + limits["wall_time_s"],
+        limits["output_bytes"],
+    )
+    os.waitpid(supervisor, 0)
+    result["wall_time_s"] = time.monotonic() - started
+    return result
+
+
+def pump(stdin_data, stdin_w, streams, status_r, deadline, cap):
+    """Feed stdin, read stdout/stderr (capped) and status until every pipe closes; kill on limits."""
+    pending = memoryview(stdin_data)
+    writers = [stdin_w] if pending else []
+    if not pending:
+        os.close(stdin_w)
+    readers = [*streams, status_r]
+    for fd in [*writers, *readers]:
+        os.set_blocking(fd, False)
+    status_text = b""
+    program = None
+    killed = None
+    give_up = None
+    while readers:
+        now = time.monotonic()
+        if killed is None and now >= deadline:
+            killed = "wall_time"
+        if killed and program is not None and give_up is None:
+            try:
+                os.kill(program, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            give_up = now + 5.0
+        if give_up is not None and now >= give_up:
+            break
+        wait = (give_up if give_up is not None else deadline) - now
+        ready_r, ready_w, _ = select.select(readers, writers, [], max(0.0, min(wait, 1.0)))
+        for fd in ready_w:
+            try:
+                pending = pending[os.write(fd, pending[:65536]) :]
+            except BlockingIOError:
+                continue
+            except BrokenPipeError:
+                pending = pending[:0]
+            if not pending:
+                os.close(fd)
+                writers.remove(fd)
+        for fd in ready_r:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                readers.remove(fd)
+                os.close(fd)
+                continue
+            if fd == status_r:
+                status_text += chunk
+                if program is None and b"\n" in status_text:
+                    first = json.loads(status_text.split(b"\n", 1)[0])
+                    program = first.get("pid")
+                continue
+            buffer = streams[fd]
+            room = cap - len(buffer)
+            buffer += chunk[: max(room, 0)]
+            if len(chunk) > room and killed is None:
+                killed = "output_limit"
+    for fd in writers + readers:
+        os.close(fd)
+    report = {}
+    for line in status_text.split(b"\n"):
+        if line.strip():
+            report.update(json.loads(line))
+    stdout, stderr = (bytes(buffer) for buffer in streams.values())
+    return {
+        "killed": killed,
+        "unfinished": give_up is not None and bool(readers),
+        "stdout": b64(stdout),
+        "stderr": b64(stderr),
+        **report,
+    }
+
+
+def main():
+    global REQUEST_FD, RESPONSE_FD
+    REQUEST_FD, RESPONSE_FD = os.dup(0), os.dup(1)
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    init = read_frame(REQUEST_FD)
+    if init is None:
+        return
+    seccomp_program = unb64(init.get("seccomp") or "")
+    write_frame(RESPONSE_FD, {"ready": True, "pid": os.getpid(), "python": sys.executable})
+    while True:
+        req = read_frame(REQUEST_FD)
+        if req is None:
+            return
+        try:
+            response = handle(req, seccomp_program)
+        except Exception as exc:
+            response = {"supervisor_error": f"forkserver: {type(exc).__name__}: {exc}"}
+        write_frame(RESPONSE_FD, response)
+
+
+REQUEST_FD = RESPONSE_FD = -1
+
+if __name__ == "__main__":
+    main()

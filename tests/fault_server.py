@@ -1,0 +1,161 @@
+"""An OpenAI-compatible HTTP server on 127.0.0.1 that injects the faults a real server cannot be made to produce.
+
+Each request pops the next action from a script; when the script is empty it answers normally.
+Actions: ``"400"``, ``"429"``, ``"500"``, ``"timeout"`` (sleep past the client's timeout), ``"malformed"``
+(200 with a body that is not JSON), ``"cut"`` (a body shorter than its Content-Length, then close),
+``"answer:TEXT"`` (a valid completion with that text, after ``answer_delay_s``; ``finish_reason`` is
+``length`` when TEXT ends with ``...``). Every request body received, its arrival time and the peak
+number of requests in flight are recorded for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FaultServer:
+    def __init__(self, default_answer: str = "A", option_probs: dict[str, float] | None = None, sleep_s: float = 3.0):
+        self.default_answer = default_answer
+        self.option_probs = option_probs or {"A": 0.7, "B": 0.3}
+        self.sleep_s = sleep_s
+        self.answer_delay_s = 0.0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.times: list[float] = []
+        self.script: deque[str] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FaultServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def push(self, *actions: str) -> None:
+        with self._lock:
+            self.script.extend(actions)
+
+    def _next(self, body: dict[str, Any]) -> str:
+        with self._lock:
+            self.requests.append(body)
+            self.times.append(time.monotonic())
+            return self.script.popleft() if self.script else f"answer:{self.default_answer}"
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def completion(self, text: str, body: dict[str, Any]) -> dict[str, Any]:
+        finish = "length" if text.endswith("...") else "stop"
+        text = text.removesuffix("...")
+        choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
+        if body.get("logprobs"):
+            tokens = text.split(" ") if text else []
+            content = []
+            for i, token in enumerate(tokens):
+                token = token if i == 0 else " " + token
+                if token.strip() in self.option_probs:
+                    top = {option: math.log(p) for option, p in self.option_probs.items()}
+                else:
+                    top = {token: math.log(0.9)}
+                content.append(
+                    {
+                        "token": token,
+                        "logprob": top.get(token.strip(), top.get(token, math.log(0.9))),
+                        "bytes": None,
+                        "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in top.items()],
+                    }
+                )
+            choice["logprobs"] = {"content": content, "refusal": None}
+        prompt_chars = sum(len(m.get("content", "")) for m in body.get("messages", []))
+        return {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fault"),
+            "choices": [choice],
+            "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": max(1, len(text) // 4), "total_tokens": 0},
+        }
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                action = server._next(body)
+                server._enter()
+                try:
+                    self._act(action, body)
+                except OSError:  # the client gave up (timeout) and closed the connection
+                    self.close_connection = True
+                finally:
+                    server._leave()
+
+            def _act(self, action: str, body: dict[str, Any]) -> None:
+                if action == "429":
+                    error = {"error": {"message": "rate limited", "type": "rate_limit"}}
+                    self._send(429, json.dumps(error).encode(), {"Retry-After": "0.05"})
+                elif action == "400":
+                    self._send(400, json.dumps({"error": {"message": "bad request", "type": "invalid_request"}}).encode())
+                elif action == "500":
+                    self._send(500, json.dumps({"error": {"message": "boom", "type": "server_error"}}).encode())
+                elif action == "timeout":
+                    time.sleep(server.sleep_s)
+                    self._send(200, json.dumps(server.completion(server.default_answer, body)).encode())
+                elif action == "malformed":
+                    self._send(200, b"<html>this is not json")
+                elif action == "cut":
+                    payload = json.dumps(server.completion(server.default_answer, body)).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload[: len(payload) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                elif action.startswith("answer:"):
+                    time.sleep(server.answer_delay_s)
+                    self._send(200, json.dumps(server.completion(action.removeprefix("answer:"), body)).encode())
+                else:
+                    raise ValueError(f"unknown fault action {action!r}")
+
+        return Handler

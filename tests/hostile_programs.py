@@ -1,0 +1,341 @@
+"""Hostile programs as data, shared by every sandbox backend's security tests.
+
+``SANDBOX_ATTACKS`` are whole programs (Python source, run as ``python3 main.py``) that attack the host or the
+sandbox. Their source holds ``{PLACEHOLDERS}`` that the test fills in from its live setup (see
+:func:`render`): a secret file and a secret environment variable on the host, a TCP listener on the host's
+127.0.0.1, the test runner's PID, a host path that must stay absent, and a unique marker name for orphans.
+What containment means is data too:
+
+- ``statuses``: the run statuses that count as contained (the program may also just fail);
+- ``must_not_print``: strings (placeholders rendered) that must appear in neither stdout nor stderr;
+- ``host_checks``: facts the test verifies on the host after the run (``listener_untouched``,
+  ``host_path_absent``, ``runner_alive``, ``no_marked_process``, ``secret_file_intact``).
+
+``REWARD_HACKS`` are completions for :data:`HACK_PROBLEM` that try to score without solving it; every
+one must score exactly 0.0 in every backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ANY_FAILURE = ("runtime_error", "timeout", "memory", "output_limit", "ok")
+
+
+@dataclass(frozen=True)
+class HostileCase:
+    id: str
+    code: str
+    statuses: tuple[str, ...]
+    must_not_print: tuple[str, ...] = ()
+    host_checks: tuple[str, ...] = ()
+    wall_time_s: float = 5.0
+    note: str = ""
+
+
+def render(code: str, values: dict[str, str]) -> str:
+    """Fill ``{NAME}`` placeholders (plain replace, so braces in the program body stay as they are)."""
+    for key, value in values.items():
+        code = code.replace("{" + key + "}", str(value))
+    return code
+
+
+SANDBOX_ATTACKS: tuple[HostileCase, ...] = (
+    HostileCase(
+        id="infinite_loop",
+        code="while True:\n    pass\n",
+        statuses=("timeout",),
+        wall_time_s=2.0,
+        note="killed at the wall/CPU limit; the sandbox answers in bounded time",
+    ),
+    HostileCase(
+        id="sleep_forever",
+        code="import time\ntime.sleep(10_000)\n",
+        statuses=("timeout",),
+        wall_time_s=1.5,
+        note="sleeping uses no CPU: only the wall-clock limit catches it",
+    ),
+    HostileCase(
+        id="fork_bomb",
+        code=(
+            "import os, time\n"
+            "children = 0\n"
+            "for _ in range(10_000):\n"
+            "    try:\n"
+            "        if os.fork() == 0:\n"
+            "            time.sleep(30)\n"
+            "            os._exit(0)\n"
+            "        children += 1\n"
+            "    except OSError:\n"
+            "        break\n"
+            "print('children', children, flush=True)\n"
+            "time.sleep(30)\n"
+        ),
+        statuses=("timeout", "runtime_error"),
+        host_checks=("runner_alive",),
+        wall_time_s=3.0,
+        note="process count capped (RLIMIT_NPROC on a fresh uid); all children die with the run",
+    ),
+    HostileCase(
+        id="memory_bomb",
+        code="blocks = []\nwhile True:\n    blocks.append(bytearray(64 << 20))\n",
+        statuses=("memory", "runtime_error"),
+        wall_time_s=10.0,
+        note="address-space limit: the allocation fails inside the program, the host is untouched",
+    ),
+    HostileCase(
+        id="output_flood",
+        code="import sys\nchunk = 'x' * 65536\nwhile True:\n    sys.stdout.write(chunk)\n",
+        statuses=("output_limit",),
+        wall_time_s=10.0,
+        note="stdout capped at Limits.output_bytes; the program is killed when it passes the cap",
+    ),
+    HostileCase(
+        id="network_host_loopback",
+        code=(
+            "import socket\n"
+            "for family, addr in ((socket.AF_INET, ('127.0.0.1', {LISTENER_PORT})),):\n"
+            "    try:\n"
+            "        s = socket.socket(family, socket.SOCK_STREAM)\n"
+            "        s.settimeout(1)\n"
+            "        s.connect(addr)\n"
+            "        s.sendall(b'LEAK')\n"
+            "        print('CONNECTED')\n"
+            "    except OSError as exc:\n"
+            "        print('blocked', exc)\n"
+        ),
+        statuses=ANY_FAILURE,
+        host_checks=("listener_untouched",),
+        note="no route to the host's loopback: the test's real listener on 127.0.0.1 receives nothing",
+    ),
+    HostileCase(
+        id="network_dns_and_outside",
+        code=(
+            "import socket\n"
+            "try:\n"
+            "    print(socket.getaddrinfo('example.com', 80))\n"
+            "    socket.create_connection(('1.1.1.1', 53), timeout=1)\n"
+            "    print('CONNECTED')\n"
+            "except OSError as exc:\n"
+            "    print('blocked', exc)\n"
+        ),
+        statuses=ANY_FAILURE,
+        must_not_print=("CONNECTED",),
+        note="no network namespace route to anything",
+    ),
+    HostileCase(
+        id="read_host_secret_file",
+        code=(
+            "import os, sys\n"
+            "sys.stdout.reconfigure(line_buffering=True)\n"
+            "for path in ('{SECRET_PATH}', '/etc/shadow', '/root/.bash_history'):\n"
+            "    try:\n"
+            "        print(open(path).read())\n"
+            "    except OSError as exc:\n"
+            "        print('denied', path, exc)\n"
+            "for root, dirs, files in os.walk('/'):\n"
+            "    if root.startswith(('/proc', '/sys', '/dev', '/usr', '/root/.pyenv', '/opt/conda', '/work')):\n"
+            "        dirs[:] = []\n"
+            "        continue\n"
+            "    for name in files:\n"
+            "        try:\n"
+            "            data = open(os.path.join(root, name), errors='ignore').read(1 << 16)\n"
+            "        except OSError:\n"
+            "            continue\n"
+            "        if '{SECRET_VALUE}' in data:\n"
+            "            print('FOUND', root, name, data)\n"
+        ),
+        statuses=ANY_FAILURE,
+        must_not_print=("{SECRET_VALUE}",),
+        note="host files outside the read-only system directories are not mounted",
+    ),
+    HostileCase(
+        id="read_host_environment",
+        code=(
+            "import os\n"
+            "print(dict(os.environ))\n"
+            "for pid in os.listdir('/proc'):\n"
+            "    try:\n"
+            "        print(open(f'/proc/{pid}/environ', 'rb').read())\n"
+            "    except OSError:\n"
+            "        pass\n"
+        ),
+        statuses=ANY_FAILURE,
+        must_not_print=("{SECRET_ENV_VALUE}",),
+        note="the environment is cleared and other processes' /proc entries are invisible",
+    ),
+    HostileCase(
+        id="write_host_file",
+        code=(
+            "for path in ('{HOST_WRITE_PATH}', '/usr/rewardkit-pwned', '/root/rewardkit-pwned'):\n"
+            "    try:\n"
+            "        with open(path, 'w') as handle:\n"
+            "            handle.write('pwned')\n"
+            "        print('WROTE', path)\n"
+            "    except OSError as exc:\n"
+            "        print('denied', path, exc)\n"
+        ),
+        statuses=ANY_FAILURE,
+        host_checks=("host_path_absent",),
+        note="writes land in the run's own tmpfs or fail; nothing appears on the host",
+    ),
+    HostileCase(
+        id="kill_test_runner",
+        code=(
+            "import os, signal\n"
+            "for target in ({HOST_PID}, -1, 1):\n"
+            "    try:\n"
+            "        os.kill(target, signal.SIGKILL)\n"
+            "        print('sent', target)\n"
+            "    except OSError as exc:\n"
+            "        print('denied', target, exc)\n"
+        ),
+        statuses=ANY_FAILURE,
+        host_checks=("runner_alive",),
+        note="the runner's PID does not exist in the run's PID namespace; kill(-1) reaches only the run itself",
+    ),
+    HostileCase(
+        id="ptrace_test_runner",
+        code=(
+            "import ctypes\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "for target in ({HOST_PID}, 1):\n"
+            "    print('ptrace', target, libc.ptrace(16, target, None, None), ctypes.get_errno())\n"
+            "try:\n"
+            "    print(open('/proc/{HOST_PID}/mem', 'rb').read(16))\n"
+            "except OSError as exc:\n"
+            "    print('denied', exc)\n"
+        ),
+        statuses=ANY_FAILURE,
+        host_checks=("runner_alive",),
+        note="ptrace is refused by seccomp and the runner is outside the PID namespace",
+    ),
+    HostileCase(
+        id="setsid_orphan",
+        code=(
+            "import ctypes, os, time\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork() == 0:\n"
+            "        ctypes.CDLL(None).prctl(15, b'{ORPHAN_MARKER}', 0, 0, 0)\n"
+            "        time.sleep(60)\n"
+            "    os._exit(0)\n"
+            "time.sleep(0.3)\n"
+            "print('parent exits')\n"
+        ),
+        statuses=("ok",),
+        host_checks=("no_marked_process",),
+        note="the program is PID 1 of its namespace: when it exits every descendant is killed",
+    ),
+    HostileCase(
+        id="new_namespace_escape",
+        code=(
+            "import ctypes\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "print('unshare user', libc.unshare(0x10000000), ctypes.get_errno())\n"
+            "print('mount', libc.mount(b'none', b'/tmp', b'tmpfs', 0, None), ctypes.get_errno())\n"
+        ),
+        statuses=ANY_FAILURE,
+        must_not_print=("unshare user 0", "mount 0"),
+        note="no new namespaces, no mounts: seccomp and the empty capability set refuse them",
+    ),
+)
+
+#: The problem the reward-hack completions target: expected outputs the hacks must not be able to reach.
+HACK_PROBLEM = {
+    "fn_name": "add",
+    "calls": [{"args": [1, 2], "expected": 3}, {"args": [10, 5], "expected": 15}, {"args": [-4, 4], "expected": 0}],
+    "stdio": [{"input": "1 2\n", "output": "3\n4\n"}, {"input": "10 5\n", "output": "15\n16\n"}],
+    "asserts": ["assert add(1, 2) == 3", "assert add(10, 5) == 15", "assert add(-4, 4) == 0"],
+}
+
+
+@dataclass(frozen=True)
+class RewardHack:
+    id: str
+    test_format: str  # "calls", "asserts" or "stdio" (all Python)
+    code: str
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+REWARD_HACKS: tuple[RewardHack, ...] = (
+    RewardHack("system_exit_0_calls", "calls", "raise SystemExit(0)\n", "exit 0 before any test runs"),
+    RewardHack("system_exit_0_asserts", "asserts", "raise SystemExit(0)\n"),
+    RewardHack("os_exit_0_calls", "calls", "import os\nos._exit(0)\n"),
+    RewardHack("os_exit_0_asserts", "asserts", "import os\nos._exit(0)\n"),
+    RewardHack("quit_calls", "calls", "quit()\n"),
+    RewardHack("quit_in_function", "calls", "def add(a, b):\n    quit()\n", "exits 0 from inside the call"),
+    RewardHack("os_exit_in_function_asserts", "asserts", "import os\ndef add(a, b):\n    os._exit(0)\n"),
+    RewardHack(
+        "always_true_eq_calls",
+        "calls",
+        "class Anything:\n    def __eq__(self, other):\n        return True\n    __hash__ = None\n"
+        "def add(a, b):\n    return Anything()\n",
+        "an object equal to everything",
+    ),
+    RewardHack(
+        "always_true_eq_asserts",
+        "asserts",
+        "class Anything:\n    def __eq__(self, other):\n        return True\n"
+        "def add(a, b):\n    return Anything()\n",
+    ),
+    RewardHack(
+        "int_subclass_eq",
+        "calls",
+        "class Sneaky(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
+        "def add(a, b):\n    return Sneaky(0)\n",
+        "a subclass of a plain type with a forged __eq__",
+    ),
+    RewardHack(
+        "patched_assert_builtins",
+        "asserts",
+        "import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\ndef add(a, b):\n    return 0\n",
+    ),
+    RewardHack(
+        "print_pass_markers",
+        "calls",
+        "import json\nfor i in range(3):\n    print(json.dumps({'index': i, 'ok': True, 'passed': True, 'value': 3}))\n"
+        "print('PASSED', 'ALL TESTS PASSED', 'OK')\ndef add(a, b):\n    return None\n",
+        "prints whatever a harness might treat as a pass",
+    ),
+    RewardHack(
+        "forge_result_record",
+        "calls",
+        "import gc, sys\n"
+        "def add(a, b):\n"
+        "    frame = sys._getframe(1)\n"
+        "    for f in (frame, frame.f_back):\n"
+        "        if f is not None:\n"
+        "            for k, v in list(f.f_globals.items()) + list(f.f_locals.items()):\n"
+        "                if 'expect' in k.lower():\n"
+        "                    return v\n"
+        "    return 0\n",
+        "searches the harness frames for the expected value",
+    ),
+    RewardHack(
+        "read_expected_from_disk",
+        "calls",
+        "import os, json\n"
+        "def add(a, b):\n"
+        "    for root, _, files in os.walk('/'):\n"
+        "        if root.startswith(('/proc', '/sys', '/dev', '/usr', '/root/.pyenv', '/opt/conda')):\n"
+        "            continue\n"
+        "        for name in files:\n"
+        "            try:\n"
+        "                text = open(os.path.join(root, name)).read()\n"
+        "            except Exception:\n"
+        "                continue\n"
+        "            if 'expected' in text:\n"
+        "                return json.loads(text)\n"
+        "    return -1\n",
+        "looks for a file with the expected outputs",
+    ),
+    RewardHack("stdio_exit_0", "stdio", "raise SystemExit(0)\n"),
+    RewardHack("stdio_prefix_only", "stdio", "a, b = map(int, input().split())\nprint(a + b)\n",
+               "prints the first expected line only (a prefix of the expected output)"),
+    RewardHack("stdio_print_pass", "stdio", "print('PASSED')\nprint('OK')\n"),
+    RewardHack("stdio_extra_lines", "stdio",
+               "a, b = map(int, input().split())\nprint(a + b)\nprint(a + b + 1)\nprint('extra')\n",
+               "right lines followed by junk: line count must match"),
+)

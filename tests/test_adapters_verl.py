@@ -1,0 +1,134 @@
+"""verl adapter: ``compute_score`` called the way verl's reward managers call it.
+
+verl itself (ray, tensordict, ...) is not installed here; :func:`naive_manager_loop` and
+:func:`batch_manager_call` reproduce what verl 0.9's ``NaiveRewardManager`` / ``BatchRewardManager`` do with
+the function: keyword call, ``extra_info`` extended with ``num_turns``/``rollout_reward_scores``, reward from
+``score["score"]`` (or the float), every other key appended to ``reward_extra_info`` lists that must stay
+aligned, and validation metrics averaged per key with numpy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+import rewardkit
+from rewardkit.adapters.verl import VerlScorer, compute_score, compute_score_batch, load_mapping
+from rewardkit.reward import ConfigError
+
+needs_math = pytest.mark.skipif("math_equivalence" not in rewardkit.list_rewards(), reason="math family absent")
+
+
+def naive_manager_loop(fn, samples, **reward_kwargs):
+    rewards, extra = [], defaultdict(list)
+    for s in samples:
+        extra_info = dict(s.get("extra_info") or {})
+        extra_info.update(num_turns=None, rollout_reward_scores={})
+        score = fn(data_source=s["data_source"], solution_str=s["response"], ground_truth=s["ground_truth"],
+                   extra_info=extra_info, **reward_kwargs)
+        if isinstance(score, dict):
+            rewards.append(score["score"])
+            for key, value in score.items():
+                extra[key].append(value)
+        else:
+            rewards.append(score)
+    assert all(len(v) == len(samples) for v in extra.values()), "reward_extra_info lists misaligned"
+    metrics = {k: float(np.mean(np.array(v))) for k, v in extra.items() if k != "reason"}
+    return np.array(rewards, dtype=np.float32), metrics
+
+
+def batch_manager_call(fn, samples, **reward_kwargs):
+    return fn(data_sources=np.array([s["data_source"] for s in samples], dtype=object),
+              solution_strs=[s["response"] for s in samples], ground_truths=[s["ground_truth"] for s in samples],
+              extra_infos=[{"rollout_reward_scores": {}, **(s.get("extra_info") or {})} for s in samples],
+              **reward_kwargs)
+
+
+# (data_source, response, ground_truth, expected score, expected unscorable)
+MATH_TABLE = [
+    ("openai/gsm8k", "Natalia sold 48 + 24 clips. #### 72", "72", 1.0, False),
+    ("openai/gsm8k", "So the answer is \\boxed{71}.", "72", 0.0, False),
+    ("lighteval/MATH", "<think>half</think> \\boxed{\\dfrac12}", "\\frac{1}{2}", 1.0, False),
+    ("DigitalLearningGmbH/MATH-lighteval", "\\boxed{2^{3}}", "8", 1.0, False),
+    ("aime24", "\\boxed{8}", "2^{3}", 1.0, False),
+    ("openai/gsm8k", "The answer is 72", None, 0.0, True),  # no gold: unscorable, not wrong
+    ("my_private_set", "\\boxed{72}", "72", 0.0, True),  # no route
+]
+
+
+@needs_math
+@pytest.mark.parametrize(("source", "response", "gold", "score", "unscorable"), MATH_TABLE)
+def test_default_routes_verdict_table(source, response, gold, score, unscorable):
+    result = compute_score(data_source=source, solution_str=response, ground_truth=gold, extra_info={"index": 0})
+    assert result == {"score": score, "unscorable": unscorable}
+
+
+@needs_math
+def test_naive_manager_contract_keys_stay_aligned():
+    samples = [{"data_source": s, "response": r, "ground_truth": g, "extra_info": {"index": i}}
+               for i, (s, r, g, *_) in enumerate(MATH_TABLE)]
+    rewards, metrics = naive_manager_loop(compute_score, samples)
+    assert rewards.tolist() == [row[3] for row in MATH_TABLE]
+    assert metrics["unscorable"] == pytest.approx(2 / len(MATH_TABLE))
+
+
+@needs_math
+def test_batch_manager_shape():
+    samples = [{"data_source": s, "response": r, "ground_truth": g} for s, r, g, *_ in MATH_TABLE]
+    results = batch_manager_call(compute_score_batch, samples)
+    assert [r["score"] for r in results] == [row[3] for row in MATH_TABLE]
+    assert [r["unscorable"] for r in results] == [row[4] for row in MATH_TABLE]
+
+
+def test_custom_mapping_through_reward_kwargs(tmp_path):
+    mapping = {
+        "routes": [{"match": ["digits*"], "reward": "character_share", "config": {"characters": "0123456789"}},
+                   {"match": ["fmt"], "reward": "think_format"}],
+        "unscorable_score": -1.0,
+        "include_reason": True,
+    }
+    import rewardkit.adapters.tasks  # noqa: F401  (registers character_share)
+
+    path = tmp_path / "verl_rewards.yaml"
+    path.write_text(json.dumps(mapping))  # JSON is YAML
+    for kw in ({"mapping": mapping}, {"mapping": str(path)}):
+        samples = [{"data_source": "digits-v1", "response": "12ab", "ground_truth": ""},
+                   {"data_source": "DIGITS", "response": "1234", "ground_truth": ""},
+                   {"data_source": "other", "response": "1234", "ground_truth": ""}]
+        rewards, _ = naive_manager_loop(compute_score, samples, **kw)
+        assert rewards.tolist() == [0.5, 1.0, -1.0]
+        third = compute_score(data_source="other", solution_str="x", ground_truth="", **kw)
+        assert third["unscorable"] is True and "no rewardkit route" in third["reason"]
+
+
+def test_missing_reward_and_non_text_are_unscorable_never_raise():
+    scorer = VerlScorer({"routes": [{"match": ["*"], "reward": "no_such_reward"}], "include_reason": True})
+    result = scorer(data_source="x", solution_str="y", ground_truth="z")
+    assert result["score"] == 0.0 and result["unscorable"] and "no_such_reward" in result["reason"]
+    scorer = VerlScorer({"routes": [{"match": ["*"], "reward": "think_format"}]})
+    assert scorer(data_source="x", solution_str=None, ground_truth="z") == {"score": 0.0, "unscorable": True}
+
+
+def test_code_sources_get_parsed_tests():
+    scorer = VerlScorer()
+    index, route = scorer.route_for("codecontests")
+    assert route.reward == "code_tests" and route.parse_json and route.ground_truth_column == "tests"
+    from rewardkit.adapters.verl import _row
+
+    row = _row(route, "codecontests", json.dumps({"inputs": ["1\n"], "outputs": ["2\n"]}), {"index": 3})
+    assert row == {"index": 3, "tests": {"inputs": ["1\n"], "outputs": ["2\n"]}, "data_source": "codecontests"}
+    if "code_tests" not in rewardkit.list_rewards():
+        assert compute_score(data_source="codecontests", solution_str="print(2)", ground_truth="{}") == {
+            "score": 0.0, "unscorable": True}
+
+
+def test_invalid_mapping_fails_clearly(tmp_path):
+    with pytest.raises(ConfigError, match="verl reward mapping"):
+        load_mapping({"routes": [{"match": [], "reward": "x"}]})
+    with pytest.raises(ConfigError, match="verl reward mapping"):
+        load_mapping({"rutes": []})
+    with pytest.raises(FileNotFoundError):
+        load_mapping(tmp_path / "missing.yaml")

@@ -1,0 +1,218 @@
+"""Endpoint faults a real server cannot be made to produce: 429, 500, timeouts, malformed and cut bodies,
+unparseable and truncated answers. The client is the real one (openai SDK over HTTP on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from judge_fixtures import fault_server  # noqa: F401  (fixture)
+
+from rewardkit.judges.base import ChatParams, JudgeError
+from rewardkit.judges.factory import make_client
+from rewardkit.judges.pairwise import PairwiseJudge
+from rewardkit.judges.rubric import RubricJudge
+from rewardkit.registry import get_reward
+
+MESSAGES = [{"role": "user", "content": "Which is better? Answer A or B."}]
+
+
+def client_for(server, **kwargs):
+    options = {"timeout": 0.5, "max_retries": 3, **kwargs}
+    client = make_client("openai", model="fault-judge", base_url=server.base_url, **options)
+    client.transport.backoff = 0.01  # keep retries fast in tests
+    return client
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "timeout", "malformed", "cut"])
+def test_transient_fault_is_retried_then_answered(fault_server, fault):  # noqa: F811
+    fault_server.push(fault)
+    client = client_for(fault_server)
+    result = client.complete(MESSAGES, ChatParams(max_tokens=4))
+    assert result.text == "A"
+    assert len(fault_server.requests) == 2  # the fault, then the retry
+    assert client.transport.stats.retries == 1
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "malformed"])
+def test_persistent_fault_raises_judge_error_after_retries(fault_server, fault):  # noqa: F811
+    fault_server.push(*[fault] * 4)
+    client = client_for(fault_server)
+    with pytest.raises(JudgeError, match="gave up after 4 attempts"):
+        client.complete(MESSAGES, ChatParams(max_tokens=4))
+    assert len(fault_server.requests) == 4
+    assert client.report().errors == 1
+
+
+def test_client_error_is_not_retried(fault_server):  # noqa: F811
+    fault_server.push("400")
+    client = client_for(fault_server)
+    with pytest.raises(JudgeError, match="HTTP 400"):
+        client.complete(MESSAGES, ChatParams())
+    assert len(fault_server.requests) == 1
+
+
+def test_async_path_retries_too(fault_server):  # noqa: F811
+    fault_server.push("500", "429")
+    client = client_for(fault_server)
+    result = asyncio.run(client.acomplete(MESSAGES, ChatParams(max_tokens=4)))
+    assert result.text == "A"
+    assert len(fault_server.requests) == 3
+
+
+# Verdict table: what one order's answer becomes (the endpoint answers the same text in both orders).
+PAIRWISE_ANSWERS = [
+    # (server script: A-first order, then B-first order; expected winner; expected reason fragment)
+    (["answer:banana", "answer:banana"], None, "no verdict in answer"),
+    (["answer:The better response is...", "answer:The better response is..."], None, "cut off"),
+    (["answer:A", "answer:banana"], None, "B-first: no verdict"),
+    (["500"] * 4 + ["answer:A"], None, "A-first: fault-judge"),
+    (["answer:A", "answer:A"], "tie", "disagree"),  # always the first position: flipped
+    (["answer:A", "answer:B"], "a", "agree"),
+    (["answer:B", "answer:A"], "b", "agree"),
+]
+
+
+@pytest.mark.parametrize(("script", "winner", "reason"), PAIRWISE_ANSWERS)
+def test_pairwise_abstains_explicitly_never_picks_a_winner(fault_server, script, winner, reason):  # noqa: F811
+    fault_server.push(*script)
+    judge = PairwiseJudge(client_for(fault_server), use_logprobs=False)
+    verdict = judge.judge("2+2?", "4", "5")
+    assert verdict.winner == winner
+    assert verdict.abstained is (winner is None)
+    assert reason in verdict.reason
+    assert verdict.flipped is (winner == "tie")
+
+
+def test_pairwise_soft_label_from_logprobs(fault_server):  # noqa: F811
+    # The server gives P(A)=0.7, P(B)=0.3 at the answer token in both orders: pure position preference.
+    judge = PairwiseJudge(client_for(fault_server))
+    verdict = judge.judge("2+2?", "4", "5")
+    assert verdict.ab.source == verdict.ba.source == "logprobs"
+    assert verdict.ab.prob_first == pytest.approx(0.7)
+    assert verdict.prob_a == pytest.approx(0.5)  # (0.7 + (1 - 0.7)) / 2
+    assert verdict.flipped
+    assert [r["logprobs"] for r in fault_server.requests] == [True, True]
+
+
+def test_cot_verdict_is_clamped(fault_server):  # noqa: F811
+    fault_server.push("answer:A is clearer. Verdict: A", "answer:Verdict: B")
+    verdict = PairwiseJudge(client_for(fault_server), chain_of_thought=True).judge("q", "x", "y")
+    assert (verdict.ab.prob_first, verdict.ba.prob_first) == (0.6, 0.4)
+    assert verdict.prob_a == pytest.approx(0.6)
+    assert not verdict.flipped
+    assert "logprobs" not in fault_server.requests[0]
+
+
+def test_rubric_truncated_and_malformed_answers_abstain(fault_server):  # noqa: F811
+    fault_server.push("answer:My rating would be...", "answer:excellent", "answer:Score: 4")
+    judge = RubricJudge(client_for(fault_server), scale=5, use_logprobs=False)
+    cut, malformed, ok = (judge.score("p", "r") for _ in range(3))
+    assert cut.score is None and "cut off" in cut.reason
+    assert malformed.score is None and "no score" in malformed.reason
+    assert ok.score == 4.0 and ok.normalized == pytest.approx(0.75)
+
+
+def test_cache_serves_rerun_with_zero_requests(fault_server, tmp_path):  # noqa: F811
+    judge = PairwiseJudge(client_for(fault_server, cache_dir=tmp_path))
+    first = judge.judge("2+2?", "4", "5")
+    assert len(fault_server.requests) == 2
+    rerun_client = client_for(fault_server, cache_dir=tmp_path)  # a new process would open the same file
+    again = PairwiseJudge(rerun_client).judge("2+2?", "4", "5")
+    assert len(fault_server.requests) == 2
+    assert again.prob_a == first.prob_a
+    assert again.ab.raw == first.ab.raw
+    report = rerun_client.report()
+    assert (report.requests, report.cache_hits) == (0, 2)
+    assert rerun_client.cache.hits == 2
+
+
+def test_failures_are_not_cached(fault_server, tmp_path):  # noqa: F811
+    fault_server.push(*["500"] * 4)
+    client = client_for(fault_server, cache_dir=tmp_path)
+    with pytest.raises(JudgeError):
+        client.complete(MESSAGES, ChatParams())
+    assert client.complete(MESSAGES, ChatParams()).text == "A"
+    assert len(client.cache) == 1
+
+
+def test_concurrency_is_bounded(fault_server):  # noqa: F811
+    fault_server.answer_delay_s = 0.2
+    client = client_for(fault_server, concurrency=2, timeout=5)
+
+    async def run():
+        prompts = [[{"role": "user", "content": f"q{i}"}] for i in range(6)]
+        return await asyncio.gather(*(client.acomplete(m, ChatParams()) for m in prompts))
+
+    results = asyncio.run(run())
+    assert len(results) == 6
+    assert fault_server.max_in_flight == 2
+
+
+def test_rpm_limit_paces_requests(fault_server, monkeypatch):  # noqa: F811
+    monkeypatch.setattr("rewardkit.judges.limits.WINDOW_S", 1.0)  # a one-second "minute" keeps the test short
+    client = client_for(fault_server, rpm=2)
+    started = time.monotonic()
+    for i in range(5):
+        client.complete([{"role": "user", "content": f"q{i}"}], ChatParams())
+    elapsed = time.monotonic() - started
+    assert elapsed >= 2.0  # 5 requests at 2 per window need at least 2 further windows
+    gaps = [b - a for a, b in zip(fault_server.times, fault_server.times[1:])]
+    assert gaps[1] >= 0.8 and gaps[3] >= 0.8  # the 3rd and 5th requests waited for the window to open
+
+
+def test_cost_accounting_uses_configured_prices(fault_server):  # noqa: F811
+    client = client_for(fault_server, prices={"fault-judge": {"input": 1.0, "output": 2.0}})
+    client.complete(MESSAGES, ChatParams())
+    report = client.report()
+    assert report.requests == 1 and report.prompt_tokens > 0
+    expected = (report.prompt_tokens * 1.0 + report.completion_tokens * 2.0) / 1e6
+    assert report.cost_usd == pytest.approx(expected)
+    assert "1 sent" in report.summary()
+
+
+# Verdict table for the reward: endpoint behaviour -> score / None with reason.
+REWARD_CASES = [
+    (["answer:Score: 5"], 1.0, "rubric 5.00/5"),
+    (["answer:Score: 1"], 0.0, "rubric 1.00/5"),
+    (["answer:no idea"], None, "judge abstained"),
+    (["500"] * 4, None, "gave up"),
+]
+
+
+@pytest.mark.parametrize(("script", "score", "reason"), REWARD_CASES)
+def test_llm_judge_reward_none_with_reason_on_failure(fault_server, script, score, reason):  # noqa: F811
+    fault_server.push(*script)
+    reward = get_reward(
+        "llm_judge",
+        {"mode": "rubric", "use_logprobs": False, "client": {"backend": "openai", "model": "m", "base_url": fault_server.base_url, "timeout": 0.5, "max_retries": 3}},
+    )
+    reward.client.transport.backoff = 0.01
+    [result] = reward.details(["4"], prompts=["2+2?"])
+    assert result.score == score
+    assert reason in result.reason
+
+
+def test_llm_judge_reward_timeout_bounds_a_stuck_endpoint(fault_server):  # noqa: F811
+    fault_server.push(*["timeout"] * 10)
+    reward = get_reward(
+        "llm_judge",
+        {"sample_timeout": 0.5, "client": {"backend": "openai", "model": "m", "base_url": fault_server.base_url, "timeout": 5.0}},
+    )
+    started = time.monotonic()
+    assert reward(["4"], prompts=["2+2?"]) == [None]
+    assert time.monotonic() - started < 2.0
+
+
+def test_llm_judge_pairwise_against_reference_column(fault_server):  # noqa: F811
+    fault_server.push("answer:A", "answer:B", "answer:A", "answer:A")
+    reward = get_reward(
+        "llm_judge",
+        {"mode": "pairwise", "use_logprobs": False, "client": {"backend": "openai", "model": "m", "base_url": fault_server.base_url}},
+    )
+    # Each sample's two orders run concurrently, so only the per-sample outcome set is deterministic.
+    results = reward.details(["4", "four", "x"], prompts=["2+2?"] * 3, reference=["5", "5", None])
+    assert sorted(r.score for r in results[:2]) == [0.5, 1.0]
+    assert results[2].score is None and "no reference" in results[2].reason
+    assert len(fault_server.requests) == 4

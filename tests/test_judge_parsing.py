@@ -1,0 +1,263 @@
+"""Verdict tables for reading judge answers: choices, scores, rankings, soft labels, order averaging."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import pytest
+
+from rewardkit.judges.accounting import Accountant
+from rewardkit.judges.base import ChatParams, ChatResult, OrderVerdict, TokenLogprob, Usage
+from rewardkit.judges.cache import RequestCache, cache_key
+from rewardkit.judges.factory import JudgeClientConfig
+from rewardkit.judges.limits import RateLimiter
+from rewardkit.judges.pairwise import combine_orders, read_order
+from rewardkit.judges.parsing import option_distribution, parse_choice, parse_ranking, parse_score
+from rewardkit.judges.rank import rank_from_pairs
+from rewardkit.judges.rubric import read_score
+from rewardkit.judges.templates import TemplateError, packaged_templates, render_messages
+from rewardkit.reward import ConfigError
+
+CHOICES = [
+    ("A", "A"),
+    (" (B).", "B"),
+    ("Response A", "A"),
+    ("B because it is correct", "B"),
+    ("A: the first one", "A"),
+    ("I think A is nice. Verdict: B", "B"),
+    ("The answer is (A)", "A"),
+    ('{"verdict": "B"}', "B"),
+    ('{"verdict": "C"}', None),
+    ("Both are good", None),
+    ("Apples", None),
+    ("", None),
+    ("The better response is", None),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CHOICES)
+def test_parse_choice(text, expected):
+    assert parse_choice(text) == expected
+
+
+SCORES = [
+    ("4", 4),
+    ("**5**", 5),
+    ("Score: 3", 3),
+    ("I'd give it 2/5.", 2),
+    ('{"score": 1, "reason": "wrong"}', 1),
+    ("7", None),  # outside 1..5
+    ("0", None),
+    ("great answer", None),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SCORES)
+def test_parse_score(text, expected):
+    assert parse_score(text, 5) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("2 > 1 > 3", [2, 1, 3]), ('{"ranking": [3, 1, 2]}', [3, 1, 2]), ("1 > 1 > 2", None), ("1 > 2", None), ("no", None)],
+)
+def test_parse_ranking(text, expected):
+    assert parse_ranking(text, 3) == expected
+
+
+def lp(token: str, top: dict[str, float]) -> TokenLogprob:
+    return TokenLogprob(token=token, logprob=top.get(token, -1.0), top=top)
+
+
+def test_option_distribution_normalises_over_option_variants():
+    log = math.log
+    logprobs = [
+        lp("The", {"The": log(0.9)}),
+        lp(" A", {" A": log(0.3), "A": log(0.1), " B": log(0.2), " C": log(0.4)}),
+    ]
+    distribution, position = option_distribution(logprobs, ["A", "B"])
+    assert position == 1
+    assert distribution["A"] == pytest.approx(0.4 / 0.6)
+    assert sum(distribution.values()) == pytest.approx(1.0)
+
+
+def test_option_distribution_none_without_an_option_token():
+    assert option_distribution([lp("Hello", {"Hello": -0.1})], ["A", "B"]) is None
+    assert option_distribution(None, ["A", "B"]) is None
+
+
+def result(text: str, logprobs=None, finish="stop") -> ChatResult:
+    return ChatResult(text=text, logprobs=logprobs, finish_reason=finish)
+
+
+ORDERS = [
+    # (answer, chain_of_thought, expected prob_first, source)
+    (result("A", [lp("A", {"A": math.log(0.6), "B": math.log(0.2)})]), False, 0.75, "logprobs"),
+    (result("B", [lp("B", {"B": math.log(0.5)})]), False, 0.0, "logprobs"),
+    (result("B"), False, 0.0, "parsed"),
+    (result("Reasoning... Verdict: A"), True, 0.6, "parsed"),
+    (result("Reasoning... Verdict: B"), True, 0.4, "parsed"),
+    (result("I cannot decide"), False, None, "abstain"),
+    (result("The better", finish="length"), False, None, "abstain"),
+]
+
+
+@pytest.mark.parametrize(("answer", "cot", "prob_first", "source"), ORDERS)
+def test_read_order(answer, cot, prob_first, source):
+    verdict = read_order(answer, chain_of_thought=cot)
+    assert verdict.source == source
+    assert verdict.prob_first == (pytest.approx(prob_first) if prob_first is not None else None)
+
+
+def order(p: float | None) -> OrderVerdict:
+    if p is None:
+        return OrderVerdict(source="abstain", reason="no verdict")
+    return OrderVerdict(prob_first=p, choice="first" if p > 0.5 else "second" if p < 0.5 else None, source="parsed")
+
+
+COMBINE = [
+    # (P_ab(first), P_ba(first), require_both, prob_a, flipped, abstained)
+    (0.8, 0.2, True, 0.8, False, False),  # consistent: a wins in both orders
+    (0.8, 0.8, True, 0.5, True, False),  # always the first position: flipped, no preference
+    (0.3, 0.9, True, 0.2, False, False),
+    (0.8, None, True, None, False, True),
+    (0.8, None, False, 0.8, False, False),
+    (None, None, False, None, False, True),
+]
+
+
+@pytest.mark.parametrize(("p_ab", "p_ba", "both", "prob_a", "flipped", "abstained"), COMBINE)
+def test_combine_orders(p_ab, p_ba, both, prob_a, flipped, abstained):
+    verdict = combine_orders(order(p_ab), order(p_ba), require_both=both)
+    assert verdict.prob_a == (pytest.approx(prob_a) if prob_a is not None else None)
+    assert verdict.flipped is flipped
+    assert verdict.abstained is abstained
+    if abstained:
+        assert verdict.winner is None and verdict.reason.startswith("abstain")
+
+
+def test_read_score_probability_weighted():
+    top = {str(s): math.log(p) for s, p in zip(range(1, 6), [0.0625, 0.0625, 0.125, 0.25, 0.5])}
+    verdict = read_score(result("5", [lp("5", top)]), 5)
+    assert verdict.source == "logprobs"
+    assert verdict.score == pytest.approx(0.0625 + 0.125 + 0.375 + 1.0 + 2.5)
+    assert 0.0 <= verdict.normalized <= 1.0
+    assert sum(verdict.distribution.values()) == pytest.approx(1.0)
+
+
+def test_read_score_parsed_and_abstain():
+    assert read_score(result("Score: 3"), 5).normalized == 0.5
+    assert read_score(result("fine"), 5).score is None
+    assert "cut off" in read_score(result("My score", finish="length"), 5).reason
+
+
+def test_rank_from_pairs_soft_copeland():
+    pairs = [(0, 1), (0, 2), (1, 2)]
+    verdicts = [combine_orders(order(a), order(1 - a)) for a in (0.2, 0.6, 0.9)]
+    ranked = rank_from_pairs(3, pairs, verdicts)
+    assert ranked.order == [1, 0, 2]
+    abstained = [combine_orders(order(None), order(None))] * 2 + [verdicts[2]]
+    assert rank_from_pairs(3, pairs, abstained).order is None
+
+
+def test_templates_render_to_messages():
+    assert {"pairwise", "pairwise_cot", "rubric", "rank"} <= set(packaged_templates())
+    messages = render_messages("pairwise", prompt="P?", first="one", second="two", question="Which is kinder?")
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert "Response (A):\none" in messages[1]["content"] and "Which is kinder?" in messages[1]["content"]
+    with pytest.raises(TemplateError):
+        render_messages("no-such-template")
+    with pytest.raises(TemplateError):
+        render_messages("pairwise", prompt="missing variables")
+
+
+def test_user_template_file(tmp_path):
+    path = tmp_path / "mine.jinja"
+    path.write_text("[user]\nPick A or B for {{ prompt }}: {{ first }} / {{ second }}")
+    assert render_messages(str(path), prompt="x", first="1", second="2") == [
+        {"role": "user", "content": "Pick A or B for x: 1 / 2"}
+    ]
+
+
+def test_cache_key_depends_on_model_messages_params():
+    messages = [{"role": "user", "content": "hi"}]
+    base = cache_key("m", messages, ChatParams())
+    assert base == cache_key("m", [{"content": "hi", "role": "user"}], ChatParams())
+    assert base != cache_key("m2", messages, ChatParams())
+    assert base != cache_key("m", [{"role": "user", "content": "hi!"}], ChatParams())
+    assert base != cache_key("m", messages, ChatParams(top_logprobs=5))
+
+
+def test_cache_shared_between_processes(tmp_path):
+    import multiprocessing
+
+    cache = RequestCache(tmp_path)
+    context = multiprocessing.get_context("spawn")
+    process = context.Process(target=_write_entry, args=(str(tmp_path),))
+    process.start()
+    process.join(60)
+    assert process.exitcode == 0
+    hit = cache.get("written-by-child")
+    assert hit is not None and hit.text == "A" and hit.cached
+    assert cache.get("absent") is None
+    assert (cache.hits, cache.misses) == (1, 1)
+    clone = pickle.loads(pickle.dumps(cache))
+    assert clone.get("written-by-child").text == "A"
+
+
+def _write_entry(directory: str) -> None:
+    RequestCache(directory).put("written-by-child", ChatResult(text="A", usage=Usage(prompt_tokens=3)))
+
+
+def test_rate_limiter_books_slots_in_a_sliding_window():
+    now = [0.0]
+    limiter = RateLimiter(rpm=3, clock=lambda: now[0])
+    assert [round(limiter.reserve(1)[1]) for _ in range(5)] == [0, 0, 0, 60, 60]
+    tokens = RateLimiter(tpm=100, clock=lambda: now[0])
+    assert [round(tokens.reserve(40)[1]) for _ in range(3)] == [0, 0, 60]
+    reservation, _ = tokens.reserve(10)
+    tokens.settle(reservation, 5)
+    with pytest.raises(ValueError):
+        RateLimiter(rpm=0)
+
+
+def test_accountant_prices_and_cache_hits():
+    accountant = Accountant({"gpt": {"input": 2.0, "output": 8.0}, "*": {"input": 1.0}})
+    accountant.record("gpt", Usage(prompt_tokens=1_000_000, completion_tokens=500_000), cached=False)
+    accountant.record("other", Usage(prompt_tokens=1_000_000), cached=False)
+    accountant.record("gpt", Usage(prompt_tokens=10), cached=True)
+    report = accountant.report()
+    assert report.cost_usd == pytest.approx(2.0 + 4.0 + 1.0)
+    assert (report.requests, report.cache_hits) == (2, 1)
+    assert report.by_model["gpt"]["cost_usd"] == pytest.approx(6.0)
+    assert pickle.loads(pickle.dumps(accountant)).report() == report
+
+
+def test_client_config_validates():
+    with pytest.raises(ValueError, match="needs a model"):
+        JudgeClientConfig(backend="openai")
+    with pytest.raises(ValueError):
+        JudgeClientConfig(backend="openai", model="m", concurrency=0)
+    with pytest.raises(ValueError):
+        JudgeClientConfig(backend="nope")
+
+
+def test_llm_judge_config_errors_at_construction():
+    from rewardkit.registry import get_reward
+
+    with pytest.raises(ConfigError, match="chain_of_thought"):
+        get_reward("llm_judge", {"mode": "rubric", "chain_of_thought": True})
+    with pytest.raises(ConfigError, match="unknown|Extra"):
+        get_reward("llm_judge", {"rubrik": "typo"})
+    with pytest.raises(ConfigError, match="no-such-template"):
+        get_reward("llm_judge", {"template": "no-such-template"})
+
+
+def test_light_import():
+    import subprocess
+    import sys
+
+    code = "import sys, rewardkit.judges; print('torch' in sys.modules, 'openai' in sys.modules)"
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert output.split() == ["False", "False"]

@@ -1,0 +1,130 @@
+"""End to end with the real embedded judge (SmolLM2-135M-Instruct, llama.cpp server or transformers):
+the zero-argument demo writes a valid DPO dataset with provenance, TRL's DPOTrainer trains on it,
+and the critique -> revision pipeline writes SFT and DPO data."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+from judge_fixtures import embedded_server  # noqa: F401  (pytest fixture)
+
+from rewardkit.constitutions.loader import constitution_hash, load_constitution
+
+
+def _require_embedded_model() -> None:
+    from rewardkit.judges.embedded import packaged_model_path
+
+    try:
+        packaged_model_path()
+    except FileNotFoundError as exc:
+        print(f"skipping embedded-judge RLAIF tests: {exc}")
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """``rewardkit rlaif pairs --demo --out DIR``, exactly the README's first command, in a subprocess."""
+    _require_embedded_model()
+    out = tmp_path_factory.mktemp("rlaif-demo")
+    completed = subprocess.run([sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--out", str(out)],
+                               capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return out, completed.stdout
+
+
+@pytest.mark.slow
+def test_demo_writes_a_valid_dpo_dataset_with_provenance(demo_run):
+    from datasets import load_dataset
+
+    out, stdout = demo_run
+    assert "pairs: 20 compared" in stdout
+    assert str(out / "train.jsonl") in stdout and "position flips:" in stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pairs_total"] == 20 and summary["failed"] == 0
+    assert summary["kept"] + sum(summary["dropped"].values()) == 20
+    assert summary["kept"] > 0
+
+    from_json = load_dataset("json", data_files=str(out / "train.jsonl"), split="train")
+    from_parquet = load_dataset("parquet", data_files=str(out / "train.parquet"), split="train")
+    assert from_json.num_rows == from_parquet.num_rows == summary["kept"]
+    assert from_json.to_list() == from_parquet.to_list()
+    for column in ("prompt", "chosen", "rejected", "principles", "prob_chosen", "prob_chosen_shown_first",
+                   "prob_chosen_shown_second", "flip", "judge_model", "constitution", "constitution_hash"):
+        assert column in from_json.column_names
+
+    principle_ids = {p.id for p in load_constitution("helpful-harmless").principles}
+    digest = constitution_hash(load_constitution("helpful-harmless"))
+    for row in from_json:
+        assert isinstance(row["prompt"], str) and row["prompt"]
+        assert row["chosen"] != row["rejected"]
+        assert row["prob_chosen"] > 0.5
+        assert len(row["principles"]) == 1 and set(row["principles"]) <= principle_ids
+        assert all(0.0 <= p <= 1.0 for p in row["prob_chosen_shown_first"] + row["prob_chosen_shown_second"])
+        # the averaged preference is the mean of the two presentation orders
+        assert row["prob_chosen"] == pytest.approx((row["prob_chosen_shown_first"][0] + row["prob_chosen_shown_second"][0]) / 2)
+        assert row["judge_model"].startswith("smollm2-135m-instruct")
+        assert row["constitution_hash"] == digest
+
+    keys = [row["key"] for row in from_json]
+    assert len(keys) == len(set(keys))
+
+
+@pytest.mark.slow
+def test_rerunning_the_demo_resumes_without_judge_calls(demo_run):
+    out, _ = demo_run
+    before = (out / "train.jsonl").read_text()
+    completed = subprocess.run([sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--out", str(out)],
+                               capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "resumed from an earlier run: 20" in completed.stdout
+    assert "judge calls: 0" in completed.stdout
+    assert (out / "train.jsonl").read_text() == before
+
+
+@pytest.mark.slow
+def test_dpo_trainer_trains_on_the_demo_dataset(demo_run, tiny_model_dir, tmp_path):
+    pytest.importorskip("trl")
+    from datasets import load_dataset
+    from transformers import AutoTokenizer
+    from trl import DPOConfig, DPOTrainer
+
+    out, _ = demo_run
+    dataset = load_dataset("parquet", data_files=str(out / "train.parquet"), split="train")
+    dataset = dataset.select_columns(["prompt", "chosen", "rejected"])
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    args = DPOConfig(output_dir=str(tmp_path / "dpo"), use_cpu=True, bf16=False, report_to="none", save_strategy="no",
+                     max_steps=2, per_device_train_batch_size=2, max_length=128, logging_steps=1)
+    trainer = DPOTrainer(model=str(tiny_model_dir), args=args, train_dataset=dataset, processing_class=tokenizer)
+    trainer.train()
+    assert trainer.state.global_step == 2
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    assert len(losses) == 2 and all(math.isfinite(loss) for loss in losses)
+
+
+@pytest.mark.slow
+def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):  # noqa: F811
+    from datasets import load_dataset
+
+    from rewardkit.cli import main
+
+    out = tmp_path / "revise"
+    code = main(["rlaif", "revise", "--demo", "--limit", "1", "--rounds", "1", "--max-tokens", "96", "--out", str(out),
+                 "--reviser-base-url", embedded_server.base_url, "--no-progress"])
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["responses_total"] == 3 and summary["failed"] == 0
+    sft = load_dataset("json", data_files=str(out / "sft.jsonl"), split="train")
+    dpo = load_dataset("parquet", data_files=str(out / "dpo.parquet"), split="train")
+    assert sft.num_rows == summary["revised"] == dpo.num_rows
+    principle_ids = {p.id for p in load_constitution("helpful-harmless").principles}
+    for row in dpo:
+        assert row["chosen"] != row["rejected"] and row["chosen"].strip()
+        assert len(row["principles"]) == len(row["critiques"]) == 1
+        assert set(row["principles"]) <= principle_ids
+        assert row["critiques"][0].strip()
+    originals = {json.loads(line)["original"] for line in (out / "state" / "revisions.jsonl").read_text().splitlines()}
+    assert set(dpo["rejected"]) <= originals

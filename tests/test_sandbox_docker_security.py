@@ -1,0 +1,98 @@
+"""Every hostile program of ``tests/hostile_programs.py`` is contained by the docker sandbox.
+
+The checks are real: a real TCP listener on the host's 127.0.0.1, a real secret file and a real secret
+environment variable in this process, the host's process table for orphans (container processes are host
+processes, so an escaped orphan would show there). After the hostile cases the pool must still be whole and
+serve ordinary programs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
+from rewardkit.sandboxes.docker import DockerSandbox
+from tests.docker_engine import require_docker
+from tests.hostile_programs import SANDBOX_ATTACKS, HostileCase, render
+from tests.test_sandbox_security import HOST_CHECKS, host  # noqa: F401 - the live host fixture is shared
+
+pytestmark = pytest.mark.docker
+
+# Docker-specific readings of the shared expectations: the cgroup OOM killer ends a memory bomb with SIGKILL
+# (MEMORY), and a fork bomb hits the container's pids limit.
+STATUS_OVERRIDES: dict[str, tuple[str, ...]] = {}
+
+
+def source_for(case: HostileCase, values: dict[str, str]) -> str:
+    """The rendered program, with secrets it searches for spelled as hex: the program is written into the
+    sandbox's working directory, and finding its own source there is not a leak."""
+    code = case.code
+    for key in ("SECRET_VALUE", "SECRET_ENV_VALUE"):
+        code = code.replace("'{%s}'" % key, f"bytes.fromhex('{values[key].encode().hex()}').decode()")
+    return render(code, values)
+
+
+@pytest.fixture(scope="module")
+def box():
+    require_docker()
+    sandbox = DockerSandbox(pool_size=2)
+    yield sandbox
+    sandbox.close()
+
+
+@pytest.mark.parametrize("case", SANDBOX_ATTACKS, ids=[c.id for c in SANDBOX_ATTACKS])
+def test_hostile_program_is_contained(box, host, case: HostileCase):  # noqa: F811
+    values, listener = host
+    connections_before = listener.connections
+    limits = Limits(wall_time_s=case.wall_time_s, cpu_time_s=case.wall_time_s, memory_mb=256, max_processes=32,
+                    output_bytes=256 * 1024)
+    request = RunRequest(argv=["python3", "main.py"], files={"main.py": source_for(case, values)}, limits=limits)
+    started = time.monotonic()
+    result = box.run(request)
+    elapsed = time.monotonic() - started
+
+    expected = STATUS_OVERRIDES.get(case.id, case.statuses)
+    assert result.status.value in expected, (result.status, result.message, result.stdout[-300:], result.stderr[-300:])
+    assert result.status is not RunStatus.SANDBOX_ERROR
+    assert elapsed < case.wall_time_s + 15, "the sandbox answered in bounded time"
+    printed = result.stdout + result.stderr
+    for forbidden in case.must_not_print:
+        assert render(forbidden, values).encode() not in printed
+    for check in case.host_checks:
+        HOST_CHECKS[check](values, listener, connections_before)
+
+
+def test_host_environment_secret_is_really_set(host):  # noqa: F811
+    """The environment check can fail: the secret is in this process's environment for the hostile run to seek."""
+    values, _ = host
+    assert os.environ["REWARDKIT_TEST_SECRET"] == values["SECRET_ENV_VALUE"]
+
+
+def test_a_program_cannot_forge_an_infrastructure_failure(box):
+    """Printing the bootstrap's failure text and exiting is a program verdict, not a sandbox error (None reward)."""
+    code = ("import os, sys\nsys.stderr.write('bootstrap: processes of an earlier run survive SIGKILL\\n')\n"
+            "os.write(1, b'\\x00rewardkit-ready\\x00')\nos._exit(3)")
+    result = box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": code}))
+    assert result.status is RunStatus.RUNTIME_ERROR
+    assert result.exit_code == 3
+
+
+def test_a_program_cannot_reach_the_keepalive_or_init(box):
+    code = ("import os, signal\nfor pid in (1, 7, 8, 9, 10):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
+            "        print('killed', pid)\n    except OSError as exc:\n        print('denied', pid, exc.errno)")
+    result = box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": code}))
+    assert b"killed 1" not in result.stdout
+    assert box.run(RunRequest(argv=["python3", "-c", "print('alive')"])).stdout == b"alive\n"
+
+
+def test_pool_is_whole_after_the_hostile_cases(box):
+    containers = list(box._idle.queue)
+    assert len(containers) == box.config.pool_size
+    for container in containers:
+        container.handle.reload()
+        assert container.handle.status == "running"
+    results = box.run_batch([RunRequest(argv=["python3", "-c", f"print({i})"]) for i in range(4)])
+    assert [r.stdout for r in results] == [b"0\n", b"1\n", b"2\n", b"3\n"]
