@@ -18,7 +18,6 @@ from typing import Any, Literal
 import torch
 import torch.nn.functional as F
 from pydantic import Field
-
 from rewardkit.adapters.mini_common import (
     Encoded,
     MiniConfig,
@@ -106,12 +105,18 @@ def preference_loss(
     return losses.mean(), metrics
 
 
-def train_dpo(config: MiniDPOConfig | Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, float]]:
+def train_dpo(
+    config: MiniDPOConfig | Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    model: Any = None,
+    tokenizer: Any = None,
+) -> list[dict[str, float]]:
     """Train with DPO or IPO on preference rows; returns the per-step metrics (also written to ``log_file``)."""
     config = config if isinstance(config, MiniDPOConfig) else MiniDPOConfig.model_validate(dict(config))
     seed_everything(config.seed)
     device = resolve_device(config.device)
-    model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
+    if model is None:
+        model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
     reference = frozen_copy(model)
 
     def step_loss(batch_rows: list[Mapping[str, Any]]) -> tuple[torch.Tensor, dict[str, float]]:

@@ -22,7 +22,6 @@ from typing import Any, Literal
 
 import torch
 from pydantic import Field, field_validator
-
 from rewardkit.adapters.mini_common import (
     Encoded,
     MetricsLog,
@@ -39,6 +38,7 @@ from rewardkit.adapters.mini_common import (
     token_logps,
 )
 from rewardkit.adapters.spec import RewardSpec, load_spec
+
 from rewardkit.reward import Reward
 
 Aggregation = Literal["sequence_mean", "token_mean", "dr_grpo"]
@@ -182,7 +182,9 @@ class RewardTerms:
         return [getattr(r, "__name__", type(r).__name__) for r in self.rewards]
 
     def score(self, completions: list[Any], columns: dict[str, list[Any]]) -> torch.Tensor:
-        table = [[math.nan if s.score is None else s.score for s in r.details(completions, **columns)] for r in self.rewards]
+        table = [
+            [math.nan if s.score is None else s.score for s in r.details(completions, **columns)] for r in self.rewards
+        ]
         return torch.tensor(table, dtype=torch.float32).T
 
 

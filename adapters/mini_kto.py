@@ -17,7 +17,6 @@ from typing import Any
 
 import torch
 from pydantic import Field
-
 from rewardkit.adapters.mini_common import (
     MiniConfig,
     encode_pairs,
@@ -70,14 +69,20 @@ def _label(value: Any) -> bool:
     raise ValueError(f"KTO label must be a boolean (or 0/1), got {value!r}")
 
 
-def train_kto(config: MiniKTOConfig | Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, float]]:
+def train_kto(
+    config: MiniKTOConfig | Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    model: Any = None,
+    tokenizer: Any = None,
+) -> list[dict[str, float]]:
     """Train with KTO on ``{prompt, completion, label}`` rows; returns the per-step metrics."""
     config = config if isinstance(config, MiniKTOConfig) else MiniKTOConfig.model_validate(dict(config))
     labels_all = [_label(r["label"]) for r in rows]  # fail before loading a model
     del labels_all
     seed_everything(config.seed)
     device = resolve_device(config.device)
-    model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
+    if model is None:
+        model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
     reference = frozen_copy(model)
 
     def step_loss(batch_rows: list[Mapping[str, Any]]) -> tuple[torch.Tensor, dict[str, float]]:

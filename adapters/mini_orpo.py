@@ -18,7 +18,6 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from pydantic import Field
-
 from rewardkit.adapters.mini_common import (
     MiniConfig,
     load_model_and_tokenizer,
@@ -56,12 +55,18 @@ class MiniORPOConfig(MiniConfig):
     beta: float = Field(0.1, gt=0, description="weight of the odds-ratio term (the paper's lambda)")
 
 
-def train_orpo(config: MiniORPOConfig | Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[dict[str, float]]:
+def train_orpo(
+    config: MiniORPOConfig | Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    model: Any = None,
+    tokenizer: Any = None,
+) -> list[dict[str, float]]:
     """Train with ORPO on ``{prompt, chosen, rejected}`` rows; returns the per-step metrics."""
     config = config if isinstance(config, MiniORPOConfig) else MiniORPOConfig.model_validate(dict(config))
     seed_everything(config.seed)
     device = resolve_device(config.device)
-    model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
+    if model is None:
+        model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
 
     def step_loss(batch_rows: list[Mapping[str, Any]]) -> tuple[torch.Tensor, dict[str, float]]:
         batch = pair_batch(tokenizer, batch_rows, config.max_length).to(device)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rewardkit.adapters.spec import RewardSpec, load_spec
+
 from rewardkit.types import completion_text, prompt_text
 
 PREFERENCE_COLUMNS = ("prompt", "chosen", "rejected")
@@ -57,7 +58,8 @@ def dpo_dataset(
             columns, so keeping them is safe; dropping them makes the dataset lighter.
 
     Rows whose prompt, chosen or rejected is missing, where chosen equals rejected, or whose ``status``
-    is not ``pair`` (the RLAIF store also records dropped comparisons) are skipped: they carry no preference. Raises ``ValueError`` when no usable row remains.
+    is not ``pair`` (the RLAIF store also records dropped comparisons) are skipped: they carry no
+    preference. Raises ``ValueError`` when no usable row remains.
 
     >>> ds = dpo_dataset([{"prompt": "2+2?", "chosen": "4", "rejected": "5", "judge": "x"}])
     >>> ds.column_names
@@ -107,10 +109,7 @@ def _convert(row: Mapping[str, Any], format: Format, system_prompt: str | None) 
             return None
         return {"prompt": text, "chosen": completion_text(chosen), "rejected": completion_text(rejected)}
     if format == "conversational":
-        if isinstance(prompt, str):
-            messages = [{"role": "user", "content": prompt}]
-        else:
-            messages = [dict(m) for m in prompt]
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else [dict(m) for m in prompt]
         if system_prompt and not any(m.get("role") == "system" for m in messages):
             messages = [{"role": "system", "content": system_prompt}, *messages]
         return {

@@ -143,7 +143,7 @@ class VerlScorer:
                 continue
             texts = [solution_strs[i] if isinstance(solution_strs[i], str) else None for i in idx]
             rows = [_row(route, data_sources[i], ground_truths[i], extra_infos[i]) for i in idx]
-            for i, result in zip(idx, reward.score_rows(texts, rows)):
+            for i, result in zip(idx, reward.score_rows(texts, rows), strict=True):
                 results[i] = result
         return [self._verl_result(r) for r in results]  # type: ignore[arg-type]
 

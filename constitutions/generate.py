@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from rewardkit.constitutions.progress import RunProgress
 from rewardkit.constitutions.prompts import PromptItem, content_key
 from rewardkit.constitutions.store import KeyedStore

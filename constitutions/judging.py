@@ -18,15 +18,18 @@ from rewardkit.constitutions.schema import ComparisonExample, Constitution
 _FIRST_USER = re.compile(r"^\[user\]\s*$", flags=re.MULTILINE)
 
 
-def comparison_template(constitution: Constitution, base: str | None, *, chain_of_thought: bool,
-                        state_dir: Path) -> str | None:
+def comparison_template(
+    constitution: Constitution, base: str | None, *, chain_of_thought: bool, state_dir: Path
+) -> str | None:
     """A template name or path for the judge; ``base`` (or the judge's default when ``None``) if nothing to add."""
     from rewardkit.judges.templates import template_text
 
     examples = constitution.examples.comparison
     if constitution.templates.comparison is None and not examples:
         return base
-    source = constitution.templates.comparison or template_text(base or ("pairwise_cot" if chain_of_thought else "pairwise"))
+    source = constitution.templates.comparison or template_text(
+        base or ("pairwise_cot" if chain_of_thought else "pairwise")
+    )
     if examples:
         source = with_examples(source, examples, chain_of_thought=chain_of_thought)
     digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
@@ -42,14 +45,14 @@ def comparison_template(constitution: Constitution, base: str | None, *, chain_o
 def with_examples(source: str, examples: tuple[ComparisonExample, ...], *, chain_of_thought: bool) -> str:
     """``source`` with one solved user/assistant exchange per example before its first user turn."""
     import jinja2
-
     from rewardkit.judges.templates import split_roles
 
     template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(source)
     turns = []
     for example in examples:
-        rendered = split_roles(template.render(prompt=example.prompt, first=example.response_a,
-                                               second=example.response_b, question=None))
+        rendered = split_roles(
+            template.render(prompt=example.prompt, first=example.response_a, second=example.response_b, question=None)
+        )
         asked = "\n\n".join(m["content"] for m in rendered if m["role"] == "user")
         if chain_of_thought:
             answer = f"{example.explanation}\nVerdict: {example.preferred}".strip()

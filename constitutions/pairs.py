@@ -24,19 +24,19 @@ import asyncio
 import itertools
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from rewardkit.constitutions.loader import constitution_hash
 from rewardkit.constitutions.progress import RunProgress
 from rewardkit.constitutions.prompts import PromptItem, content_key
 from rewardkit.constitutions.schema import Constitution, Principle
 from rewardkit.constitutions.store import KeyedStore, export_dataset
 from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
+
 from rewardkit.types import completion_text
 
 DROP_REASONS = ("tie", "abstain", "flipped", "identical", "empty")
@@ -144,7 +144,9 @@ def is_abstain(verdict: PairwiseVerdict) -> bool:
     return verdict.abstained or verdict.prob_a is None
 
 
-def decide(task: PairTask, verdicts: Sequence[PairwiseVerdict], principles: Sequence[str], config: PairsConfig) -> Decision:
+def decide(
+    task: PairTask, verdicts: Sequence[PairwiseVerdict], principles: Sequence[str], config: PairsConfig
+) -> Decision:
     """Combine the per-principle verdicts of one pair into keep (winner) or drop (reason)."""
     if config.chain_of_thought:
         low, high = config.cot_clamp
@@ -174,6 +176,7 @@ def precheck(task: PairTask) -> str | None:
 
 def _prob_chosen_by_position(verdict: PairwiseVerdict, chosen_is_a: bool) -> tuple[float | None, float | None]:
     """P(chosen better) when the chosen response was shown first, and when it was shown second."""
+
     def first(order: OrderVerdict) -> float | None:
         return order.prob_first
 
@@ -185,8 +188,15 @@ def _prob_chosen_by_position(verdict: PairwiseVerdict, chosen_is_a: bool) -> tup
     return first(verdict.ba), second(verdict.ab)
 
 
-def decision_record(task: PairTask, decision: Decision, *, judge_model: str, constitution: Constitution,
-                    constitution_digest: str, conversational: bool) -> dict[str, Any]:
+def decision_record(
+    task: PairTask,
+    decision: Decision,
+    *,
+    judge_model: str,
+    constitution: Constitution,
+    constitution_digest: str,
+    conversational: bool,
+) -> dict[str, Any]:
     """The store record of one finished pair: a DPO row with provenance, or a drop with its reason."""
     provenance = {
         "prompt_id": task.item.prompt_id,
@@ -220,7 +230,9 @@ def decision_record(task: PairTask, decision: Decision, *, judge_model: str, con
         "prob_chosen": decision.prob_a if chosen_is_a else 1.0 - decision.prob_a,
         "prob_chosen_shown_first": [first for first, _ in by_position],
         "prob_chosen_shown_second": [second for _, second in by_position],
-        "abstained_principles": [p for p, v in zip(decision.principles, decision.verdicts) if is_abstain(v)],
+        "abstained_principles": [
+            p for p, v in zip(decision.principles, decision.verdicts, strict=True) if is_abstain(v)
+        ],
         "flip": any(v.flipped for v in decision.verdicts if not is_abstain(v)),
         **provenance,
     }
@@ -256,12 +268,18 @@ class PairsSummary(BaseModel):
             rate = self.flipped / self.judged
             lines.append(
                 f"position flips: {self.flipped}/{self.judged} ({rate:.0%})"
-                + (" - the judge mostly follows the position, not the content: use a stronger judge, "
-                   "--drop-flipped or --margin" if rate > 0.5 else "")
+                + (
+                    " - the judge mostly follows the position, not the content: use a stronger judge, "
+                    "--drop-flipped or --margin"
+                    if rate > 0.5
+                    else ""
+                )
             )
         if self.reference_pairs:
-            lines.append(f"agreement with the data's 'better' marks: {self.reference_agreed}/{self.reference_pairs} "
-                         f"({self.reference_agreed / self.reference_pairs:.0%})")
+            lines.append(
+                f"agreement with the data's 'better' marks: {self.reference_agreed}/{self.reference_pairs} "
+                f"({self.reference_agreed / self.reference_pairs:.0%})"
+            )
         lines.append(self.usage)
         lines += [f"{fmt}: {path}" for fmt, path in self.outputs.items()]
         return "\n".join(line for line in lines if line)
@@ -270,7 +288,9 @@ class PairsSummary(BaseModel):
 class PairsPipeline:
     """Judge pairs into a DPO dataset. ``judge`` is any :class:`PairwiseJudgeProtocol`."""
 
-    def __init__(self, judge: PairwiseJudgeProtocol, constitution: Constitution, config: PairsConfig | None = None) -> None:
+    def __init__(
+        self, judge: PairwiseJudgeProtocol, constitution: Constitution, config: PairsConfig | None = None
+    ) -> None:
         self.judge = judge
         self.constitution = constitution
         self.config = config or PairsConfig()
@@ -281,27 +301,41 @@ class PairsPipeline:
         return {
             "pipeline": "rlaif-pairs",
             "judge_model": self.judge.model,
+            "judge_settings": judge_settings(self.judge),
             "constitution": self.constitution.name,
             "constitution_hash": self.constitution_digest,
             "config": self.config.model_dump(mode="json", exclude={"concurrency"}),
         }
 
     async def judge_task(self, task: PairTask) -> Decision:
-        principles = sample_principles(self.constitution, task.key, self.config.seed, self.config.principles_per_comparison)
-        verdicts = []
-        for principle in principles:
-            verdict = await self.judge.ajudge(task.item.text, task.response_a, task.response_b, question=principle.comparison)
+        principles = sample_principles(
+            self.constitution, task.key, self.config.seed, self.config.principles_per_comparison
+        )
+        verdicts = await asyncio.gather(
+            *(
+                self.judge.ajudge(task.item.text, task.response_a, task.response_b, question=principle.comparison)
+                for principle in principles
+            )
+        )
+        for verdict in verdicts:
             failure = infrastructure_failure(verdict)
             if failure is not None:
                 raise JudgeError(failure)
-            verdicts.append(verdict)
         return decide(task, verdicts, [p.id for p in principles], self.config)
 
     def record(self, task: PairTask, decision: Decision) -> dict[str, Any]:
-        return decision_record(task, decision, judge_model=self.judge.model, constitution=self.constitution,
-                               constitution_digest=self.constitution_digest, conversational=self.config.conversational)
+        return decision_record(
+            task,
+            decision,
+            judge_model=self.judge.model,
+            constitution=self.constitution,
+            constitution_digest=self.constitution_digest,
+            conversational=self.config.conversational,
+        )
 
-    async def arun(self, items: Sequence[PromptItem], store: KeyedStore, progress: RunProgress | None = None) -> PairsSummary:
+    async def arun(
+        self, items: Sequence[PromptItem], store: KeyedStore, progress: RunProgress | None = None
+    ) -> PairsSummary:
         tasks = pair_tasks(items, self.config)
         todo = [task for task in tasks if task.key not in store]
         summary = PairsSummary(pairs_total=len(tasks), resumed=len(tasks) - len(todo))
@@ -326,7 +360,11 @@ class PairsPipeline:
                 # One event loop, one writer: appends never interleave.
                 store.append(task.key, self.record(task, decision))
                 if progress is not None:
-                    progress.add("done" if decision.kept else ("abstained" if decision.reason.startswith("abstain") else "dropped"))
+                    progress.add(
+                        "done"
+                        if decision.kept
+                        else ("abstained" if decision.reason.startswith("abstain") else "dropped")
+                    )
 
         await asyncio.gather(*(one(task) for task in todo))
         return self._tally(tasks, store, summary)
@@ -357,9 +395,27 @@ class PairsPipeline:
         return summary
 
 
-def export_pairs(store: KeyedStore, out_dir: str | Path, formats: Sequence[str]) -> dict[str, Path]:
-    """Write ``train.{jsonl,parquet}`` (kept pairs, input order) and ``dropped.jsonl`` from the store."""
-    records = sorted(store.records(), key=lambda r: tuple(r["order"]))
+def judge_settings(judge: object) -> dict[str, Any]:
+    """The judge options that change verdicts (template file name, log-probs), when the judge exposes them."""
+    settings: dict[str, Any] = {}
+    template = getattr(judge, "template", None)
+    if isinstance(template, str):
+        settings["template"] = Path(template).name
+    for name in ("use_logprobs", "chain_of_thought", "cot_clamp"):
+        value = getattr(judge, name, None)
+        if value is not None:
+            settings[name] = list(value) if isinstance(value, tuple) else value
+    return settings
+
+
+def export_pairs(
+    store: KeyedStore, out_dir: str | Path, formats: Sequence[str], keys: Collection[str] | None = None
+) -> dict[str, Path]:
+    """Write ``train.{jsonl,parquet}`` (kept pairs, input order) and ``dropped.jsonl`` from the store.
+
+    ``keys`` limits the export to the pairs of the current input (a store may hold pairs of a larger run).
+    """
+    records = sorted((r for r in store.records() if keys is None or r["key"] in keys), key=lambda r: tuple(r["order"]))
     kept = [{k: v for k, v in r.items() if k != "status"} for r in records if r["status"] == "pair"]
     dropped = [{k: v for k, v in r.items() if k != "status"} for r in records if r["status"] != "pair"]
     written = export_dataset(kept, out_dir, "train", formats)
@@ -370,7 +426,9 @@ def export_pairs(store: KeyedStore, out_dir: str | Path, formats: Sequence[str])
 def _log_failure(task: PairTask, exc: Exception) -> None:
     import logging
 
-    logging.getLogger(__name__).warning("pair %s (prompt %s) failed, will be retried: %s", task.key, task.item.prompt_id, exc)
+    logging.getLogger(__name__).warning(
+        "pair %s (prompt %s) failed, will be retried: %s", task.key, task.item.prompt_id, exc
+    )
 
 
 def check_fingerprint(state_dir: Path, fingerprint: dict[str, Any]) -> None:

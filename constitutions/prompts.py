@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit.judges.base import Message
+
 from rewardkit.types import completion_text
 
 DEMO_PROMPTS = "demo_prompts.jsonl"
@@ -95,15 +96,18 @@ def read_prompt_items(
         candidates: tuple[str, ...] = ()
         if responses_column and record.get(responses_column) is not None:
             raw = record[responses_column]
-            if isinstance(raw, str) or not isinstance(raw, Sequence):
-                raise ValueError(f"{path}: row {index}: {responses_column!r} must be a list of responses")
+            if isinstance(raw, str):
+                raw = [raw]  # one response (e.g. the SL stage's column of single responses)
+            elif not isinstance(raw, Sequence):
+                raise ValueError(f"{path}: row {index}: {responses_column!r} must be a response or a list of them")
             texts = [completion_text(candidate) for candidate in raw]
             candidates = tuple(t for t in texts if t is not None)
         raw_id = record.get(id_column) if id_column else None
         prompt_id = str(raw_id) if raw_id is not None else content_key(prompt)
         reference = _reference(record.get(reference_column) if reference_column else None, candidates)
-        items.append(PromptItem(index=index, prompt_id=prompt_id, prompt=prompt, candidates=candidates,
-                                reference=reference))
+        items.append(
+            PromptItem(index=index, prompt_id=prompt_id, prompt=prompt, candidates=candidates, reference=reference)
+        )
     return items
 
 

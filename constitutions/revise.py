@@ -17,13 +17,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from rewardkit.constitutions.loader import constitution_hash
 from rewardkit.constitutions.pairs import sample_principles
 from rewardkit.constitutions.progress import RunProgress
@@ -41,7 +40,8 @@ DEFAULT_REVISION_TEMPLATE = (
     "{{ revision_request }}\nReply with the rewritten response only, without any introduction or comment."
 )
 _LABEL = re.compile(
-    r"^\s*(?:\*\*)?(?:here is (?:the|my) )?(?:revised|rewritten|improved)?\s*(?:response|revision|answer)?\s*(?:\*\*)?\s*:\s*",
+    r"^\s*(?:\*\*)?\s*(?:here is (?:the|my) )?(?:(?:revised|rewritten|improved) )?(?:response|revision|answer)"
+    r"\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*",
     flags=re.IGNORECASE,
 )
 
@@ -93,8 +93,9 @@ def clean_revision(text: str) -> str:
     return text
 
 
-def critique_messages(constitution: Constitution, principle: Principle, prompt: list[Message], response: str,
-                      *, few_shot: bool) -> list[Message]:
+def critique_messages(
+    constitution: Constitution, principle: Principle, prompt: list[Message], response: str, *, few_shot: bool
+) -> list[Message]:
     """The conversation that asks for a critique of ``response`` under ``principle``."""
     critique_template = constitution.templates.critique or DEFAULT_CRITIQUE_TEMPLATE
     revision_template = constitution.templates.revision or DEFAULT_REVISION_TEMPLATE
@@ -104,33 +105,65 @@ def critique_messages(constitution: Constitution, principle: Principle, prompt: 
             messages += [
                 {"role": "user", "content": example.prompt},
                 {"role": "assistant", "content": example.response},
-                {"role": "user", "content": render(critique_template, critique_request=principle.critique,
-                                                   prompt=example.prompt, response=example.response)},
+                {
+                    "role": "user",
+                    "content": render(
+                        critique_template,
+                        critique_request=principle.critique,
+                        prompt=example.prompt,
+                        response=example.response,
+                    ),
+                },
                 {"role": "assistant", "content": example.critique},
-                {"role": "user", "content": render(revision_template, revision_request=principle.revision,
-                                                   prompt=example.prompt, response=example.response,
-                                                   critique=example.critique)},
+                {
+                    "role": "user",
+                    "content": render(
+                        revision_template,
+                        revision_request=principle.revision,
+                        prompt=example.prompt,
+                        response=example.response,
+                        critique=example.critique,
+                    ),
+                },
                 {"role": "assistant", "content": example.revision},
             ]
     prompt_text = "\n\n".join(m["content"] for m in prompt if m.get("role") == "user")
     messages += [dict(m) for m in prompt]
     messages += [
         {"role": "assistant", "content": response},
-        {"role": "user", "content": render(critique_template, critique_request=principle.critique,
-                                           prompt=prompt_text, response=response)},
+        {
+            "role": "user",
+            "content": render(
+                critique_template, critique_request=principle.critique, prompt=prompt_text, response=response
+            ),
+        },
     ]
     return messages
 
 
-def revision_messages(constitution: Constitution, principle: Principle, critique_conversation: list[Message],
-                      prompt: list[Message], response: str, critique: str) -> list[Message]:
+def revision_messages(
+    constitution: Constitution,
+    principle: Principle,
+    critique_conversation: list[Message],
+    prompt: list[Message],
+    response: str,
+    critique: str,
+) -> list[Message]:
     revision_template = constitution.templates.revision or DEFAULT_REVISION_TEMPLATE
     prompt_text = "\n\n".join(m["content"] for m in prompt if m.get("role") == "user")
     return [
         *critique_conversation,
         {"role": "assistant", "content": critique},
-        {"role": "user", "content": render(revision_template, revision_request=principle.revision,
-                                           prompt=prompt_text, response=response, critique=critique)},
+        {
+            "role": "user",
+            "content": render(
+                revision_template,
+                revision_request=principle.revision,
+                prompt=prompt_text,
+                response=response,
+                critique=critique,
+            ),
+        },
     ]
 
 
@@ -174,7 +207,9 @@ class RevisePipeline:
         }
 
     def _params(self, max_tokens: int, round_index: int) -> ChatParams:
-        return ChatParams(temperature=self.config.temperature, max_tokens=max_tokens, seed=self.config.seed + round_index)
+        return ChatParams(
+            temperature=self.config.temperature, max_tokens=max_tokens, seed=self.config.seed + round_index
+        )
 
     async def revise_task(self, task: RevisionTask) -> dict[str, Any]:
         prompt = task.item.messages
@@ -183,9 +218,13 @@ class RevisePipeline:
         for round_index in range(self.config.rounds):
             principle = sample_principles(self.constitution, f"{task.key}:round{round_index}", self.config.seed, 1)[0]
             asked = critique_messages(self.constitution, principle, prompt, response, few_shot=self.config.few_shot)
-            critique = (await self.client.acomplete(asked, self._params(self.config.critique_max_tokens, round_index))).text.strip()
+            critique = (
+                await self.client.acomplete(asked, self._params(self.config.critique_max_tokens, round_index))
+            ).text.strip()
             revise_asked = revision_messages(self.constitution, principle, asked, prompt, response, critique)
-            raw = (await self.client.acomplete(revise_asked, self._params(self.config.revision_max_tokens, round_index))).text
+            raw = (
+                await self.client.acomplete(revise_asked, self._params(self.config.revision_max_tokens, round_index))
+            ).text
             revision = clean_revision(raw)
             rounds.append({"principle": principle.id, "critique": critique, "revision": revision})
             if revision:
@@ -211,7 +250,9 @@ class RevisePipeline:
             "order": list(task.order),
         }
 
-    async def arun(self, items: Sequence[PromptItem], store: KeyedStore, progress: RunProgress | None = None) -> ReviseSummary:
+    async def arun(
+        self, items: Sequence[PromptItem], store: KeyedStore, progress: RunProgress | None = None
+    ) -> ReviseSummary:
         tasks = revision_tasks(items)
         todo = [task for task in tasks if task.key not in store]
         summary = ReviseSummary(responses_total=len(tasks), resumed=len(tasks) - len(todo))
@@ -248,23 +289,42 @@ class RevisePipeline:
         return asyncio.run(self.arun(items, store, progress))
 
 
-def export_revisions(store: KeyedStore, out_dir: str | Path, formats: Sequence[str], *, conversational: bool) -> dict[str, Path]:
-    """``sft.*`` (prompt -> final revision, every revised response) and ``dpo.*`` (revision over original)."""
-    records = sorted(store.records(), key=lambda r: tuple(r["order"]))
-    provenance_keys = ("key", "prompt_id", "principles", "critiques", "revisions", "reviser_model", "constitution",
-                       "constitution_hash")
+def export_revisions(
+    store: KeyedStore,
+    out_dir: str | Path,
+    formats: Sequence[str],
+    *,
+    conversational: bool,
+    keys: Collection[str] | None = None,
+) -> dict[str, Path]:
+    """``sft.*`` (prompt -> final revision, every revised response) and ``dpo.*`` (revision over original).
+
+    ``keys`` limits the export to the responses of the current input.
+    """
+    records = sorted((r for r in store.records() if keys is None or r["key"] in keys), key=lambda r: tuple(r["order"]))
+    provenance_keys = (
+        "key",
+        "prompt_id",
+        "principles",
+        "critiques",
+        "revisions",
+        "reviser_model",
+        "constitution",
+        "constitution_hash",
+    )
     sft, dpo = [], []
     for record in records:
         if record["status"] != "revised":
             continue
         provenance = {k: record[k] for k in provenance_keys}
-
-        def as_message(text: str) -> Any:
-            return [{"role": "assistant", "content": text}] if conversational else text
-
-        sft.append({"prompt": record["prompt"], "completion": as_message(record["revision"]), **provenance})
-        dpo.append({"prompt": record["prompt"], "chosen": as_message(record["revision"]),
-                    "rejected": as_message(record["original"]), **provenance})
+        revision = _completion(record["revision"], conversational)
+        sft.append({"prompt": record["prompt"], "completion": revision, **provenance})
+        original = _completion(record["original"], conversational)
+        dpo.append({"prompt": record["prompt"], "chosen": revision, "rejected": original, **provenance})
     written = {f"sft.{fmt}": path for fmt, path in export_dataset(sft, out_dir, "sft", formats).items()}
     written.update({f"dpo.{fmt}": path for fmt, path in export_dataset(dpo, out_dir, "dpo", formats).items()})
     return written
+
+
+def _completion(text: str, conversational: bool) -> Any:
+    return [{"role": "assistant", "content": text}] if conversational else text

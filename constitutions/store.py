@@ -37,7 +37,9 @@ class KeyedStore:
         data = self.path.read_bytes()
         end = data.rfind(b"\n") + 1
         if end < len(data):
-            logger.warning("%s: dropping a torn last line (%d bytes) left by an interrupted run", self.path, len(data) - end)
+            logger.warning(
+                "%s: dropping a torn last line (%d bytes) left by an interrupted run", self.path, len(data) - end
+            )
             with self.path.open("r+b") as fh:
                 fh.truncate(end)
                 fh.flush()
@@ -48,7 +50,9 @@ class KeyedStore:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{self.path}:{number}: corrupt record ({exc}); remove that line to continue") from None
+                raise ValueError(
+                    f"{self.path}:{number}: corrupt record ({exc}); remove that line to continue"
+                ) from None
             key = record.get("key")
             if not isinstance(key, str):
                 raise ValueError(f"{self.path}:{number}: record without a string 'key'")
@@ -91,8 +95,9 @@ class KeyedStore:
         self.close()
 
 
-def export_dataset(rows: Iterable[dict[str, Any]], out_dir: str | os.PathLike[str], name: str,
-                   formats: Iterable[str] = EXPORT_FORMATS) -> dict[str, Path]:
+def export_dataset(
+    rows: Iterable[dict[str, Any]], out_dir: str | os.PathLike[str], name: str, formats: Iterable[str] = EXPORT_FORMATS
+) -> dict[str, Path]:
     """Write ``rows`` with ``datasets`` as ``out_dir/name.{jsonl,parquet}``; returns the written paths.
 
     Files are written under a temporary name and renamed, so a reader never sees half a dataset.
@@ -112,7 +117,7 @@ def export_dataset(rows: Iterable[dict[str, Any]], out_dir: str | os.PathLike[st
         tmp = path.with_name(path.name + ".tmp")
         if fmt == "jsonl":
             if rows:
-                dataset.to_json(str(tmp), lines=True, force_ascii=False)
+                dataset.to_json(str(tmp), lines=True, force_ascii=False, double_precision=15)
             else:
                 tmp.write_text("")
         else:

@@ -105,7 +105,7 @@ class GateConfig(RewardConfig):
     gate: Any = Field(description="the reward that decides, e.g. think_format")
     threshold: float = Field(1.0, description="gate passes when its score >= threshold")
     otherwise: float | None = Field(0.0, description="score when the gate fails")
-    name: str | None = None
+    name: str | None = Field(None, description="logged name (TRL's reward column and <name>_reason)")
 
     @field_validator("reward", "gate")
     @classmethod
@@ -161,7 +161,7 @@ class RouteConfig(RewardConfig):
     column: str = Field("task", description="dataset column whose value picks the reward")
     routes: dict[str, Any] = Field(min_length=1, description="column value -> reward spec")
     default: Any | None = Field(None, description="reward for other values; None leaves them unscorable")
-    name: str | None = None
+    name: str | None = Field(None, description="logged name (TRL's reward column and <name>_reason)")
 
     @field_validator("routes")
     @classmethod

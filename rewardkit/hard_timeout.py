@@ -96,7 +96,7 @@ class _Worker:
         try:
             self.conn.send_bytes(payload)
             if not self.conn.poll(timeout_s):
-                self.kill()
+                self.kill(wait=False)
                 return CallOutcome(CallStatus.TIMEOUT, error=f"timeout after {timeout_s:g} s",
                                    elapsed_s=time.monotonic() - start)
             status, value = pickle.loads(self.conn.recv_bytes())
@@ -114,15 +114,20 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None and not self.conn.closed
 
-    def kill(self) -> None:
+    def kill(self, wait: bool = True) -> None:
+        """SIGKILL the worker's process group; ``wait=False`` leaves the reaping (slow for a big heap) to later."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             self.proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
         with contextlib.suppress(OSError):
             self.conn.close()
+        if wait:
+            self.reap()
+
+    def reap(self) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
 
 
 def _kill_all(workers: list[_Worker]) -> None:
@@ -200,8 +205,8 @@ class HardTimeoutPool:
             slots.put(worker)
         else:
             self._forget(worker)
-            # Replace the killed worker off the caller's clock; the slot returns once it is ready.
-            threading.Thread(target=self._refill, args=(slots,), daemon=True).start()
+            # Reap and replace the killed worker off the caller's clock; the slot returns once it is ready.
+            threading.Thread(target=self._refill, args=(slots, worker), daemon=True).start()
         return outcome
 
     def map(self, fn: Callable[..., Any], arg_tuples: Iterable[Sequence[Any]],
@@ -219,11 +224,18 @@ class HardTimeoutPool:
         """Start every worker now (otherwise each starts on first use)."""
         slots = self._ensure_slots()
         taken = [slots.get() for _ in range(self.workers)]
-        try:
-            taken = [w if w is not None and w.alive else self._start_worker() for w in taken]
-        finally:
-            for w in taken:
-                slots.put(w)
+
+        def ready(worker: _Worker | None) -> _Worker | None:
+            if worker is not None and worker.alive:
+                return worker
+            try:
+                return self._start_worker()
+            except Exception:
+                return None  # the next call retries
+
+        with ThreadPoolExecutor(max_workers=self.workers) as executor:  # start them side by side
+            for worker in executor.map(ready, taken):
+                slots.put(worker)
 
     def close(self) -> None:
         """Kill every worker; the pool starts new ones if used again."""
@@ -236,6 +248,8 @@ class HardTimeoutPool:
     def _ensure_slots(self) -> queue.Queue[_Worker | None]:
         with self._lock:
             if self._pid != os.getpid():  # inherited through fork: the parent's workers are not ours
+                if self._finalizer is not None:
+                    self._finalizer.detach()
                 self._reset()
             if self._slots is None:
                 self._slots = queue.Queue()
@@ -254,7 +268,8 @@ class HardTimeoutPool:
         with self._lock, contextlib.suppress(ValueError):
             self._live.remove(worker)
 
-    def _refill(self, slots: queue.Queue[_Worker | None]) -> None:
+    def _refill(self, slots: queue.Queue[_Worker | None], dead: _Worker) -> None:
+        dead.reap()
         try:
             slots.put(self._start_worker())
         except Exception:
@@ -263,15 +278,12 @@ class HardTimeoutPool:
 
 # -- worker side -------------------------------------------------------------------------------
 def _die_with_parent() -> None:
-    """Exit when the parent goes away, even while a call holds the GIL in a long C loop (Linux)."""
-    parent = os.getppid()
-    try:
-        import ctypes
+    """Exit when the parent goes away (its end of the socket also closes, which ends an idle worker).
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
+    ``PR_SET_PDEATHSIG`` is not used: it fires when the *thread* that started the worker exits,
+    and workers are started from short-lived threads.
+    """
+    parent = os.getppid()
 
     def watch() -> None:
         while True:

@@ -113,7 +113,7 @@ class Reward:
         if not isinstance(completions, Sequence) or isinstance(completions, (str, bytes)):
             # A single completion passed bare is a caller mistake we can still answer sample-wise.
             completions = [completions]
-        texts = [completion_text(c) for c in completions]
+        texts = [_text_or_none(c) for c in completions]
         return texts, rows_from_columns(len(texts), kwargs)
 
     def _checked(self, results: list[RewardResult], n: int) -> list[RewardResult]:
@@ -180,6 +180,13 @@ def rows_from_columns(n: int, kwargs: Mapping[str, Any]) -> list[dict[str, Any]]
             for row, value in zip(rows, values, strict=True):
                 row[column] = value
     return rows
+
+
+def _text_or_none(completion: Any) -> str | None:
+    try:
+        return completion_text(completion)
+    except Exception:  # exotic objects (e.g. an array as a role) are not text, and must not raise
+        return None
 
 
 def _finite(result: RewardResult) -> RewardResult:

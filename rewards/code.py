@@ -27,7 +27,7 @@ from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
 from rewardkit.rewards import code_harness as harness
 from rewardkit.rewards.code_extract import extract_code
-from rewardkit.rewards.code_tests_format import TestFormatError, TestSuite, normalise_language, parse_tests
+from rewardkit.rewards.code_tests_format import BadTestsFormat, TestSuite, normalise_language, parse_tests
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 from rewardkit.types import RewardResult
 
@@ -118,7 +118,7 @@ class CodeTests(Reward):
             return RewardResult.unscorable(f"no tests in column {column!r}")
         try:
             suite = parse_tests(row[column], self.config.language)
-        except TestFormatError as exc:
+        except BadTestsFormat as exc:
             return RewardResult.unscorable(f"tests unusable: {exc}")
         if self.config.max_tests:
             suite = TestSuite(suite.language, suite.kind, suite.tests[: self.config.max_tests], suite.fn_name)

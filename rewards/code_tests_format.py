@@ -37,7 +37,7 @@ LANGUAGE_ALIASES = {
 SUPPORTED = {"python": {"asserts", "stdio", "calls"}, "cpp": {"stdio"}, "javascript": {"stdio"}}
 
 
-class TestFormatError(ValueError):
+class BadTestsFormat(ValueError):
     """The tests value matches no accepted format (the sample is unscorable, not wrong)."""
 
 
@@ -75,19 +75,19 @@ class TestSuite:
 def normalise_language(name: Any) -> str:
     key = str(name or "").strip().lower()
     if key not in LANGUAGE_ALIASES:
-        raise TestFormatError(f"unsupported language {name!r} (supported: python, cpp, javascript)")
+        raise BadTestsFormat(f"unsupported language {name!r} (supported: python, cpp, javascript)")
     return LANGUAGE_ALIASES[key]
 
 
 def parse_tests(value: Any, default_language: str = "python") -> TestSuite:
-    """Parse one sample's tests; raises :class:`TestFormatError` with a readable reason."""
+    """Parse one sample's tests; raises :class:`BadTestsFormat` with a readable reason."""
     if isinstance(value, (str, bytes)):
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise TestFormatError(f"tests are not valid JSON: {exc}") from None
+            raise BadTestsFormat(f"tests are not valid JSON: {exc}") from None
     if not isinstance(value, dict):
-        raise TestFormatError(f"tests must be a mapping, got {type(value).__name__}")
+        raise BadTestsFormat(f"tests must be a mapping, got {type(value).__name__}")
     language = normalise_language(value.get("language") or default_language)
     if "asserts" in value:
         suite = TestSuite(language, "asserts", tuple(_asserts(value["asserts"])))
@@ -100,18 +100,18 @@ def parse_tests(value: Any, default_language: str = "python") -> TestSuite:
     elif "inputs" in value and "outputs" in value:
         suite = _input_output(value, language)
     else:
-        raise TestFormatError(f"unrecognised tests format with keys {sorted(value)}")
+        raise BadTestsFormat(f"unrecognised tests format with keys {sorted(value)}")
     if not suite.tests:
-        raise TestFormatError("no tests")
+        raise BadTestsFormat("no tests")
     if suite.kind not in SUPPORTED[language]:
-        raise TestFormatError(f"{suite.kind} tests are not supported for {language}")
+        raise BadTestsFormat(f"{suite.kind} tests are not supported for {language}")
     return suite
 
 
 def _fn_name(value: dict) -> str:
     name = value.get("fn_name")
     if not isinstance(name, str) or not name.isidentifier():
-        raise TestFormatError(f"call tests need a valid 'fn_name', got {name!r}")
+        raise BadTestsFormat(f"call tests need a valid 'fn_name', got {name!r}")
     return name
 
 
@@ -119,42 +119,42 @@ def _asserts(items: Any) -> list[AssertTest]:
     if isinstance(items, str):
         items = [items]
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        raise TestFormatError("'asserts' must be a list of strings")
+        raise BadTestsFormat("'asserts' must be a list of strings")
     tests = []
     for source in items:
         try:
             tree = ast.parse(source.strip())
         except SyntaxError as exc:
-            raise TestFormatError(f"assert is not valid Python: {source!r} ({exc.msg})") from None
+            raise BadTestsFormat(f"assert is not valid Python: {source!r} ({exc.msg})") from None
         if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
-            raise TestFormatError(f"each entry must be one assert statement: {source!r}")
+            raise BadTestsFormat(f"each entry must be one assert statement: {source!r}")
         tests.append(AssertTest(source.strip()))
     return tests
 
 
 def _calls(items: Any) -> list[CallTest]:
     if not isinstance(items, list):
-        raise TestFormatError("'calls' must be a list")
+        raise BadTestsFormat("'calls' must be a list")
     tests = []
     for item in items:
         if not isinstance(item, dict) or "args" not in item or "expected" not in item:
-            raise TestFormatError("each call needs 'args' and 'expected'")
+            raise BadTestsFormat("each call needs 'args' and 'expected'")
         args = item["args"]
         if not isinstance(args, (list, tuple)):
-            raise TestFormatError(f"'args' must be a list, got {type(args).__name__}")
+            raise BadTestsFormat(f"'args' must be a list, got {type(args).__name__}")
         tests.append(CallTest(tuple(args), item["expected"], from_json=True))
     return tests
 
 
 def _stdio(items: Any, key: str) -> list[StdioTest]:
     if not isinstance(items, list):
-        raise TestFormatError(f"{key!r} must be a list")
+        raise BadTestsFormat(f"{key!r} must be a list")
     tests = []
     for item in items:
         if not isinstance(item, dict) or "input" not in item or "output" not in item:
-            raise TestFormatError(f"each {key} entry needs 'input' and 'output'")
+            raise BadTestsFormat(f"each {key} entry needs 'input' and 'output'")
         if item.get("type", "stdin_stdout") not in ("stdin_stdout", "stdin", "stdio"):
-            raise TestFormatError(f"unsupported test case type {item.get('type')!r}")
+            raise BadTestsFormat(f"unsupported test case type {item.get('type')!r}")
         tests.append(StdioTest(_text(item["input"]), _text(item["output"])))
     return tests
 
@@ -162,7 +162,7 @@ def _stdio(items: Any, key: str) -> list[StdioTest]:
 def _input_output(value: dict, language: str) -> TestSuite:
     inputs, outputs = value["inputs"], value["outputs"]
     if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
-        raise TestFormatError("'inputs' and 'outputs' must be lists of the same length")
+        raise BadTestsFormat("'inputs' and 'outputs' must be lists of the same length")
     if value.get("fn_name"):
         name = _fn_name(value)
         tests = []
@@ -171,14 +171,14 @@ def _input_output(value: dict, language: str) -> TestSuite:
                 try:
                     args = [json.loads(line) for line in args.splitlines() if line.strip()]
                 except json.JSONDecodeError as exc:
-                    raise TestFormatError(f"functional input is not JSON lines: {exc}") from None
+                    raise BadTestsFormat(f"functional input is not JSON lines: {exc}") from None
             if isinstance(expected, str):
                 try:
                     expected = json.loads(expected)
                 except json.JSONDecodeError:
                     pass
             if not isinstance(args, list):
-                raise TestFormatError("call inputs must be argument lists")
+                raise BadTestsFormat("call inputs must be argument lists")
             tests.append(CallTest(tuple(args), expected, from_json=True, apps_unwrap=True))
         return TestSuite(language, "calls", tuple(tests), name)
     return TestSuite(language, "stdio", tuple(StdioTest(_text(i), _text(o)) for i, o in zip(inputs, outputs)))
@@ -189,4 +189,4 @@ def _text(value: Any) -> str:
         return value
     if isinstance(value, list) and all(isinstance(v, str) for v in value):  # APPS: a list of lines
         return "\n".join(value) + "\n"
-    raise TestFormatError(f"stdio input/output must be text, got {type(value).__name__}")
+    raise BadTestsFormat(f"stdio input/output must be text, got {type(value).__name__}")

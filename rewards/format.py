@@ -197,9 +197,9 @@ class RegexMatchConfig(RewardConfig):
     pattern: str = Field(min_length=1, description="regular expression (Python syntax)")
     mode: Literal["search", "fullmatch"] = Field("search", description="match anywhere, or the whole completion")
     strip: bool = Field(True, description="strip surrounding whitespace before matching")
-    ignore_case: bool = False
-    multiline: bool = False
-    dotall: bool = False
+    ignore_case: bool = Field(False, description="re.IGNORECASE")
+    multiline: bool = Field(False, description="re.MULTILINE: ^ and $ match at line breaks")
+    dotall: bool = Field(False, description="re.DOTALL: . matches newlines")
     max_chars: int = Field(20_000, gt=0, description="longer completions are not matched (see overlong_score)")
     overlong_score: float | None = Field(None, description="score for completions over max_chars (None: unscorable)")
     timeout_s: float = Field(1.0, gt=0, description="abort a runaway match after this long (unscorable)")

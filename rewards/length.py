@@ -94,7 +94,7 @@ class CosineLengthConfig(RewardConfig):
     min_value_wrong: float = Field(-1.0, description="reward of a wrong answer of length 0")
     max_value_wrong: float = Field(-0.5, description="reward of a wrong answer at max_length")
     max_length: int = Field(1000, gt=0, description="length at which the cosine reaches its end value")
-    unit: LengthUnit = "auto"
+    unit: LengthUnit = Field("auto", description="tokens (needs completion_ids), chars, or auto")
 
     @field_validator("correctness")
     @classmethod

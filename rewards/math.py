@@ -14,12 +14,12 @@ from collections.abc import Hashable
 from typing import Any, Literal
 
 from pydantic import Field
+from rewardkit.rewards.math_extract import Extraction, extract_answer, extract_gold
+from rewardkit.rewards.math_grade import Verdict, clean_latex, fast_verdict, symbolic_verdict
 
 from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
-from rewardkit.rewards.math_extract import Extraction, extract_answer, extract_gold
-from rewardkit.rewards.math_grade import Verdict, clean_latex, fast_verdict, symbolic_verdict
 from rewardkit.types import RewardResult
 
 
@@ -134,11 +134,10 @@ class MathEquivalence(Reward):
                               fallback_last_number=cfg.fallback_last_number, reasoning_end=cfg.reasoning_end)
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        cfg: MathEquivalenceConfig = self.config  # type: ignore[assignment]
         results: list[RewardResult | None] = []
         pending: dict[tuple[str, str], list[int]] = {}
         context: list[tuple[Extraction, Extraction] | None] = []
-        for index, (completion, row) in enumerate(zip(completions, rows)):
+        for index, (completion, row) in enumerate(zip(completions, rows, strict=True)):
             result, ctx, pair = self._first_stage(completion, row)
             results.append(result)
             context.append(ctx)
@@ -146,7 +145,7 @@ class MathEquivalence(Reward):
                 pending.setdefault(pair, []).append(index)
         if pending:
             pairs = list(pending)
-            for pair, verdict in zip(pairs, self._symbolic(pairs)):
+            for pair, verdict in zip(pairs, self._symbolic(pairs), strict=True):
                 for index in pending[pair]:
                     gold, answer = context[index]  # type: ignore[misc]
                     results[index] = self._result(gold, answer, verdict)
@@ -179,7 +178,7 @@ class MathEquivalence(Reward):
         verdicts: list[Verdict | None] = [self._symbolic_cache.get(p) for p in pairs]
         todo = [i for i, v in enumerate(verdicts) if v is None]
         outcomes = self.pool.map(symbolic_verdict, [(*pairs[i], cfg.float_rounding) for i in todo])
-        for i, outcome in zip(todo, outcomes):
+        for i, outcome in zip(todo, outcomes, strict=True):
             if outcome.status is CallStatus.OK:
                 verdicts[i] = outcome.value
                 if outcome.value.equal is not None:

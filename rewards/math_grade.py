@@ -118,6 +118,11 @@ class BigInt:
     digits: str  # sign + digits without leading zeros, compared exactly at any size
 
 
+@dataclass(frozen=True, eq=False)  # identity equality: two such powers are compared by sympy, not by size
+class Huge:
+    log10: float  # a power too large to evaluate (10^{10^{10}}): only its size is known
+
+
 @dataclass(frozen=True)
 class Inf:
     sign: int
@@ -168,7 +173,7 @@ _PLAIN_NUMBER = re.compile(
 _FRAC = re.compile(rf"(?P<sign>[+-]?)\\frac\{{(?P<n>[+-]?{_DEC})\}}\{{(?P<d>[+-]?{_DEC})\}}")
 _SLASH = re.compile(rf"(?P<sign>[+-]?)(?P<n>{_DEC})/(?P<d>{_DEC})")
 _MIXED = re.compile(r"(?P<sign>[+-]?)(?P<w>\d+)\\frac\{(?P<n>\d+)\}\{(?P<d>\d+)\}")
-_POWER = re.compile(r"(?P<sign>[+-]?)(?P<b>\d+)\^(?:\{(?P<e>[+-]?\d+)\}|(?P<e1>\d))")
+_POWER = re.compile(r"(?P<sign>[+-]?)(?P<b>\d+)\^(?:\{(?P<e>.+)\}|(?P<e1>\d))")
 _INTEGER = re.compile(r"[+-]?\d+")
 _INFINITY = re.compile(r"(?P<sign>[+-]?)(?:\\infty|\\inf|oo|∞)")
 _MATRIX = re.compile(r"\\begin\{(?P<env>[pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(?P<body>.*)\\end\{(?P=env)\}", re.S)
@@ -185,7 +190,7 @@ def _dec(text: str) -> tuple[Fraction, bool]:
     return Fraction(text), "." not in text
 
 
-def parse_number(key: str) -> Num | BigInt | Inf | None:
+def parse_number(key: str) -> Num | BigInt | Huge | Inf | None:
     """An exact rational (or a huge integer, or ±∞) from a compare key; ``None`` when it is not one."""
     percent = key.endswith(r"\%")
     body = key[:-2] if percent else key
@@ -219,9 +224,16 @@ def parse_number(key: str) -> Num | BigInt | Inf | None:
             value = n / d
             return Num(-value if m.group("sign") == "-" else value, n_exact and d_exact, percent)
         if m := _POWER.fullmatch(body):
-            base, exponent = int(m.group("b")), int(m.group("e") or m.group("e1"))
-            if base > 1 and abs(exponent) * math.log2(base) > MAX_POWER_BITS:
+            base = int(m.group("b"))
+            power = parse_number(m.group("e") or m.group("e1"))
+            if isinstance(power, Huge) and base > 1 and not percent:
+                return Huge(math.inf)
+            if not isinstance(power, Num) or power.value.denominator != 1:
                 return None
+            exponent = int(power.value)
+            if base > 1 and abs(exponent) * math.log2(base) > MAX_POWER_BITS:
+                # Never evaluated: its size alone settles a comparison with any ordinary number.
+                return Huge(exponent * math.log10(base)) if exponent > 0 and not percent else None
             if base == 0 and exponent < 0:
                 return None
             value = Fraction(base) ** exponent
@@ -308,8 +320,8 @@ def parse_value(key: str, depth: int = 0) -> object:
     key = key.replace(r"\{", "«").replace(r"\}", "»")
     while len(key) >= 2 and key[0] == "{" and _matching_close(key, 0) == len(key) - 1:
         key = key[1:-1]
-    if key.startswith(r"x\in") or key.startswith(r"\in"):
-        key = key.split(r"\in", 1)[1]
+    if member := re.match(r"[a-zA-Z]?\\in(?![a-zA-Z])", key):
+        key = key[member.end() :]
     number = parse_number(key)
     if number is not None:
         return number
@@ -383,6 +395,8 @@ def compare_values(gold: object, answer: object, rel_tol: float) -> bool | None:
         return None
     if isinstance(gold, Num) and isinstance(answer, Num):
         return numbers_equal(gold, answer, rel_tol)
+    if isinstance(gold, Huge) or isinstance(answer, Huge):
+        return _compare_huge(gold, answer)
     if isinstance(gold, (Num, Cplx)) and isinstance(answer, (Num, Cplx)):
         g, a = _as_complex(gold), _as_complex(answer)
         return numbers_equal(g.real, a.real, rel_tol) and numbers_equal(g.imag, a.imag, rel_tol)
@@ -393,8 +407,19 @@ def compare_values(gold: object, answer: object, rel_tol: float) -> bool | None:
     if isinstance(gold, Matrix) and isinstance(answer, Matrix):
         if [len(r) for r in gold.rows] != [len(r) for r in answer.rows]:
             return False
-        return _all_equal([(g, a) for gr, ar in zip(gold.rows, answer.rows) for g, a in zip(gr, ar)], rel_tol)
+        cells = [(g, a) for gr, ar in zip(gold.rows, answer.rows, strict=True) for g, a in zip(gr, ar, strict=True)]
+        return _all_equal(cells, rel_tol)
     return False  # different kinds of object (a number against an interval, a set against a tuple, ...)
+
+
+def _compare_huge(gold: object, answer: object) -> bool | None:
+    """A power with thousands of digits against an ordinary number differs; two such powers need sympy."""
+    huge, other = (gold, answer) if isinstance(gold, Huge) else (answer, gold)
+    if isinstance(other, Num):
+        return False  # a Num has at most ~4,000 digits, a Huge more than that
+    if isinstance(other, BigInt) and math.isfinite(huge.log10):
+        return None if abs(len(other.digits.lstrip("-")) - (huge.log10 + 1)) < 2 else False
+    return None if isinstance(other, (Huge, BigInt)) else False
 
 
 def _as_complex(value: Num | Cplx) -> Cplx:
@@ -406,7 +431,7 @@ def _compare_seqs(gold: Seq, answer: Seq, rel_tol: float) -> bool | None:
         return _unordered_equal(_dedupe(gold.items), _dedupe(answer.items), rel_tol)
     if (gold.open, gold.close) != (answer.open, answer.close) or len(gold.items) != len(answer.items):
         return False
-    return _all_equal(list(zip(gold.items, answer.items)), rel_tol)
+    return _all_equal(list(zip(gold.items, answer.items, strict=True)), rel_tol)
 
 
 def _dedupe(items: tuple) -> tuple:
@@ -443,6 +468,12 @@ def _unordered_equal(golds: tuple, answers: tuple, rel_tol: float) -> bool | Non
 
 
 def _describe(value: object) -> str:
+    if isinstance(value, Seq):
+        if value.unordered:
+            return "sets (order ignored)"
+        if (value.open, value.close) != ("(", ")") or any(isinstance(v, Inf) for v in value.items):
+            return "intervals"
+        return "tuples (order kept)"
     return {
         Num: "numbers", BigInt: "integers", Cplx: "complex numbers", Seq: "tuples/intervals/sets",
         Union: "unions of intervals", Matrix: "matrices", Equation: "equations", Inf: "infinities",
@@ -471,6 +502,10 @@ def fast_verdict(gold: str, answer: str, rel_tol: float) -> Verdict:
     verdict = compare_values(g, a, rel_tol)
     if verdict is None:
         return Verdict(None, "needs symbolic comparison")
+    if isinstance(g, Huge) or isinstance(a, Huge):
+        digits = (g if isinstance(g, Huge) else a).log10  # type: ignore[union-attr]
+        return Verdict(verdict, f"{'equal' if verdict else 'different'}: a power with about {digits + 1:.3g} digits "
+                                f"(not evaluated) against {_describe(a if isinstance(g, Huge) else g)}")
     kind = _describe(g) if type(g) is type(a) else f"{_describe(g)} vs {_describe(a)}"
     return Verdict(verdict, f"{'equal' if verdict else 'different'} as {kind}")
 

@@ -38,16 +38,16 @@ def add_commands(subparsers) -> None:
     run.set_defaults(func=cmd_run)
 
 
-def make_backend(name: str, url: str | None = None):
+def make_backend(name: str, url: str | None = None, concurrency: int = 2):
     """A backend by name; imported lazily so a light install only needs what it uses."""
     if name == "local":
         from rewardkit.sandboxes.local import LocalSandbox
 
-        return LocalSandbox()
+        return LocalSandbox(concurrency=concurrency)
     if name == "docker":
         from rewardkit.sandboxes.docker import DockerSandbox
 
-        return DockerSandbox()
+        return DockerSandbox(pool_size=concurrency)
     if name == "remote":
         from rewardkit.sandboxes.remote import RemoteSandbox
 
@@ -60,7 +60,7 @@ def make_backend(name: str, url: str | None = None):
 def cmd_serve(args: argparse.Namespace) -> int:
     from rewardkit.sandboxes.server import make_server
 
-    backend = make_backend(args.backend)
+    backend = make_backend(args.backend, concurrency=args.max_concurrency)
     server = make_server(backend, host=args.host, port=args.port, max_concurrency=args.max_concurrency)
     host, port = server.server_address[:2]
     print(f"serving SandboxFusion API on http://{host}:{port} (backend {backend.name})", flush=True)

@@ -59,7 +59,7 @@ def survivors():
 for _ in range(200):
     try:
         os.kill(-1, signal.SIGKILL)
-    except ProcessLookupError:
+    except OSError:
         pass
     if not survivors():
         break
@@ -110,12 +110,16 @@ os.execvp('timeout', ['timeout', '-s', 'KILL', spec['wall_s']] + spec['argv'])
 class DockerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    image: str = Field(DEFAULT_IMAGE, description="image with python3 and coreutils (see `rewardkit sandbox build-image`)")
+    image: str = Field(
+        DEFAULT_IMAGE, description="image with python3 and coreutils (see `rewardkit sandbox build-image`)"
+    )
     pool_size: int = Field(2, gt=0, description="warm containers; also the number of programs running at once")
     base_url: str | None = Field(None, description="engine address, e.g. unix:///var/run/docker.sock; None = env")
     cpus: float = Field(1.0, gt=0, description="CPU share of each container")
     tmpfs_mb: int = Field(64, gt=0, description="size of each tmpfs work area (/sandbox, /tmp)")
-    grace_s: float = Field(3.0, gt=0, description="host-side allowance past the wall limit before the container is killed")
+    grace_s: float = Field(
+        3.0, gt=0, description="host-side allowance past the wall limit before the container is killed"
+    )
     acquire_timeout_s: float = Field(120.0, gt=0, description="longest wait for a free container")
     start_timeout_s: float = Field(60.0, gt=0, description="API timeout of engine calls")
 
@@ -167,7 +171,9 @@ class DockerSandbox(BatchMixin):
             import docker
 
             if self.config.base_url:
-                self._client = docker.DockerClient(base_url=self.config.base_url, version="auto", timeout=int(self.config.start_timeout_s))
+                self._client = docker.DockerClient(
+                    base_url=self.config.base_url, version="auto", timeout=int(self.config.start_timeout_s)
+                )
             else:
                 self._client = docker.from_env(version="auto", timeout=int(self.config.start_timeout_s))
         return self._client
@@ -193,7 +199,10 @@ class DockerSandbox(BatchMixin):
             working_dir="/sandbox",
             network_mode="none",
             read_only=True,
-            tmpfs={"/sandbox": f"{tmpfs_opts},exec,uid={RUN_UID},gid={RUN_UID},mode=0700", "/tmp": f"{tmpfs_opts},mode=1777"},
+            tmpfs={
+                "/sandbox": f"{tmpfs_opts},exec,uid={RUN_UID},gid={RUN_UID},mode=0700",
+                "/tmp": f"{tmpfs_opts},mode=1777",
+            },
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             pids_limit=limits.max_processes + 4,  # init, keep-alive, bootstrap/timeout
@@ -211,6 +220,10 @@ class DockerSandbox(BatchMixin):
         return _Container(handle, limits.memory_mb, limits.max_processes)
 
     def _discard(self, container: _Container) -> None:
+        try:
+            container.handle.kill()  # kill first: a forced remove of a container mid-exec waits on its streams
+        except Exception:
+            pass
         try:
             container.handle.remove(force=True)
         except Exception as exc:  # already gone or engine trouble: the replacement below still matters
@@ -294,29 +307,40 @@ class DockerSandbox(BatchMixin):
         try:
             streams, ending = _read_frames(sock, deadline, limits.output_bytes + len(READY_TOKEN))
         finally:
-            try:
-                sock.close()
-            except OSError:
-                pass
+            _hang_up(sock)
         wall = time.monotonic() - started
         stdout, stderr = streams
         ready = stdout.startswith(READY_TOKEN)
         stdout = stdout[len(READY_TOKEN) :] if ready else stdout
         cap = limits.output_bytes
         if ending == "deadline":
-            return RunResult(status=RunStatus.TIMEOUT, stdout=stdout[:cap], stderr=stderr[:cap], wall_time_s=wall,
-                             message=f"still running {self.config.grace_s:g}s past the wall limit; container killed"), False
+            return RunResult(
+                status=RunStatus.TIMEOUT,
+                stdout=stdout[:cap],
+                stderr=stderr[:cap],
+                wall_time_s=wall,
+                message=f"still running {self.config.grace_s:g}s past the wall limit; container killed",
+            ), False
         if ending == "flood":
-            return RunResult(status=RunStatus.OUTPUT_LIMIT, stdout=stdout[:cap], stderr=stderr[:cap], wall_time_s=wall,
-                             message=f"output over {cap} bytes; container killed"), False
+            return RunResult(
+                status=RunStatus.OUTPUT_LIMIT,
+                stdout=stdout[:cap],
+                stderr=stderr[:cap],
+                wall_time_s=wall,
+                message=f"output over {cap} bytes; container killed",
+            ), False
         exit_code = _exit_code(api, exec_id)
         if not ready:
             detail = stderr.decode("utf-8", "replace").strip()[-500:]
-            return RunResult(status=RunStatus.SANDBOX_ERROR, wall_time_s=wall,
-                             message=f"sandbox bootstrap failed (exit {exit_code}): {detail}"), False
+            return RunResult(
+                status=RunStatus.SANDBOX_ERROR,
+                wall_time_s=wall,
+                message=f"sandbox bootstrap failed (exit {exit_code}): {detail}",
+            ), False
         if not _still_running(container):
-            return RunResult(status=RunStatus.SANDBOX_ERROR, wall_time_s=wall,
-                             message="the sandbox container stopped during the run"), False
+            return RunResult(
+                status=RunStatus.SANDBOX_ERROR, wall_time_s=wall, message="the sandbox container stopped during the run"
+            ), False
         result = _verdict(exit_code, wall, limits, oom=_oom_kills(container.handle.id) > oom_before)
         reusable = exit_code is not None and _clean(container.handle.id)
         return result.model_copy(update={"stdout": stdout, "stderr": stderr}), reusable
@@ -331,14 +355,25 @@ def _verdict(exit_code: int | None, wall: float, limits: Limits, oom: bool) -> R
     if exit_code == 0:
         return RunResult(status=RunStatus.OK, exit_code=0, wall_time_s=wall)
     if signal == signals.SIGKILL and oom:
-        return RunResult(status=RunStatus.MEMORY, signal=signal, wall_time_s=wall, message=f"memory limit {limits.memory_mb} MB")
+        return RunResult(
+            status=RunStatus.MEMORY, signal=signal, wall_time_s=wall, message=f"memory limit {limits.memory_mb} MB"
+        )
     if signal == signals.SIGKILL and wall >= limits.wall_time_s * 0.98:
-        return RunResult(status=RunStatus.TIMEOUT, signal=signal, wall_time_s=wall, message=f"wall limit {limits.wall_time_s:g}s")
+        return RunResult(
+            status=RunStatus.TIMEOUT, signal=signal, wall_time_s=wall, message=f"wall limit {limits.wall_time_s:g}s"
+        )
     if signal == signals.SIGXCPU or (signal == signals.SIGKILL and wall >= limits.cpu_time_s * 0.98):
-        return RunResult(status=RunStatus.TIMEOUT, signal=signal, wall_time_s=wall, message=f"CPU limit {limits.cpu_time_s:g}s")
+        return RunResult(
+            status=RunStatus.TIMEOUT, signal=signal, wall_time_s=wall, message=f"CPU limit {limits.cpu_time_s:g}s"
+        )
     if oom:
-        return RunResult(status=RunStatus.MEMORY, exit_code=code, signal=signal, wall_time_s=wall,
-                         message=f"memory limit {limits.memory_mb} MB")
+        return RunResult(
+            status=RunStatus.MEMORY,
+            exit_code=code,
+            signal=signal,
+            wall_time_s=wall,
+            message=f"memory limit {limits.memory_mb} MB",
+        )
     if signal == signals.SIGXFSZ:
         return RunResult(status=RunStatus.RUNTIME_ERROR, signal=signal, wall_time_s=wall, message="file size limit")
     return RunResult(status=RunStatus.RUNTIME_ERROR, exit_code=code, signal=signal, wall_time_s=wall)
@@ -368,6 +403,16 @@ def _feed(sock: socket.socket, data: bytes) -> None:
         sock.shutdown(socket.SHUT_WR)
     except OSError:
         pass  # the exec ended before reading everything: its verdict says why
+
+
+def _hang_up(sock: socket.socket) -> None:
+    """Drop the exec's stream now. ``close`` alone waits for the HTTP response's reference to go away, and an
+    engine still writing a flood into the unread connection blocks the container's kill for 10 s."""
+    for action in (lambda: sock.shutdown(socket.SHUT_RDWR), sock.close):
+        try:
+            action()
+        except OSError:
+            pass
 
 
 def _read_frames(sock: socket.socket, deadline: float, cap: int) -> tuple[tuple[bytes, bytes], str]:

@@ -25,6 +25,7 @@ import json
 import os
 import select
 import signal
+import stat
 import struct
 import sys
 import time
@@ -282,13 +283,26 @@ def fetch_files(paths, budget):
         except OSError:
             continue
         try:
-            data = os.read(fd, budget + 1) if os.path.isfile(f"/proc/self/fd/{fd}") else b""
+            data = read_regular_file(fd, budget + 1)
         finally:
             os.close(fd)
         if len(data) <= budget:
             files[relpath] = b64(data)
             budget -= len(data)
     return files
+
+
+def read_regular_file(fd, limit):
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        return b""
+    chunks, size = [], 0
+    while size < limit:
+        chunk = os.read(fd, min(1 << 20, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def drain(fd):

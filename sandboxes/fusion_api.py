@@ -39,7 +39,15 @@ LANGUAGES: dict[str, LanguageSpec] = {
     "bash": LanguageSpec(source="main.sh", run=("bash", "main.sh")),
 }
 
-_SUFFIXES = {".py": "python", ".js": "nodejs", ".mjs": "nodejs", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".sh": "bash"}
+_SUFFIXES = {
+    ".py": "python",
+    ".js": "nodejs",
+    ".mjs": "nodejs",
+    ".cpp": "cpp",
+    ".cc": "cpp",
+    ".cxx": "cpp",
+    ".sh": "bash",
+}
 _INTERPRETERS = {"python3": "python", "python": "python", "node": "nodejs", "nodejs": "nodejs"}
 
 #: Exit code and stderr marker of a failed compile step (the program has not run yet when they are written).
@@ -139,7 +147,10 @@ def program_request(
     if spec.compile is None:
         return RunRequest(argv=list(spec.run), files=all_files, stdin=stdin, limits=limits)
     grown = limits.model_copy(
-        update={"wall_time_s": limits.wall_time_s + compile_timeout_s, "cpu_time_s": limits.cpu_time_s + compile_timeout_s}
+        update={
+            "wall_time_s": limits.wall_time_s + compile_timeout_s,
+            "cpu_time_s": limits.cpu_time_s + compile_timeout_s,
+        }
     )
     argv = ["sh", "-c", _compile_and_run_script(spec, compile_timeout_s)]
     return RunRequest(argv=argv, files=all_files, stdin=stdin, limits=grown)
@@ -247,11 +258,15 @@ def fusion_request_for(request: RunRequest, compile_timeout_s: float = 10.0) -> 
 def run_result_from_response(response: RunCodeResponse) -> RunResult:
     """The sandbox verdict a SandboxFusion response stands for (client side)."""
     if response.status is FusionStatus.SANDBOX_ERROR:
-        return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"SandboxFusion SandboxError: {response.message}".strip())
+        return RunResult(
+            status=RunStatus.SANDBOX_ERROR, message=f"SandboxFusion SandboxError: {response.message}".strip()
+        )
     compiled = response.compile_result
     if compiled is not None and (compiled.status is not CommandStatus.FINISHED or compiled.return_code != 0):
         if compiled.status is CommandStatus.ERROR:
-            return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"compile step failed in the sandbox: {compiled.stderr or ''}")
+            return RunResult(
+                status=RunStatus.SANDBOX_ERROR, message=f"compile step failed in the sandbox: {compiled.stderr or ''}"
+            )
         timed_out = compiled.status is CommandStatus.TIME_LIMIT_EXCEEDED
         return RunResult(
             status=RunStatus.TIMEOUT if timed_out else RunStatus.RUNTIME_ERROR,
@@ -271,7 +286,10 @@ def run_result_from_response(response: RunCodeResponse) -> RunResult:
         "message": response.message,
     }
     if run.status is CommandStatus.ERROR:
-        return RunResult(status=RunStatus.SANDBOX_ERROR, **{**common, "message": f"run step failed in the sandbox: {response.message}"})
+        return RunResult(
+            status=RunStatus.SANDBOX_ERROR,
+            **{**common, "message": f"run step failed in the sandbox: {response.message}"},
+        )
     if run.status is CommandStatus.TIME_LIMIT_EXCEEDED:
         status = RunStatus.TIMEOUT
     elif run.return_code is None:

@@ -70,7 +70,14 @@ def debootstrap_rootfs(spec: ImageSpec, target: Path, timeout_s: float = 1800) -
         raise RuntimeError("debootstrap is not installed (apt-get install debootstrap)")
     if os.geteuid() != 0:
         raise RuntimeError("debootstrap needs root")
-    cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(spec.packages)}", spec.suite, str(target), spec.mirror]
+    cmd = [
+        "debootstrap",
+        "--variant=minbase",
+        f"--include={','.join(spec.packages)}",
+        spec.suite,
+        str(target),
+        spec.mirror,
+    ]
     logger.info("running %s", " ".join(cmd))
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
     if proc.returncode != 0:
@@ -127,7 +134,9 @@ def import_image(spec: ImageSpec, tarball: Path, client=None) -> str:
 
     client = client or docker.from_env(version="auto")
     repository, _, tag = spec.image.rpartition(":") if ":" in spec.image.split("/")[-1] else (spec.image, "", "latest")
-    client.api.import_image_from_file(str(tarball), repository=repository, tag=tag or "latest", changes=import_changes())
+    client.api.import_image_from_file(
+        str(tarball), repository=repository, tag=tag or "latest", changes=import_changes()
+    )
     return client.images.get(spec.image).id
 
 

@@ -9,11 +9,11 @@ import math
 import tempfile
 
 import pytest
-
-import rewardkit
 from rewardkit.adapters.spec import RewardSpec, load_spec
 from rewardkit.adapters.tasks import arithmetic, arithmetic_pairs
 from rewardkit.adapters.trl import dpo_dataset, grpo_config_kwargs, grpo_rewards
+
+import rewardkit
 from rewardkit.reward import AsyncReward, ConfigError
 
 HAVE = set(rewardkit.list_rewards())

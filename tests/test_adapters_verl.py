@@ -14,9 +14,9 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from rewardkit.adapters.verl import VerlScorer, compute_score, compute_score_batch, load_mapping
 
 import rewardkit
-from rewardkit.adapters.verl import VerlScorer, compute_score, compute_score_batch, load_mapping
 from rewardkit.reward import ConfigError
 
 needs_math = pytest.mark.skipif("math_equivalence" not in rewardkit.list_rewards(), reason="math family absent")
@@ -114,7 +114,7 @@ def test_missing_reward_and_non_text_are_unscorable_never_raise():
 
 def test_code_sources_get_parsed_tests():
     scorer = VerlScorer()
-    index, route = scorer.route_for("codecontests")
+    _, route = scorer.route_for("codecontests")
     assert route.reward == "code_tests" and route.parse_json and route.ground_truth_column == "tests"
     from rewardkit.adapters.verl import _row
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
-from rewardkit.cli import main
 from rewardkit.constitutions.loader import bundled_names, constitution_hash, load_constitution, parse_text
 from rewardkit.constitutions.schema import ConstitutionError
+
+from rewardkit.cli import main
 
 VALID = textwrap.dedent(
     """\
@@ -46,7 +46,9 @@ def test_bundled_library_has_the_four_constitutions_and_all_validate():
 
 def test_load_by_path_and_hash_ignores_formatting_but_not_content(tmp_path):
     original = load_constitution(write(tmp_path, VALID))
-    reformatted = load_constitution(write(tmp_path, "# a comment\n" + VALID.replace("name: tiny", "name:   tiny"), "b.yaml"))
+    reformatted = load_constitution(
+        write(tmp_path, "# a comment\n" + VALID.replace("name: tiny", "name:   tiny"), "b.yaml")
+    )
     changed = load_constitution(write(tmp_path, VALID.replace("shorter while", "briefer while"), "d.yaml"))
     assert constitution_hash(original) == constitution_hash(reformatted)
     assert constitution_hash(original) != constitution_hash(changed)
@@ -56,22 +58,36 @@ def test_load_by_path_and_hash_ignores_formatting_but_not_content(tmp_path):
 # Verdict table: broken file -> every fragment the error must contain (file, field path, what is wrong).
 BROKEN = [
     (VALID.replace("  - id: short", "  - id: Short Principle"), ["c.yaml", "principles[1].id", "not a slug"]),
-    (VALID.replace("    critique: Point out every sentence the user did not need.\n", ""),
-     ["c.yaml", "principles[1].critique", "field required"]),
+    (
+        VALID.replace("    critique: Point out every sentence the user did not need.\n", ""),
+        ["c.yaml", "principles[1].critique", "field required"],
+    ),
     (VALID.replace("id: short", "id: correct"), ["c.yaml", "principles", "duplicate principle id 'correct'"]),
     (VALID + "colour: blue\n", ["c.yaml", "colour", "unknown field"]),
-    (VALID.replace("description: A two-principle constitution for tests.\n", ""), ["c.yaml", "description", "field required"]),
-    (VALID.replace("comparison: Which response gives the correct answer?", "comparison: Which?"),
-     ["principles[0].comparison", "at least 10 characters"]),
+    (
+        VALID.replace("description: A two-principle constitution for tests.\n", ""),
+        ["c.yaml", "description", "field required"],
+    ),
+    (
+        VALID.replace("comparison: Which response gives the correct answer?", "comparison: Which?"),
+        ["principles[0].comparison", "at least 10 characters"],
+    ),
     ("name: x\ndescription: d\nprinciples: []\n", ["c.yaml", "principles", "at least 1"]),
     ("- just\n- a list\n", ["c.yaml", "expected a mapping"]),
     ("name: [unclosed\n", ["c.yaml", "line", "invalid YAML"]),
-    (VALID + "templates:\n  critique: '{{ critique_request }} {{ nonsense }}'\n",
-     ["templates", "critique", "unknown variable", "nonsense"]),
-    (VALID + "templates:\n  revision: 'Rewrite it.'\n", ["templates", "revision", "missing variable", "revision_request"]),
+    (
+        VALID + "templates:\n  critique: '{{ critique_request }} {{ nonsense }}'\n",
+        ["templates", "critique", "unknown variable", "nonsense"],
+    ),
+    (
+        VALID + "templates:\n  revision: 'Rewrite it.'\n",
+        ["templates", "revision", "missing variable", "revision_request"],
+    ),
     (VALID + "templates:\n  comparison: '{{ prompt }} {% if %}'\n", ["templates", "comparison", "not a valid jinja"]),
-    (VALID + "examples:\n  comparison:\n    - {prompt: p, response_a: a, response_b: b, preferred: C}\n",
-     ["examples.comparison[0].preferred", "'A' or 'B'"]),
+    (
+        VALID + "examples:\n  comparison:\n    - {prompt: p, response_a: a, response_b: b, preferred: C}\n",
+        ["examples.comparison[0].preferred", "'A' or 'B'"],
+    ),
 ]
 
 
@@ -86,7 +102,9 @@ def test_broken_constitution_errors_name_file_field_and_problem(tmp_path, text, 
 
 
 def test_one_error_line_per_problem(tmp_path):
-    text = VALID.replace("id: short", "id: BAD ID").replace("    revision: Rewrite the response so that it contains no errors.\n", "")
+    text = VALID.replace("id: short", "id: BAD ID").replace(
+        "    revision: Rewrite the response so that it contains no errors.\n", ""
+    )
     with pytest.raises(ConstitutionError) as info:
         load_constitution(write(tmp_path, text))
     lines = str(info.value).splitlines()

@@ -297,6 +297,20 @@ def test_non_text_completions_are_unscorable(completion):
     assert result.reason == "completion is not text"
 
 
+class RaisingEquality:
+    """A role object whose comparison raises: garbage from a buggy pipeline, not text."""
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other):
+        raise RuntimeError("cannot compare")
+
+
+def test_exotic_message_objects_do_not_raise():
+    [result] = get_reward("think_format").details([[{"role": RaisingEquality(), "content": GOOD}]])
+    assert result.score is None and result.reason == "completion is not text"
+
+
 def test_empty_text_is_scored_not_unscorable():
     assert get_reward("think_format")(["", [{"role": "assistant", "content": ""}]]) == [0.0, 0.0]
 

@@ -80,11 +80,14 @@ def test_think_format_reasons_name_the_problem():
         ("```\n" * 100_000) + "<think>x</think> 4",
         "<" * 1_000_000 + "/think>",
         "<think>`" + "x`" * 300_000 + "</think> y",
+        # open-r1's format regex (lazy .*? twice) needs ~13 s on 8k repeats of this; quadratic
+        "<think>\nx" + "\n</think>\n<answer>\n" * 50_000 + "tail",
     ],
-    ids=["many-opens", "huge-block", "backticks", "many-fences", "many-lt", "many-inline"],
+    ids=["many-opens", "huge-block", "backticks", "many-fences", "many-lt", "many-inline", "lazy-regex-trap"],
 )
-def test_think_format_is_linear_on_huge_input(completion):
-    reward = get_reward("think_format")
+@pytest.mark.parametrize("config", [{}, {"answer_tag": "answer"}], ids=["plain", "answer-tag"])
+def test_think_format_is_linear_on_huge_input(completion, config):
+    reward = get_reward("think_format", config)
     start = time.perf_counter()
     [score] = reward([completion])
     assert score in (0.0, 1.0)

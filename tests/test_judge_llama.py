@@ -166,6 +166,6 @@ def test_llm_judge_inside_grpo_trainer(embedded_server, tiny_model_dir, tmp_path
     trainer.train()
     assert trainer.state.global_step == 2
     report = reward.client.report()
-    assert report.requests + report.cache_hits == 2 * 4 * 2  # 2 steps x 4 prompts... x 4 generations / 4 per batch
+    assert report.requests + report.cache_hits == 2 * 4  # 2 steps x 4 completions (1 prompt x 4 generations)
     logged = [entry for entry in trainer.state.log_history if "rewards/llm_judge/mean" in entry]
     assert len(logged) == 2

@@ -7,9 +7,9 @@ go through the hard-timeout worker pool.
 from __future__ import annotations
 
 import pytest
+from rewardkit.rewards.math import MathEquivalence
 
 from rewardkit import get_reward
-from rewardkit.rewards.math import MathEquivalence
 
 B = r"\boxed"
 
@@ -280,6 +280,11 @@ BAD_INPUT = [
     ("7", "7 " * 300_000, 0.0),
     ("7", r"\boxed{" + "9" * 100_000 + "}", 0.0),
     ("7", "\x00\x01\ufffd" + r"\boxed{7}", 1.0),
+    ("5", r"\boxed{10^{10^{10}}}", 0.0),  # settled by size, never evaluated
+    ("5", r"\boxed{9^{9^{9}}}", 0.0),
+    ("5", r"\boxed{10^{10^{10^{10}}}}", 0.0),
+    (r"10^{10^{10}}", r"\boxed{10^{10^{10}}}", 1.0),
+    ("1" + "0" * 5000, r"\boxed{10^{50000}}", 0.0),  # sizes differ by 45,000 digits
 ]
 
 TABLE = (
@@ -289,7 +294,7 @@ TABLE = (
 
 
 def _id(case: tuple) -> str:
-    gold, completion, expected = case
+    gold, completion, _ = case
     text = f"{gold!r}|{completion!r}"
     return (text[:60] + f"..{len(text)}") if len(text) > 64 else text
 

@@ -11,9 +11,9 @@ import math
 
 import pytest
 import torch
-
 from rewardkit.adapters.mini_grpo import MiniGRPOConfig, MiniGRPOTrainer, train_grpo
 from rewardkit.adapters.tasks import CharacterShare, arithmetic, digit_run
+
 from rewardkit.reward import ConfigError, Reward
 from rewardkit.types import RewardResult
 
@@ -75,12 +75,13 @@ def test_group_of_identical_rewards_gives_no_gradient(tiny_model_dir):
     before = [p.detach().clone() for p in trainer.model.parameters()]
     history = trainer.train()
     assert history[0]["loss"] == 0.0 and history[0]["grad_norm"] == 0.0
-    assert all(torch.equal(a, b) for a, b in zip(before, trainer.model.parameters()))
+    assert all(torch.equal(a, b) for a, b in zip(before, trainer.model.parameters(), strict=True))
 
 
 @pytest.mark.skipif("math_equivalence" not in __import__("rewardkit").list_rewards(), reason="math family absent")
 def test_spec_rewards_on_arithmetic_with_conversational_prompts(tiny_model_dir):
-    spec = {"rewards": [{"name": "math_equivalence", "config": {"workers": 1}}, {"name": "think_format", "weight": 0.5}]}
+    spec = {"rewards": [{"name": "math_equivalence", "config": {"workers": 1}},
+                        {"name": "think_format", "weight": 0.5}]}
     cfg = MiniGRPOConfig(**{**BASE, "model": str(tiny_model_dir), "max_steps": 1, "rewards": spec})
     history = MiniGRPOTrainer(cfg, arithmetic(4, conversational=True)).train()
     assert {"rewards/math_equivalence", "rewards/think_format"} <= set(history[0])

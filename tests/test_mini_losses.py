@@ -8,7 +8,6 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-
 from rewardkit.adapters.mini_common import Encoded, per_token_logps, sequence_logps
 from rewardkit.adapters.mini_dpo import dpo_loss, ipo_loss
 from rewardkit.adapters.mini_grpo import combine_rewards, completion_logps, group_advantages, grpo_loss
@@ -78,7 +77,8 @@ def test_orpo_loss_hand_values():
     assert float(odds_ratio_term(t(a_w), t(a_l))) == pytest.approx(term, abs=1e-6)
     assert float(orpo_loss(torch.tensor(2.0), t(a_w), t(a_l), 0.1)) == pytest.approx(2.0 - 0.1 * term, abs=1e-6)
     # a chosen answer more likely than the rejected one lowers the loss
-    assert float(orpo_loss(torch.tensor(2.0), t(-0.2), t(-3.0), 0.1)) < float(orpo_loss(torch.tensor(2.0), t(-3.0), t(-0.2), 0.1))
+    nll = torch.tensor(2.0)
+    assert float(orpo_loss(nll, t(-0.2), t(-3.0), 0.1)) < float(orpo_loss(nll, t(-3.0), t(-0.2), 0.1))
 
 
 def test_combine_rewards_skips_unscorable_terms():
@@ -90,7 +90,8 @@ def test_combine_rewards_skips_unscorable_terms():
 def test_group_advantages_hand_values():
     adv = group_advantages(torch.tensor([1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]), 4)
     std = math.sqrt(4 * 0.25 / 3)  # unbiased std of [1, 0, 0, 1]
-    assert adv[:4].tolist() == pytest.approx([0.5 / (std + 1e-4), -0.5 / (std + 1e-4)] * 1 + [-0.5 / (std + 1e-4), 0.5 / (std + 1e-4)], abs=1e-6)
+    a = 0.5 / (std + 1e-4)
+    assert adv[:4].tolist() == pytest.approx([a, -a, -a, a], abs=1e-6)
     assert adv[4:].tolist() == [0.0] * 4  # a group that agrees teaches nothing
     unscaled = group_advantages(torch.tensor([1.0, 0.0, 0.0, 1.0]), 4, scale="none")
     assert unscaled.tolist() == pytest.approx([0.5, -0.5, -0.5, 0.5])
@@ -143,11 +144,10 @@ def _args(cls, **kw):
 @pytest.mark.slow
 @pytest.mark.parametrize(("loss_type", "beta"), [("sigmoid", 0.1), ("ipo", 0.5)])
 def test_dpo_and_ipo_match_trl(tiny_model_dir, loss_type, beta):
-    from transformers import AutoTokenizer
-    from trl import DPOConfig, DPOTrainer
-
     from rewardkit.adapters.tasks import arithmetic_pairs
     from rewardkit.adapters.trl import dpo_dataset
+    from transformers import AutoTokenizer
+    from trl import DPOConfig, DPOTrainer
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     trainer = DPOTrainer(model=str(tiny_model_dir), args=_args(DPOConfig, loss_type=[loss_type], beta=beta),
@@ -174,10 +174,9 @@ def test_dpo_and_ipo_match_trl(tiny_model_dir, loss_type, beta):
 @pytest.mark.slow
 def test_kto_matches_trl(tiny_model_dir):
     from datasets import Dataset
+    from rewardkit.adapters.tasks import arithmetic_unpaired
     from transformers import AutoTokenizer
     from trl import KTOConfig, KTOTrainer
-
-    from rewardkit.adapters.tasks import arithmetic_unpaired
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     rows = [{k: r[k] for k in ("prompt", "completion", "label")} for r in arithmetic_unpaired(8, seed=5)]
@@ -215,10 +214,9 @@ def test_orpo_odds_ratio_matches_trl():
 @pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
 def test_grpo_loss_matches_trl(tiny_model_dir, loss_type):
     from datasets import Dataset
+    from rewardkit.adapters.tasks import CharacterShare, digit_run
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
-
-    from rewardkit.adapters.tasks import CharacterShare, digit_run
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     args = _args(GRPOConfig, num_generations=4, max_completion_length=6, beta=0.2, loss_type=loss_type,

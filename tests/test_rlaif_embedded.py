@@ -11,7 +11,6 @@ import sys
 
 import pytest
 from judge_fixtures import embedded_server  # noqa: F401  (pytest fixture)
-
 from rewardkit.constitutions.loader import constitution_hash, load_constitution
 
 
@@ -30,8 +29,12 @@ def demo_run(tmp_path_factory):
     """``rewardkit rlaif pairs --demo --out DIR``, exactly the README's first command, in a subprocess."""
     _require_embedded_model()
     out = tmp_path_factory.mktemp("rlaif-demo")
-    completed = subprocess.run([sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--out", str(out)],
-                               capture_output=True, text=True, timeout=600)
+    completed = subprocess.run(
+        [sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert completed.returncode == 0, completed.stderr[-3000:]
     return out, completed.stdout
 
@@ -51,9 +54,24 @@ def test_demo_writes_a_valid_dpo_dataset_with_provenance(demo_run):
     from_json = load_dataset("json", data_files=str(out / "train.jsonl"), split="train")
     from_parquet = load_dataset("parquet", data_files=str(out / "train.parquet"), split="train")
     assert from_json.num_rows == from_parquet.num_rows == summary["kept"]
-    assert from_json.to_list() == from_parquet.to_list()
-    for column in ("prompt", "chosen", "rejected", "principles", "prob_chosen", "prob_chosen_shown_first",
-                   "prob_chosen_shown_second", "flip", "judge_model", "constitution", "constitution_hash"):
+    for json_row, parquet_row in zip(from_json, from_parquet, strict=True):
+        assert json_row["prob_chosen"] == pytest.approx(parquet_row["prob_chosen"], abs=1e-12)
+        assert {k: v for k, v in json_row.items() if not k.startswith("prob")} == {
+            k: v for k, v in parquet_row.items() if not k.startswith("prob")
+        }
+    for column in (
+        "prompt",
+        "chosen",
+        "rejected",
+        "principles",
+        "prob_chosen",
+        "prob_chosen_shown_first",
+        "prob_chosen_shown_second",
+        "flip",
+        "judge_model",
+        "constitution",
+        "constitution_hash",
+    ):
         assert column in from_json.column_names
 
     principle_ids = {p.id for p in load_constitution("helpful-harmless").principles}
@@ -65,7 +83,9 @@ def test_demo_writes_a_valid_dpo_dataset_with_provenance(demo_run):
         assert len(row["principles"]) == 1 and set(row["principles"]) <= principle_ids
         assert all(0.0 <= p <= 1.0 for p in row["prob_chosen_shown_first"] + row["prob_chosen_shown_second"])
         # the averaged preference is the mean of the two presentation orders
-        assert row["prob_chosen"] == pytest.approx((row["prob_chosen_shown_first"][0] + row["prob_chosen_shown_second"][0]) / 2)
+        assert row["prob_chosen"] == pytest.approx(
+            (row["prob_chosen_shown_first"][0] + row["prob_chosen_shown_second"][0]) / 2
+        )
         assert row["judge_model"].startswith("smollm2-135m-instruct")
         assert row["constitution_hash"] == digest
 
@@ -77,8 +97,12 @@ def test_demo_writes_a_valid_dpo_dataset_with_provenance(demo_run):
 def test_rerunning_the_demo_resumes_without_judge_calls(demo_run):
     out, _ = demo_run
     before = (out / "train.jsonl").read_text()
-    completed = subprocess.run([sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--out", str(out)],
-                               capture_output=True, text=True, timeout=300)
+    completed = subprocess.run(
+        [sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert "resumed from an earlier run: 20" in completed.stdout
     assert "judge calls: 0" in completed.stdout
@@ -96,8 +120,17 @@ def test_dpo_trainer_trains_on_the_demo_dataset(demo_run, tiny_model_dir, tmp_pa
     dataset = load_dataset("parquet", data_files=str(out / "train.parquet"), split="train")
     dataset = dataset.select_columns(["prompt", "chosen", "rejected"])
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    args = DPOConfig(output_dir=str(tmp_path / "dpo"), use_cpu=True, bf16=False, report_to="none", save_strategy="no",
-                     max_steps=2, per_device_train_batch_size=2, max_length=128, logging_steps=1)
+    args = DPOConfig(
+        output_dir=str(tmp_path / "dpo"),
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        save_strategy="no",
+        max_steps=2,
+        per_device_train_batch_size=2,
+        max_length=128,
+        logging_steps=1,
+    )
     trainer = DPOTrainer(model=str(tiny_model_dir), args=args, train_dataset=dataset, processing_class=tokenizer)
     trainer.train()
     assert trainer.state.global_step == 2
@@ -112,8 +145,24 @@ def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):  
     from rewardkit.cli import main
 
     out = tmp_path / "revise"
-    code = main(["rlaif", "revise", "--demo", "--limit", "1", "--rounds", "1", "--max-tokens", "96", "--out", str(out),
-                 "--reviser-base-url", embedded_server.base_url, "--no-progress"])
+    code = main(
+        [
+            "rlaif",
+            "revise",
+            "--demo",
+            "--limit",
+            "1",
+            "--rounds",
+            "1",
+            "--max-tokens",
+            "96",
+            "--out",
+            str(out),
+            "--reviser-base-url",
+            embedded_server.base_url,
+            "--no-progress",
+        ]
+    )
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["responses_total"] == 3 and summary["failed"] == 0
@@ -128,3 +177,69 @@ def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):  
         assert row["critiques"][0].strip()
     originals = {json.loads(line)["original"] for line in (out / "state" / "revisions.jsonl").read_text().splitlines()}
     assert set(dpo["rejected"]) <= originals
+
+
+@pytest.mark.slow
+def test_pairs_from_candidates_generated_by_a_policy(embedded_server, tiny_model_dir, tmp_path):  # noqa: F811
+    from datasets import load_dataset
+
+    from rewardkit.cli import main
+
+    data = tmp_path / "prompts.jsonl"
+    data.write_text(
+        json.dumps({"prompt": "What is 3 + 5?"})
+        + "\n"
+        + json.dumps({"prompt": [{"role": "user", "content": "Say something helpful."}]})
+        + "\n"
+    )
+    out = tmp_path / "generated"
+    code = main(
+        [
+            "rlaif",
+            "pairs",
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--k",
+            "2",
+            "--temperature",
+            "1.0",
+            "--max-tokens",
+            "12",
+            "--policy-backend",
+            "transformers",
+            "--policy-model",
+            str(tiny_model_dir),
+            "--judge-base-url",
+            embedded_server.base_url,
+            "--conversational",
+            "--format",
+            "parquet",
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    candidates = [json.loads(line) for line in (out / "state" / "candidates.jsonl").read_text().splitlines()]
+    assert [len(set(c["candidates"])) for c in candidates] == [2, 2]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pairs_total"] == 2 and summary["failed"] == 0
+    dataset = load_dataset("parquet", data_files=str(out / "train.parquet"), split="train")
+    assert dataset.num_rows == summary["kept"]
+    for row in dataset:
+        assert row["prompt"][-1]["role"] == "user"
+        assert row["chosen"][0]["role"] == row["rejected"][0]["role"] == "assistant"
+        assert row["chosen"] != row["rejected"]
+        generated = {text for c in candidates for text in c["candidates"]}
+        assert {row["chosen"][0]["content"], row["rejected"][0]["content"]} <= generated
+
+
+def test_missing_candidates_without_a_policy_is_a_clear_error(tmp_path, capsys):
+    from rewardkit.cli import main
+
+    data = tmp_path / "prompts.jsonl"
+    data.write_text(json.dumps({"prompt": "Hi", "responses": ["only one"]}) + "\n")
+    assert main(["rlaif", "pairs", "--data", str(data), "--out", str(tmp_path / "o")]) == 2
+    assert "give a policy to generate them" in capsys.readouterr().err
+    assert main(["rlaif", "pairs", "--out", str(tmp_path / "o")]) == 2
+    assert "--demo" in capsys.readouterr().err

@@ -8,7 +8,6 @@ import json
 
 import pytest
 from datasets import load_dataset
-
 from rewardkit.constitutions.loader import constitution_hash, load_constitution, parse_text
 from rewardkit.constitutions.pairs import (
     PairsConfig,
@@ -29,9 +28,9 @@ CONSTITUTION = parse_text(
 name: scripted
 description: Three principles whose questions the scripted judge recognises.
 principles:
-  - {id: p-one, comparison: "QUESTION ONE: which is better?", critique: "Critique request one.", revision: "Revision request one."}
-  - {id: p-two, comparison: "QUESTION TWO: which is better?", critique: "Critique request two.", revision: "Revision request two."}
-  - {id: p-three, comparison: "QUESTION THREE: which is better?", critique: "Critique request three.", revision: "Revision request three."}
+  - {id: p-one, comparison: "QUESTION ONE: which is better?", critique: "Critique one.", revision: "Revision one."}
+  - {id: p-two, comparison: "QUESTION TWO: which is better?", critique: "Critique two.", revision: "Revision two."}
+  - {id: p-three, comparison: "QUESTION THREE: which?", critique: "Critique three.", revision: "Revision three."}
 """,
     "inline",
 )
@@ -42,8 +41,9 @@ def order(p_first):
         return OrderVerdict(source="error", reason="HTTP 503 after 4 retries")
     if p_first is None:
         return OrderVerdict(source="abstain", reason="no verdict in answer")
-    return OrderVerdict(prob_first=p_first, choice="first" if p_first > 0.5 else "second" if p_first < 0.5 else None,
-                        source="logprobs")
+    return OrderVerdict(
+        prob_first=p_first, choice="first" if p_first > 0.5 else "second" if p_first < 0.5 else None, source="logprobs"
+    )
 
 
 class ScriptedJudge:
@@ -71,7 +71,9 @@ def prefers(text):
 
 
 def item(index, prompt, *candidates, reference=None):
-    return PromptItem(index=index, prompt_id=f"p{index}", prompt=prompt, candidates=tuple(candidates), reference=reference)
+    return PromptItem(
+        index=index, prompt_id=f"p{index}", prompt=prompt, candidates=tuple(candidates), reference=reference
+    )
 
 
 def run(tmp_path, judge, items, **config):
@@ -111,19 +113,25 @@ def test_all_pairs_of_k_candidates_are_compared(tmp_path):
     _, rows, _ = run(tmp_path, judge, [item(0, "q", "a", "bbb", "cc", "dddd")])
     assert len(rows) == 6
     assert {(r["chosen"], r["rejected"]) for r in rows} == {
-        ("bbb", "a"), ("cc", "a"), ("dddd", "a"), ("bbb", "cc"), ("dddd", "bbb"), ("dddd", "cc")}
+        ("bbb", "a"),
+        ("cc", "a"),
+        ("dddd", "a"),
+        ("bbb", "cc"),
+        ("dddd", "bbb"),
+        ("dddd", "cc"),
+    }
 
 
 # Verdict table: (P(first better) in order AB, same in order BA) -> expected outcome with margin 0.1.
 # Order BA shows response_b first, so a judge that prefers position A says 0.9 in both orders.
 OUTCOMES = [
-    ((0.9, 0.1), "a"),            # consistent preference for a
-    ((0.2, 0.8), "b"),            # consistent preference for b
-    ((0.9, 0.9), "tie"),          # always picks the first position: averages to 0.5
-    ((0.7, 0.6), "tie"),          # P(a) = (0.7 + 0.4) / 2 = 0.55: inside the margin
-    ((0.75, 0.4), "a"),           # P(a) = 0.675: outside the margin although the margin is not tiny
-    ((0.5, 0.5), "tie"),          # no preference at all
-    ((None, 0.1), "abstain"),     # one order unparsable -> abstain (both orders required)
+    ((0.9, 0.1), "a"),  # consistent preference for a
+    ((0.2, 0.8), "b"),  # consistent preference for b
+    ((0.9, 0.9), "tie"),  # always picks the first position: averages to 0.5
+    ((0.7, 0.6), "tie"),  # P(a) = (0.7 + 0.4) / 2 = 0.55: inside the margin
+    ((0.75, 0.4), "a"),  # P(a) = 0.675: outside the margin although the margin is not tiny
+    ((0.5, 0.5), "tie"),  # no preference at all
+    ((None, 0.1), "abstain"),  # one order unparsable -> abstain (both orders required)
     ((None, None), "abstain"),
 ]
 
@@ -147,7 +155,7 @@ def test_outcome_table(tmp_path, orders, expected):
 def test_margin_zero_drops_only_exact_ties(tmp_path):
     judge = ScriptedJudge(lambda p, first, second, q: {"x": 0.52, "y": 0.5}[first[0]] if first[0] in "xy" else 0.5)
     items = [item(0, "q0", "x1", "other"), item(1, "q1", "y1", "other")]
-    summary, rows, dropped = run(tmp_path, judge, items, margin=0.0)
+    _, rows, dropped = run(tmp_path, judge, items, margin=0.0)
     assert [r["chosen"] for r in rows] == ["x1"]
     assert [d["reason"] for d in dropped] == ["tie"]
 
@@ -155,7 +163,7 @@ def test_margin_zero_drops_only_exact_ties(tmp_path):
 def test_identical_and_empty_candidates_never_become_pairs(tmp_path):
     judge = ScriptedJudge(prefers("good"))
     items = [item(0, "q0", "same", "same"), item(1, "q1", "good", "  "), item(2, "q2", "good", " good ")]
-    summary, rows, dropped = run(tmp_path, judge, items)
+    _, rows, dropped = run(tmp_path, judge, items)
     assert not rows
     assert sorted(d["reason"] for d in dropped) == ["empty", "identical"]  # exact duplicates make no pair at all
     assert judge.calls == []
@@ -184,7 +192,7 @@ def test_ensembling_averages_principles_and_skips_abstaining_ones(tmp_path):
             return None
         return p if first == "resp-a" else 1 - p
 
-    summary, rows, _ = run(tmp_path, ScriptedJudge(script), [item(0, "q", "resp-a", "resp-b")], principles_per_comparison=3)
+    _, rows, _ = run(tmp_path, ScriptedJudge(script), [item(0, "q", "resp-a", "resp-b")], principles_per_comparison=3)
     row = rows[0]
     assert sorted(row["principles"]) == ["p-one", "p-three", "p-two"]
     assert row["abstained_principles"] == ["p-three"]
@@ -193,8 +201,9 @@ def test_ensembling_averages_principles_and_skips_abstaining_ones(tmp_path):
 
 
 def test_ensemble_where_every_principle_abstains_is_an_abstain(tmp_path):
-    summary, rows, dropped = run(tmp_path, ScriptedJudge(lambda *a: None), [item(0, "q", "a", "b")],
-                                 principles_per_comparison=2)
+    summary, rows, dropped = run(
+        tmp_path, ScriptedJudge(lambda *a: None), [item(0, "q", "a", "b")], principles_per_comparison=2
+    )
     assert not rows and dropped[0]["abstained"] is True
     assert summary.dropped == {"abstain": 1}
 
@@ -205,8 +214,9 @@ def test_chain_of_thought_labels_are_clamped_before_averaging(tmp_path):
     _, rows, _ = run(tmp_path / "cot", judge, [item(0, "q", "good", "bad")], chain_of_thought=True)
     assert rows[0]["prob_chosen"] == pytest.approx(0.6)
     assert rows[0]["prob_chosen_shown_first"] == [pytest.approx(0.6)]
-    _, rows, dropped = run(tmp_path / "cot-margin", judge, [item(0, "q", "good", "bad")], chain_of_thought=True,
-                           margin=0.1)
+    _, rows, dropped = run(
+        tmp_path / "cot-margin", judge, [item(0, "q", "good", "bad")], chain_of_thought=True, margin=0.1
+    )
     assert not rows and dropped[0]["reason"] == "tie"  # |0.6 - 0.5| is not more than 0.1
     _, rows, _ = run(tmp_path / "plain", judge, [item(0, "q", "good", "bad")])
     assert rows[0]["prob_chosen"] == pytest.approx(1.0)
@@ -223,7 +233,9 @@ def test_clamp_verdict_table():
 
 
 def test_judge_endpoint_failures_are_not_recorded_and_are_retried(tmp_path):
-    broken = ScriptedJudge(lambda p, first, second, q: "error" if "flaky" in (first + second) else (0.9 if first == "good" else 0.1))
+    broken = ScriptedJudge(
+        lambda p, first, second, q: "error" if "flaky" in (first + second) else (0.9 if first == "good" else 0.1)
+    )
     items = [item(0, "q0", "good", "bad"), item(1, "q1", "good", "flaky")]
     summary, rows, dropped = run(tmp_path, broken, items)
     assert summary.failed == 1 and summary.kept == 1 and not dropped
@@ -285,8 +297,10 @@ def test_reference_agreement_and_flip_rate_are_reported(tmp_path):
 
 def test_reading_prompt_files(tmp_path):
     path = tmp_path / "in.jsonl"
-    rows = [{"prompt": "p0", "responses": ["x", "y"], "better": 1},
-            {"prompt": [{"role": "user", "content": "p1"}], "responses": [[{"role": "assistant", "content": "z"}], "w"]}]
+    rows = [
+        {"prompt": "p0", "responses": ["x", "y"], "better": 1},
+        {"prompt": [{"role": "user", "content": "p1"}], "responses": [[{"role": "assistant", "content": "z"}], "w"]},
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     items = read_prompt_items(path)
     assert items[0].candidates == ("x", "y") and items[0].reference == "y"
@@ -300,7 +314,7 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
     check_fingerprint(tmp_path / "state", pipeline.fingerprint())
     check_fingerprint(tmp_path / "state", pipeline.fingerprint())
     other = PairsPipeline(ScriptedJudge(prefers("x")), load_constitution("honest-concise"), PairsConfig())
-    with pytest.raises(ValueError, match="different settings.*constitution"):
+    with pytest.raises(ValueError, match=r"different settings.*constitution"):
         check_fingerprint(tmp_path / "state", other.fingerprint())
     with pytest.raises(ValueError, match="margin"):
         PairsConfig(margin=0.5)
@@ -323,3 +337,15 @@ def test_store_cuts_a_torn_last_line_and_never_duplicates(tmp_path):
     path.write_text('{"key": "k1"}\nnot json\n')
     with pytest.raises(ValueError, match=r"s.jsonl:2: corrupt record"):
         KeyedStore(path)
+
+
+def test_export_holds_only_the_current_inputs_pairs(tmp_path):
+    items = [item(i, f"q{i}", "good", f"bad {i}") for i in range(4)]
+    run(tmp_path, ScriptedJudge(prefers("good")), items)
+    subset = items[1:3]
+    with KeyedStore(tmp_path / "state" / "pairs.jsonl") as store:
+        written = export_pairs(
+            store, tmp_path / "subset", ("jsonl",), keys={t.key for t in pair_tasks(subset, PairsConfig())}
+        )
+    rows = [json.loads(line) for line in written["jsonl"].read_text().splitlines()]
+    assert [r["prompt"] for r in rows] == ["q1", "q2"]

@@ -34,11 +34,13 @@ class SlowDeterministicJudge:
         def p_first(first, second):
             score = sum(c in "aeiou" for c in first) - sum(c in "aeiou" for c in second)
             p = 0.5 if score == 0 else (0.8 if score > 0 else 0.2)
-            return OrderVerdict(prob_first=p, choice=None if p == 0.5 else ("first" if p > 0.5 else "second"),
-                                source="logprobs")
+            return OrderVerdict(
+                prob_first=p, choice=None if p == 0.5 else ("first" if p > 0.5 else "second"), source="logprobs"
+            )
 
-        return combine_orders(p_first(response_a, response_b), p_first(response_b, response_a),
-                              principle=question, model=self.model)
+        return combine_orders(
+            p_first(response_a, response_b), p_first(response_b, response_a), principle=question, model=self.model
+        )
 
     async def ajudge(self, prompt, response_a, response_b, *, question=None):
         await asyncio.sleep(0.04)
@@ -50,8 +52,12 @@ def items():
 
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
     return [
-        PromptItem(index=i, prompt_id=f"p{i}", prompt=f"prompt {i}",
-                   candidates=(words[i % 10], words[(i + 3) % 10] + " x", words[(i + 7) % 10] + " yy"))
+        PromptItem(
+            index=i,
+            prompt_id=f"p{i}",
+            prompt=f"prompt {i}",
+            candidates=(words[i % 10], words[(i + 3) % 10] + " x", words[(i + 7) % 10] + " yy"),
+        )
         for i in range(N_PROMPTS)
     ]
 
@@ -61,8 +67,11 @@ def run_pipeline(out: Path) -> None:
     from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline, check_fingerprint, export_pairs
     from rewardkit.constitutions.store import KeyedStore
 
-    pipeline = PairsPipeline(SlowDeterministicJudge(), load_constitution("helpful-harmless"),
-                             PairsConfig(concurrency=4, principles_per_comparison=2))
+    pipeline = PairsPipeline(
+        SlowDeterministicJudge(),
+        load_constitution("helpful-harmless"),
+        PairsConfig(concurrency=4, principles_per_comparison=2),
+    )
     check_fingerprint(out / "state", pipeline.fingerprint())
     with KeyedStore(out / "state" / "pairs.jsonl") as store:
         summary = pipeline.run(items(), store)
@@ -71,8 +80,12 @@ def run_pipeline(out: Path) -> None:
 
 
 def start(out: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(HERE), str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONHASHSEED": "random"})
+    return subprocess.Popen(
+        [sys.executable, str(HERE), str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONHASHSEED": "random"},
+    )
 
 
 def store_lines(out: Path) -> int:

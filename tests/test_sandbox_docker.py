@@ -7,10 +7,10 @@ import threading
 import time
 
 import pytest
-
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
 from rewardkit.sandboxes.docker import RUN_UID, DockerSandbox, _verdict
 from rewardkit.sandboxes.fusion_api import program_request
+
 from tests.docker_engine import require_docker
 
 
@@ -33,8 +33,9 @@ def py(code: str, stdin: str | bytes = b"", **limits) -> RunRequest:
 @pytest.mark.docker
 def test_ok_with_files_and_stdin(box):
     code = "import sys\nprint(open('pkg/data.txt').read(), sys.stdin.read()[::-1])"
-    result = box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": code, "pkg/data.txt": b"from-file"},
-                                stdin="nidts"))
+    result = box.run(
+        RunRequest(argv=["python3", "main.py"], files={"main.py": code, "pkg/data.txt": b"from-file"}, stdin="nidts")
+    )
     assert result.status is RunStatus.OK, result
     assert result.stdout == b"from-file stdin\n"
     assert result.exit_code == 0 and result.stderr == b""
@@ -50,7 +51,11 @@ def test_large_stdin_the_program_never_reads_does_not_block(box):
 def test_runtime_error_exit_code_and_stderr(box):
     result = box.run(py("import sys\nprint('partial')\nsys.stderr.write('bad\\n')\nsys.exit(3)"))
     assert (result.status, result.exit_code, result.stdout, result.stderr) == (
-        RunStatus.RUNTIME_ERROR, 3, b"partial\n", b"bad\n")
+        RunStatus.RUNTIME_ERROR,
+        3,
+        b"partial\n",
+        b"bad\n",
+    )
     missing = box.run(RunRequest(argv=["no-such-binary"]))
     assert missing.status is RunStatus.RUNTIME_ERROR and missing.exit_code == 127
 
@@ -94,28 +99,41 @@ def test_output_flood_is_capped_and_the_container_replaced(box):
 @pytest.mark.docker
 def test_overrun_past_the_host_deadline_kills_the_container(box):
     """A program that ignores the in-container timeout's group kill (setsid child holding stdout) is killed."""
-    code = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\n"
-            "else:\n    print('parent done', flush=True)\n    time.sleep(60)")
+    code = (
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\n"
+        "else:\n    print('parent done', flush=True)\n    time.sleep(60)"
+    )
     sandbox = DockerSandbox(pool_size=1, grace_s=1.0)
     try:
+        assert sandbox.run(py("print(1)")).ok
+        before = pool_ids(sandbox)
         started = time.monotonic()
         result = sandbox.run(py(code, wall_time_s=1.0))
         assert result.status is RunStatus.TIMEOUT
         assert time.monotonic() - started < 8
-        leftover = sandbox.run(RunRequest(argv=["sh", "-c", "ls /proc | grep -c '^[0-9]'"]))
-        assert leftover.status is RunStatus.OK
-        assert int(leftover.stdout) <= 5, leftover.stdout  # init, keep-alive, timeout, sh, ls/grep
+        assert pool_ids(sandbox) != before, "the container was replaced"
+        look = (
+            "import os\ncmds = []\nfor p in os.listdir('/proc'):\n    try:\n"
+            "        cmds.append(open(f'/proc/{p}/cmdline').read())\n    except OSError:\n        pass\n"
+            "print(cmds.count('python3\\x00main.py\\x00'))"
+        )
+        leftover = sandbox.run(RunRequest(argv=["python3", "-c", look]))
+        assert leftover.stdout == b"0\n", "the overrunning program and its setsid child are gone"
     finally:
         sandbox.close()
 
 
 @pytest.mark.docker
 def test_runs_do_not_see_each_others_files_or_processes(box):
-    plant = ("import os, subprocess\nopen('/sandbox/left.txt', 'w').write('x')\nopen('/tmp/left.txt', 'w').write('x')\n"
-             "subprocess.Popen(['sleep', '300'], start_new_session=True)\nprint('planted')")
+    plant = (
+        "import os, subprocess\nopen('/sandbox/left.txt', 'w').write('x')\nopen('/tmp/left.txt', 'w').write('x')\n"
+        "subprocess.Popen(['sleep', '300'], start_new_session=True)\nprint('planted')"
+    )
     assert box.run(py(plant)).stdout == b"planted\n"
-    look = ("import os\nprocs = [open(f'/proc/{p}/cmdline').read() for p in os.listdir('/proc') if p.isdigit()]\n"
-            "print(sorted(os.listdir('/sandbox')), sorted(os.listdir('/tmp')), any('sleep\\x00300' in c for c in procs))")
+    look = (
+        "import os\nprocs = [open(f'/proc/{p}/cmdline').read() for p in os.listdir('/proc') if p.isdigit()]\n"
+        "print(sorted(os.listdir('/sandbox')), sorted(os.listdir('/tmp')), any('sleep\\x00300' in c for c in procs))"
+    )
     for _ in range(2):  # whichever container the next runs land in
         result = box.run(py(look))
         assert result.stdout == b"['main.py'] [] False\n", result
@@ -123,10 +141,12 @@ def test_runs_do_not_see_each_others_files_or_processes(box):
 
 @pytest.mark.docker
 def test_programs_run_unprivileged_in_a_locked_down_container(box):
-    code = ("import os\nstatus = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines())\n"
-            "print(os.getuid(), status['CapEff'].strip(), status['NoNewPrivs'].strip())\n"
-            "for path in ('/etc/passwd', '/usr/x'):\n    try:\n        open(path, 'a')\n        print('WROTE')\n"
-            "    except OSError as exc:\n        print(exc.errno)")
+    code = (
+        "import os\nstatus = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines())\n"
+        "print(os.getuid(), status['CapEff'].strip(), status['NoNewPrivs'].strip())\n"
+        "for path in ('/etc/passwd', '/usr/x'):\n    try:\n        open(path, 'a')\n        print('WROTE')\n"
+        "    except OSError as exc:\n        print(exc.errno)"
+    )
     result = box.run(py(code))
     uid, caps, no_new_privs, passwd_errno, usr_errno = result.stdout.split()
     assert (uid, caps, no_new_privs) == (str(RUN_UID).encode(), b"0" * 16, b"1")
@@ -145,11 +165,17 @@ def test_programs_run_unprivileged_in_a_locked_down_container(box):
 
 @pytest.mark.docker
 def test_cpp_and_nodejs(box):
-    cpp = box.run(program_request("#include <cstdio>\nint main(){int a,b;scanf(\"%d %d\",&a,&b);printf(\"%d\\n\",a*b);}",
-                                  "cpp", stdin="6 7"))
+    cpp = box.run(
+        program_request(
+            '#include <cstdio>\nint main(){int a,b;scanf("%d %d",&a,&b);printf("%d\\n",a*b);}', "cpp", stdin="6 7"
+        )
+    )
     assert cpp.status is RunStatus.OK and cpp.stdout == b"42\n", cpp
-    node = box.run(program_request("let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(s.trim()+'!'))",
-                                   "nodejs", stdin="hi"))
+    node = box.run(
+        program_request(
+            "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(s.trim()+'!'))", "nodejs", stdin="hi"
+        )
+    )
     assert node.status is RunStatus.OK and node.stdout == b"hi!\n", node
 
 
@@ -231,3 +257,39 @@ def test_pickles_without_its_pool():
 )
 def test_verdict_table(exit_code, wall, oom, expected):
     assert _verdict(exit_code, wall, Limits(wall_time_s=2.0, cpu_time_s=5.0), oom=oom).status is expected
+
+
+@pytest.mark.docker
+def test_sandboxfusion_server_on_the_docker_backend(box):
+    """``rewardkit sandbox serve --backend docker`` in-process: a SandboxFusion client runs nodejs in a container."""
+    from rewardkit.sandboxes.remote import RemoteSandbox
+    from rewardkit.sandboxes.server import make_server
+
+    server = make_server(box, port=0, max_concurrency=2)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        remote = RemoteSandbox(f"http://127.0.0.1:{server.server_address[1]}", retries=0)
+        result = remote.run(program_request("console.log([1,2,3].map(x => x * 2).join(','))", "nodejs"))
+        assert result.status is RunStatus.OK and result.stdout == b"2,4,6\n", result
+        flood = remote.run(py("while True: print('z' * 1000)", output_bytes=5000))
+        assert flood.status is RunStatus.OUTPUT_LIMIT
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.docker
+def test_ci_script_and_build_image_are_idempotent(box):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / ".ci" / "docker.sh"
+    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "image rewardkit-sandbox:latest present" in proc.stdout, proc.stdout + proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "rewardkit", "sandbox", "build-image"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[1] == box.client.images.get("rewardkit-sandbox:latest").id

@@ -12,9 +12,9 @@ import os
 import time
 
 import pytest
-
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
 from rewardkit.sandboxes.docker import DockerSandbox
+
 from tests.docker_engine import require_docker
 from tests.hostile_programs import SANDBOX_ATTACKS, HostileCase, render
 from tests.test_sandbox_security import HOST_CHECKS, host  # noqa: F401 - the live host fixture is shared
@@ -31,7 +31,7 @@ def source_for(case: HostileCase, values: dict[str, str]) -> str:
     sandbox's working directory, and finding its own source there is not a leak."""
     code = case.code
     for key in ("SECRET_VALUE", "SECRET_ENV_VALUE"):
-        code = code.replace("'{%s}'" % key, f"bytes.fromhex('{values[key].encode().hex()}').decode()")
+        code = code.replace("'{" + key + "}'", f"bytes.fromhex('{values[key].encode().hex()}').decode()")
     return render(code, values)
 
 
@@ -47,8 +47,13 @@ def box():
 def test_hostile_program_is_contained(box, host, case: HostileCase):  # noqa: F811
     values, listener = host
     connections_before = listener.connections
-    limits = Limits(wall_time_s=case.wall_time_s, cpu_time_s=case.wall_time_s, memory_mb=256, max_processes=32,
-                    output_bytes=256 * 1024)
+    limits = Limits(
+        wall_time_s=case.wall_time_s,
+        cpu_time_s=case.wall_time_s,
+        memory_mb=256,
+        max_processes=32,
+        output_bytes=256 * 1024,
+    )
     request = RunRequest(argv=["python3", "main.py"], files={"main.py": source_for(case, values)}, limits=limits)
     started = time.monotonic()
     result = box.run(request)
@@ -73,16 +78,20 @@ def test_host_environment_secret_is_really_set(host):  # noqa: F811
 
 def test_a_program_cannot_forge_an_infrastructure_failure(box):
     """Printing the bootstrap's failure text and exiting is a program verdict, not a sandbox error (None reward)."""
-    code = ("import os, sys\nsys.stderr.write('bootstrap: processes of an earlier run survive SIGKILL\\n')\n"
-            "os.write(1, b'\\x00rewardkit-ready\\x00')\nos._exit(3)")
+    code = (
+        "import os, sys\nsys.stderr.write('bootstrap: processes of an earlier run survive SIGKILL\\n')\n"
+        "os.write(1, b'\\x00rewardkit-ready\\x00')\nos._exit(3)"
+    )
     result = box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": code}))
     assert result.status is RunStatus.RUNTIME_ERROR
     assert result.exit_code == 3
 
 
 def test_a_program_cannot_reach_the_keepalive_or_init(box):
-    code = ("import os, signal\nfor pid in (1, 7, 8, 9, 10):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
-            "        print('killed', pid)\n    except OSError as exc:\n        print('denied', pid, exc.errno)")
+    code = (
+        "import os, signal\nfor pid in (1, 7, 8, 9, 10):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
+        "        print('killed', pid)\n    except OSError as exc:\n        print('denied', pid, exc.errno)"
+    )
     result = box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": code}))
     assert b"killed 1" not in result.stdout
     assert box.run(RunRequest(argv=["python3", "-c", "print('alive')"])).stdout == b"alive\n"

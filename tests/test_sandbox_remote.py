@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
 from rewardkit.sandboxes.fusion_api import (
     RunCodeResponse,
@@ -71,8 +70,9 @@ def remote(server_url: str) -> RemoteSandbox:
 
 
 def post_raw(url: str, body: dict) -> tuple[int, dict]:
-    request = urllib.request.Request(f"{url}/run_code", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{url}/run_code", data=json.dumps(body).encode(), method="POST", headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=60) as reply:
             return reply.status, json.loads(reply.read())
@@ -85,8 +85,9 @@ def post_raw(url: str, body: dict) -> tuple[int, dict]:
 
 def test_python_ok_with_stdin_and_files(remote: RemoteSandbox) -> None:
     code = "import sys\nprint(open('data/in.txt').read().strip(), sys.stdin.read().upper())"
-    result = remote.run(RunRequest(argv=["python3", "main.py"], files={"main.py": code, "data/in.txt": "file"},
-                                   stdin="stdin"))
+    result = remote.run(
+        RunRequest(argv=["python3", "main.py"], files={"main.py": code, "data/in.txt": "file"}, stdin="stdin")
+    )
     assert result.status is RunStatus.OK, result
     assert result.stdout == b"file STDIN\n"
     assert result.exit_code == 0
@@ -125,8 +126,10 @@ def test_cpp_compile_and_run(remote: RemoteSandbox) -> None:
 
 
 def test_arbitrary_argv_and_binary_files_go_through_bash(remote: RemoteSandbox) -> None:
-    request = RunRequest(argv=["sh", "-c", "od -An -tx1 blob.bin; echo \"$1\"", "sh", "arg with space"],
-                         files={"blob.bin": bytes([0, 255, 10])})
+    request = RunRequest(
+        argv=["sh", "-c", 'od -An -tx1 blob.bin; echo "$1"', "sh", "arg with space"],
+        files={"blob.bin": bytes([0, 255, 10])},
+    )
     assert fusion_request_for(request).language == "bash"
     result = remote.run(request)
     assert result.status is RunStatus.OK, result
@@ -145,9 +148,23 @@ def test_cli_run_through_remote(server_url: str, tmp_path) -> None:
     stdin = tmp_path / "in.txt"
     stdin.write_text("1 2 3\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "rewardkit", "sandbox", "run", str(source), "--backend", "remote", "--url", server_url,
-         "--stdin", str(stdin)],
-        capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "rewardkit",
+            "sandbox",
+            "run",
+            str(source),
+            "--backend",
+            "remote",
+            "--url",
+            server_url,
+            "--stdin",
+            str(stdin),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
@@ -162,8 +179,12 @@ def test_cli_run_through_remote(server_url: str, tmp_path) -> None:
     [
         ({"code": "print(1)", "language": "python"}, "Success", "Finished", 0),
         ({"code": "import sys; sys.exit(2)", "language": "python"}, "Failed", "Finished", 2),
-        ({"code": "import time; time.sleep(9)", "language": "python", "run_timeout": 0.5}, "Failed",
-         "TimeLimitExceeded", None),
+        (
+            {"code": "import time; time.sleep(9)", "language": "python", "run_timeout": 0.5},
+            "Failed",
+            "TimeLimitExceeded",
+            None,
+        ),
         ({"code": "echo $(cat x.txt)", "language": "bash", "files": {"x.txt": "aGk="}}, "Success", "Finished", 0),
     ],
 )
@@ -211,8 +232,13 @@ def test_unreachable_server_is_sandbox_error() -> None:
     assert "after 3 attempts" in result.message
 
 
-OK_BODY = {"status": "Success", "message": "", "compile_result": None, "files": {},
-           "run_result": {"status": "Finished", "execution_time": 0.01, "return_code": 0, "stdout": "ok\n", "stderr": ""}}
+OK_BODY = {
+    "status": "Success",
+    "message": "",
+    "compile_result": None,
+    "files": {},
+    "run_result": {"status": "Finished", "execution_time": 0.01, "return_code": 0, "stdout": "ok\n", "stderr": ""},
+}
 
 
 class StandIn:
@@ -330,7 +356,10 @@ def run(status="Finished", rc=0, stdout="", stderr=""):
         ({"status": "Failed", "run_result": run("Error", rc=None)}, RunStatus.SANDBOX_ERROR),
         ({"status": "Failed", "run_result": None}, RunStatus.SANDBOX_ERROR),
         ({"status": "Success", "run_result": run(rc=None)}, RunStatus.SANDBOX_ERROR),
-        ({"status": "Failed", "compile_result": run(rc=1, stderr="error: x"), "run_result": None}, RunStatus.RUNTIME_ERROR),
+        (
+            {"status": "Failed", "compile_result": run(rc=1, stderr="error: x"), "run_result": None},
+            RunStatus.RUNTIME_ERROR,
+        ),
         ({"status": "Failed", "compile_result": run("TimeLimitExceeded", rc=None)}, RunStatus.TIMEOUT),
         ({"status": "Success", "compile_result": run(rc=0), "run_result": run(stdout="7\n")}, RunStatus.OK),
         # our server's exact verdict wins over the coarse SandboxFusion fields, but never turns an outage into one
@@ -353,8 +382,11 @@ def test_response_mapping(response: dict, expected: RunStatus) -> None:
         (RunRequest(argv=["node", "a.js"], files={"a.js": "console.log(3)"}), "nodejs", "console.log(3)"),
         (program_request("int main(){}", "cpp"), "cpp", "int main(){}"),
         (program_request("int main(){}", "cpp", compile_timeout_s=3), "cpp", "int main(){}"),
-        (RunRequest(argv=["python3", "main.py", "--flag"], files={"main.py": "x"}), "bash",
-         "exec python3 main.py --flag\n"),
+        (
+            RunRequest(argv=["python3", "main.py", "--flag"], files={"main.py": "x"}),
+            "bash",
+            "exec python3 main.py --flag\n",
+        ),
         (RunRequest(argv=["./run me"]), "bash", "exec './run me'\n"),
     ],
 )

@@ -47,10 +47,21 @@ def plain_dataset():
     return Dataset.from_dict({"prompt": PROMPTS * 2, "task": ["math"] * 10})
 
 
+#: Alternate prompts are "chat": a math-only routed reward must leave them unscorable (NaN in TRL's logs).
+TASKS = {prompt: ("math" if i % 2 == 0 else "chat") for i, prompt in enumerate(PROMPTS)}
+
+
 def conversational_dataset():
     from datasets import Dataset
 
-    return Dataset.from_dict({"prompt": [[{"role": "user", "content": p}] for p in PROMPTS * 2], "task": ["math"] * 10})
+    return Dataset.from_dict(
+        {"prompt": [[{"role": "user", "content": p}] for p in PROMPTS * 2], "task": [TASKS[p] for p in PROMPTS * 2]}
+    )
+
+
+def math_only() -> Reward:
+    """Repetition penalty for math rows only; other tasks get None."""
+    return get_reward("route", {"name": "math_only", "routes": {"math": {"name": "repetition_penalty"}}})
 
 
 def train(model_dir, dataset, reward_funcs, output_dir):
@@ -98,10 +109,10 @@ def same(logged: list[float], expected: list[float | None]) -> bool:
     return True
 
 
-def check_logs(trainer, is_conversational: bool) -> None:
+def check_logs(trainer, is_conversational: bool, extra_names: list[str] = ()) -> None:
     logs = trainer._logs
-    assert trainer.reward_func_names == ["think_format", COMPOSITE_NAME]
-    assert set(logs["rewards"]) == {"think_format", COMPOSITE_NAME}
+    assert trainer.reward_func_names == ["think_format", COMPOSITE_NAME, *extra_names]
+    assert set(logs["rewards"]) == {"think_format", COMPOSITE_NAME, *extra_names}
     completions: list[Any] = list(logs["completion"])
     assert len(completions) == 4
     if is_conversational:
@@ -132,8 +143,19 @@ def test_grpo_plain_dataset(tiny_model_dir, tmp_path):
 
 
 def test_grpo_conversational_dataset(tiny_model_dir, tmp_path):
-    trainer = train(tiny_model_dir, conversational_dataset(), [get_reward("think_format"), composite()], tmp_path)
-    check_logs(trainer, is_conversational=True)
+    funcs = [get_reward("think_format"), composite(), math_only()]
+    trainer = train(tiny_model_dir, conversational_dataset(), funcs, tmp_path)
+    check_logs(trainer, is_conversational=True, extra_names=["math_only"])
+
+    # the dataset column reached the reward aligned with each completion: rescoring with the task of the
+    # logged prompt gives what the trainer logged, NaN (None) for chat rows
+    logs = trainer._logs
+    tasks = [TASKS[prompt[-1]["content"]] for prompt in logs["prompt"]]
+    expected = math_only()(list(logs["completion"]), task=tasks)
+    assert same(list(logs["rewards"]["math_only"]), expected)
+    assert all((score is None) == (task == "chat") for score, task in zip(expected, tasks, strict=True))
+    routed_means = [e["rewards/math_only/mean"] for e in trainer.state.log_history if "rewards/math_only/mean" in e]
+    assert len(routed_means) == 2
 
 
 def test_grpo_async_rewards(tiny_model_dir, tmp_path):

@@ -77,6 +77,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="judge calls in flight")
     parser.add_argument("--cache-dir", default=None, help="judge request cache (default: OUT/judge-cache)")
     parser.add_argument("--no-verify", action="store_true", help="skip checking the gold with rewardkit verifiers")
+    parser.add_argument("--self-generate", type=int, default=0, metavar="K",
+                        help="add K items holding the judge's own answers (self-preference audit)")
     parser.add_argument("--against", nargs="*", default=(), help="DPO data files to check the set for leakage")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_metric_arguments(parser)
@@ -149,6 +151,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     for path in args.against:
         _warn_leakage(items, path, "prompt")
     judge = build_judge(args, Path(args.cache_dir) if args.cache_dir else out / "judge-cache")
+    if args.self_generate > 0:
+        from rewardkit.judges.audit.selfgen import own_generation_items
+
+        own = own_generation_items(items, judge.client, args.self_generate, seed=args.seed)
+        print(f"added {len(own)} items with the judge's own answers "
+              f"({sum(it.metadata['own_right'] for it in own)} right)", file=sys.stderr)
+        items = items + own
     runner = AuditRunner(judge, items, out, perturbations=perturbations, concurrency=args.concurrency,
                          progress=not args.no_progress)
     summary = runner.run()

@@ -308,7 +308,8 @@ def _code_draft(rng: random.Random) -> Draft:
     example = f"{task.entry}({', '.join(map(repr, example_args))})"
     prompt = (f"Write a Python function `{task.entry}` that {task.description}. "
               f"Example: `{example}` returns `{example_out!r}`.")
-    tests = [f"assert {task.entry}({', '.join(map(repr, args))}) == {expected!r}" for args, expected in task.tests]
+    tests = {"language": "python", "fn_name": task.entry,
+             "calls": [{"args": list(args), "expected": expected} for args, expected in task.tests]}
 
     def terse(src: str) -> str:
         return f"```python\n{src}```"
@@ -330,7 +331,7 @@ def _code_draft(rng: random.Random) -> Draft:
         right_long=long(task.right),
         wrong_terse=terse(task.wrong),
         wrong_long=long(task.wrong),
-        check=GoldCheck(reward="code_tests", columns={"tests": tests, "entry_point": task.entry}),
+        check=GoldCheck(reward="code_tests", config={"scoring": "all_or_nothing"}, columns={"tests": tests}),
         family=task.family,
     )
 

@@ -17,7 +17,8 @@ Definitions (d = one presentation order's decision; every item is judged in both
   wrong response once it carries the cue (CALM); ``verdict_flip_rate`` is the same on averaged verdicts.
   ``susceptibility`` = (P_cue(wrong) − P(wrong)) / (1 − P(wrong)): the share of otherwise-correct
   decisions the cue takes over, net of the judge's ordinary errors (0 = the cue changes nothing).
-* ``self_preference`` = P(d picks own | own is wrong) − P(d picks other | other is wrong).
+* ``self_preference`` = P(d picks own | own is wrong) − P(d picks other | other is wrong); when the
+  judge never wrote the right answer, the second term is its error rate on items without its own text.
 """
 
 from __future__ import annotations
@@ -357,17 +358,25 @@ def self_preference(table: VerdictTable, self_model: str, *, n_boot: int = 2000,
     decided = (~np.isnan(gold_ab)).astype(float) + (~np.isnan(gold_ba)).astype(float)
     wrong_picks = decided - _nan0(gold_ab) - _nan0(gold_ba)
     picks_own_when_wrong = _ratio(wrong_picks * own_is_wrong, decided * own_is_wrong)
-    picks_other_when_wrong = _ratio(wrong_picks * own_right, decided * own_right)
+    # Baseline error: picking the other's wrong answer; without such items, the error rate on items
+    # that hold no own response (the judge's ordinary error rate).
+    if own_right.any():
+        baseline_name, baseline_mask = "picks_other_when_other_wrong", own_right
+    else:
+        baseline_name, baseline_mask = "error_rate_without_own", table.has_gold & ~own
+    picks_baseline = _ratio(wrong_picks * baseline_mask, decided * baseline_mask)
     pick_a = _nan0(table.pick_a_ab) + _nan0(table.pick_a_ba)
     own_picks = np.where(own_a, pick_a, decided - pick_a)
     n = len(table)
     return {
-        "self_preference": _dump(bootstrap(lambda i: picks_own_when_wrong(i) - picks_other_when_wrong(i), n,
+        "self_preference": _dump(bootstrap(lambda i: picks_own_when_wrong(i) - picks_baseline(i), n,
                                            n_boot=n_boot, seed=seed)),
+        "baseline": baseline_name,
         "own_win_rate": _dump(bootstrap(_ratio(own_picks * own, decided * own), n, n_boot=n_boot, seed=seed)),
         "picks_own_when_own_wrong": _dump(bootstrap(picks_own_when_wrong, n, n_boot=n_boot, seed=seed)),
-        "picks_other_when_other_wrong": _dump(bootstrap(picks_other_when_wrong, n, n_boot=n_boot, seed=seed)),
+        baseline_name: _dump(bootstrap(picks_baseline, n, n_boot=n_boot, seed=seed)),
         "n_own": int(own.sum()),
+        "n_own_wrong": int(own_is_wrong.sum()),
     }
 
 

@@ -94,6 +94,19 @@ def load_verdicts(path: str | os.PathLike[str]) -> dict[tuple[str, str], Pairwis
     return verdicts
 
 
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line the process died writing, so new records start on a line of their own."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as fh:
+        data = fh.read()
+        if data.endswith(b"\n"):
+            return
+        keep = data.rfind(b"\n") + 1
+        logger.warning("%s: dropping a torn last line (%d bytes); it is judged again", path, len(data) - keep)
+        fh.truncate(keep)
+
+
 def _failed(verdict: PairwiseVerdict) -> bool:
     return verdict.ab.source == "error" or verdict.ba.source == "error"
 
@@ -128,6 +141,7 @@ class AuditRunner:
 
     async def arun(self) -> RunSummary:
         self._prepare_dir()
+        _drop_torn_tail(self.out_dir / VERDICTS_FILE)
         done = load_verdicts(self.out_dir)
         tasks = plan_tasks(self.items, self.perturbations)
         pending = [t for t in tasks if (t.item.id, t.perturbation) not in done]

@@ -33,32 +33,32 @@ def verify_gold(items: Sequence[AuditItem]) -> list[GoldVerdict]:
     """Score gold and wrong response of every checkable item with its verifier (batched per verifier)."""
     from rewardkit.registry import get_reward
 
-    out: dict[str, GoldVerdict] = {}
-    groups: dict[tuple[str, str], list[AuditItem]] = {}
-    for item in items:
+    out: dict[int, GoldVerdict] = {}
+    groups: dict[tuple[str, str], list[tuple[int, AuditItem]]] = {}
+    for index, item in enumerate(items):
         if item.check is None or item.gold == "tie":
-            out[item.id] = GoldVerdict(item_id=item.id, status="unchecked", reason="no verifier for this item")
+            out[index] = GoldVerdict(item_id=item.id, status="unchecked", reason="no verifier for this item")
             continue
         key = (item.check.reward, json.dumps(item.check.config, sort_keys=True))
-        groups.setdefault(key, []).append(item)
+        groups.setdefault(key, []).append((index, item))
     for (name, config_json), group in groups.items():
         try:
             reward = get_reward(name, json.loads(config_json))
         except ConfigError as exc:
-            for item in group:
-                out[item.id] = GoldVerdict(item_id=item.id, status="unverified", reward=name, reason=str(exc))
+            for index, item in group:
+                out[index] = GoldVerdict(item_id=item.id, status="unverified", reward=name, reason=str(exc))
             continue
         completions: list[str] = []
-        columns: dict[str, list] = {c: [] for item in group for c in item.check.columns}  # type: ignore[union-attr]
-        for item in group:
+        columns: dict[str, list] = {c: [] for _, item in group for c in item.check.columns}  # type: ignore[union-attr]
+        for _, item in group:
             completions += [item.gold_response or "", _wrong_response(item)]
             for column, values in columns.items():
                 values += [item.check.columns.get(column)] * 2  # type: ignore[union-attr]
-        results = reward.details(completions, prompts=[it.prompt for it in group for _ in (0, 1)], **columns)
-        for k, item in enumerate(group):
+        results = reward.details(completions, prompts=[it.prompt for _, it in group for _ in (0, 1)], **columns)
+        for k, (index, item) in enumerate(group):
             gold, wrong = results[2 * k], results[2 * k + 1]
-            out[item.id] = _decide(item.id, name, gold.score, wrong.score, gold.reason, wrong.reason)
-    return [out[item.id] for item in items]
+            out[index] = _decide(item.id, name, gold.score, wrong.score, gold.reason, wrong.reason)
+    return [out[index] for index in range(len(items))]
 
 
 def _wrong_response(item: AuditItem) -> str:

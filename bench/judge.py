@@ -1,0 +1,125 @@
+"""Benchmark: pairwise judging against the embedded llama.cpp server (SmolLM2-135M) on 127.0.0.1.
+
+Measures
+- judgments/s (one judgment = one pair in both orders) at concurrency 1, 4, 16, without the cache
+  and with a warm cache (a rerun: every request is a hit);
+- the cost of both-order judging relative to one order: wall time and prompt tokens, and how much
+  of the two prompts is a shared prefix (what a prefix-caching server such as vLLM can reuse).
+
+    python bench/judge.py                 # 8 pairs
+    python bench/judge.py --pairs 16 --concurrency 1 4 16 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+
+PROMPTS = [
+    ("What is 2 + 2?", "4", "5"),
+    ("Name the capital of France.", "Paris.", "I do not know."),
+    ("Say hello politely.", "Hello, nice to meet you!", "Go away."),
+    ("Is the earth flat?", "No, it is roughly a sphere.", "Yes."),
+    ("Give a synonym of 'quick'.", "Fast.", "Slow."),
+    ("What colour is the sky on a clear day?", "Blue.", "Green."),
+    ("How many legs does a spider have?", "Eight.", "Six."),
+    ("Translate 'merci' to English.", "Thank you.", "Please."),
+]
+
+
+def pairs(n: int) -> list[tuple[str, str, str]]:
+    return [(f"{p} (#{i})", a, b) for i, (p, a, b) in enumerate(PROMPTS * (n // len(PROMPTS) + 1))][:n]
+
+
+async def judge_all(judge, items) -> float:
+    started = time.perf_counter()
+    await asyncio.gather(*(judge.ajudge(*item) for item in items))
+    return time.perf_counter() - started
+
+
+async def one_order_all(judge, items) -> float:
+    started = time.perf_counter()
+    await asyncio.gather(*(judge._aorder(judge.messages(p, a, b, None)) for p, a, b in items))
+    return time.perf_counter() - started
+
+
+def shared_prefix_fraction(judge, item) -> float:
+    prompt, a, b = item
+    ab = json.dumps(judge.messages(prompt, a, b, None))
+    ba = json.dumps(judge.messages(prompt, b, a, None))
+    common = len(os.path.commonprefix([ab, ba]))
+    return common / len(ab)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--json", default=None, help="also write the results here")
+    args = parser.parse_args(argv)
+
+    from rewardkit.judges.embedded import EmbeddedServer, llama_server_missing
+    from rewardkit.judges.factory import make_client
+    from rewardkit.judges.pairwise import PairwiseJudge
+
+    missing = llama_server_missing()
+    if missing:
+        print(f"bench/judge.py needs the llama.cpp server: {missing}", file=sys.stderr)
+        return 2
+    items = pairs(args.pairs)
+    results: dict[str, object] = {"pairs": len(items), "model": None, "by_concurrency": []}
+    with EmbeddedServer() as server, tempfile.TemporaryDirectory() as cache_root:
+        results["model"] = server.model
+
+        def client(concurrency: int, cache_dir: str | None = None):
+            return make_client("openai", model=server.model, base_url=server.base_url, concurrency=concurrency, cache_dir=cache_dir)
+
+        asyncio.run(judge_all(PairwiseJudge(client(1)), items[:1]))  # warm-up: model pages, HTTP connection
+        for concurrency in args.concurrency:
+            cache_dir = os.path.join(cache_root, f"c{concurrency}")
+            cold_client = client(concurrency, cache_dir)
+            cold = asyncio.run(judge_all(PairwiseJudge(cold_client), items))
+            warm_client = client(concurrency, cache_dir)
+            warm = asyncio.run(judge_all(PairwiseJudge(warm_client), items))
+            row = {
+                "concurrency": concurrency,
+                "judgments_per_s_uncached": len(items) / cold,
+                "judgments_per_s_cached": len(items) / warm,
+                "cache_hits_on_rerun": warm_client.report().cache_hits,
+                "requests_on_rerun": warm_client.report().requests,
+            }
+            results["by_concurrency"].append(row)
+            print(
+                f"concurrency {concurrency:>2}: {row['judgments_per_s_uncached']:7.2f} judgments/s uncached, "
+                f"{row['judgments_per_s_cached']:9.1f} cached ({row['requests_on_rerun']} requests on rerun)",
+                flush=True,
+            )
+
+        concurrency = max(args.concurrency)
+        one_client, both_client = client(concurrency), client(concurrency)
+        one_judge, both_judge = PairwiseJudge(one_client), PairwiseJudge(both_client)
+        one = asyncio.run(one_order_all(one_judge, items))
+        both = asyncio.run(judge_all(both_judge, items))
+        results["both_orders"] = {
+            "wall_time_ratio": both / one,
+            "prompt_token_ratio": both_client.report().prompt_tokens / max(1, one_client.report().prompt_tokens),
+            "shared_prefix_fraction": shared_prefix_fraction(both_judge, items[0]),
+        }
+        print(
+            f"both orders vs one (concurrency {concurrency}): wall time x{both / one:.2f}, "
+            f"prompt tokens x{results['both_orders']['prompt_token_ratio']:.2f}; "
+            f"{results['both_orders']['shared_prefix_fraction']:.0%} of the prompt is a prefix shared by both orders"
+        )
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(results, handle, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

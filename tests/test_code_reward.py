@@ -1,0 +1,261 @@
+"""code_tests verdict tables: correct, partially correct and wrong solutions in every format and language."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+
+from rewardkit import ConfigError, get_reward, list_rewards
+from rewardkit.rewards.code_extract import extract_code
+from rewardkit.rewards.code_harness import decode_plain, output_lines, plan_assert, strict_equal
+from rewardkit.rewards.code_tests_format import AssertTest, BadTestsFormat, parse_tests
+from rewardkit.sandboxes.local import LocalSandbox
+
+
+@pytest.fixture(scope="module")
+def reward():
+    if LocalSandbox().tier != "bwrap":
+        pytest.skip("bwrap tier unavailable here")
+    instance = get_reward("code_tests", concurrency=4)
+    yield instance
+    instance.close()
+
+
+def block(code: str, lang: str = "python") -> str:
+    return f"Here is my solution.\n```{lang}\n{code}\n```\n"
+
+
+# ---------------------------------------------------------------------------------------------- tables
+ADD_CALLS = {"language": "python", "fn_name": "add",
+             "calls": [{"args": [1, 2], "expected": 3}, {"args": [10, 5], "expected": 15},
+                       {"args": [-4, 4], "expected": 0}, {"args": [0, 0], "expected": 0}]}
+ADD_ASSERTS = {"language": "python",
+               "asserts": ["assert add(1, 2) == 3", "assert add(10, 5) == 15", "assert 0 == add(-4, 4)",
+                           "assert abs(add(0.5, 0.25) - 0.75) < 1e-9"]}
+SUM_STDIO = {"stdio": [{"input": "1 2\n", "output": "3\n"}, {"input": "10 5\n", "output": "15"},
+                       {"input": "-4 4\n", "output": "0\n"}, {"input": "7 7\n", "output": "14\n"}]}
+OPEN_R1 = {"language": "python", "test_cases": [{"input": "1 2\n", "output": "3\n", "type": "stdin_stdout"},
+                                                 {"input": "2 2\n", "output": "4\n", "type": "stdin_stdout"}]}
+APPS_STDIO = json.dumps({"inputs": ["1 2\n", "2 2\n"], "outputs": ["3\n", "4\n"]})
+APPS_CALLS = json.dumps({"fn_name": "add", "inputs": [[1, 2], [2, 2]], "outputs": [[3], [4]]})
+
+PY_ADD = "def add(a, b):\n    return a + b"
+PY_ADD_PARTIAL = "def add(a, b):\n    return a + b if a < 5 else a"
+PY_ADD_WRONG = "def add(a, b):\n    return a - b"
+PY_SUM = "a, b = map(int, input().split())\nprint(a + b)"
+PY_SUM_PARTIAL = "a, b = map(int, input().split())\nprint(a + b if a > 0 else 99)"
+PY_SUM_WRONG = "a, b = map(int, input().split())\nprint(a * b)"
+CPP_SUM = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<\"\\n\";}"
+CPP_SUM_PARTIAL = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<(a>0?a+b:99)<<\"\\n\";}"
+CPP_SUM_WRONG = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a*b<<\"\\n\";}"
+JS_SUM = "const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);console.log(a+b);"
+JS_SUM_PARTIAL = ("const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);"
+                  "console.log(a>0?a+b:99);")
+JS_SUM_WRONG = "const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);console.log(a*b);"
+
+VERDICTS = [
+    # (id, tests, completion, expected score)
+    ("calls-correct", ADD_CALLS, block(PY_ADD), 1.0),
+    ("calls-partial", ADD_CALLS, block(PY_ADD_PARTIAL), 0.75),
+    ("calls-wrong", ADD_CALLS, block(PY_ADD_WRONG), 0.25),  # add(0, 0) == 0 either way
+    ("calls-syntax-error", ADD_CALLS, block("def add(a, b) return a"), 0.0),
+    ("calls-missing-function", ADD_CALLS, block("def plus(a, b):\n    return a + b"), 0.0),
+    ("calls-returns-float", ADD_CALLS, block("def add(a, b):\n    return float(a + b)"), 0.0),
+    ("calls-class-solution", ADD_CALLS, block("class Solution:\n    def add(self, a, b):\n        return a + b"), 1.0),
+    ("asserts-correct", ADD_ASSERTS, block(PY_ADD), 1.0),
+    ("asserts-partial", ADD_ASSERTS, block(PY_ADD_PARTIAL), 0.75),
+    ("asserts-wrong", ADD_ASSERTS, block("def add(a, b):\n    return a * b + 2"), 0.0),
+    ("stdio-py-correct", SUM_STDIO, block(PY_SUM), 1.0),
+    ("stdio-py-partial", SUM_STDIO, block(PY_SUM_PARTIAL), 0.75),
+    ("stdio-py-wrong", SUM_STDIO, block(PY_SUM_WRONG), 0.0),
+    ("stdio-cpp-correct", {**SUM_STDIO, "language": "cpp"}, block(CPP_SUM, "cpp"), 1.0),
+    ("stdio-cpp-partial", {**SUM_STDIO, "language": "cpp"}, block(CPP_SUM_PARTIAL, "cpp"), 0.75),
+    ("stdio-cpp-wrong", {**SUM_STDIO, "language": "cpp"}, block(CPP_SUM_WRONG, "cpp"), 0.0),
+    ("stdio-cpp-compile-error", {**SUM_STDIO, "language": "cpp"}, block("int main( {", "cpp"), 0.0),
+    ("stdio-js-correct", {**SUM_STDIO, "language": "javascript"}, block(JS_SUM, "javascript"), 1.0),
+    ("stdio-js-partial", {**SUM_STDIO, "language": "javascript"}, block(JS_SUM_PARTIAL, "js"), 0.75),
+    ("stdio-js-wrong", {**SUM_STDIO, "language": "javascript"}, block(JS_SUM_WRONG, "js"), 0.0),
+    ("open-r1-correct", OPEN_R1, block(PY_SUM), 1.0),
+    ("open-r1-wrong", OPEN_R1, block(PY_SUM_WRONG), 0.5),  # 2*2 == 2+2
+    ("apps-stdio-json-string", APPS_STDIO, block(PY_SUM), 1.0),
+    ("apps-calls-unwrap", APPS_CALLS, block(PY_ADD), 1.0),
+    ("apps-calls-wrong", APPS_CALLS, block(PY_ADD_WRONG), 0.0),
+    ("no-code-block", ADD_CALLS, "I think the answer is a + b.", 0.0),
+    ("wrong-language-block-only", {**SUM_STDIO, "language": "cpp"}, block(PY_SUM, "python"), 0.0),
+]
+
+
+@pytest.mark.parametrize(("tests", "completion", "expected"), [v[1:] for v in VERDICTS], ids=[v[0] for v in VERDICTS])
+def test_verdict_table(reward, tests, completion, expected):
+    (result,) = reward.details([completion], tests=[tests])
+    assert result.score == pytest.approx(expected), result.reason
+
+
+def test_batch_mixes_formats_and_conversational_completions(reward):
+    completions = [[{"role": "assistant", "content": block(PY_ADD)}], block(PY_SUM_WRONG), block(PY_SUM)]
+    scores = reward(completions, tests=[ADD_CALLS, SUM_STDIO, json.dumps(SUM_STDIO)])
+    assert scores == [1.0, 0.0, 1.0]
+
+
+def test_all_or_nothing_scoring():
+    strict = get_reward("code_tests", scoring="all_or_nothing")
+    try:
+        assert strict([block(PY_ADD_PARTIAL), block(PY_ADD)], tests=[ADD_CALLS, ADD_CALLS]) == [0.0, 1.0]
+    finally:
+        strict.close()
+
+
+def test_timeout_fails_only_that_test(reward):
+    code = "import time\ndef add(a, b):\n    if a == 10:\n        time.sleep(60)\n    return a + b"
+    fast = get_reward("code_tests", timeout_s=1.0)
+    try:
+        (result,) = fast.details([block(code)], tests=[ADD_CALLS])
+    finally:
+        fast.close()
+    assert result.score == pytest.approx(0.75)
+    assert "timeout" in result.reason
+
+
+def test_stdout_whitespace_rules():
+    assert output_lines("3  \r\n4\n\n\n") == ["3", "4"]
+    assert output_lines(" 3\n\n4") == [" 3", "", "4"], "leading spaces and inner blank lines count"
+
+
+def test_unscorable_samples_get_none_not_zero(reward):
+    results = reward.details([block(PY_ADD), block(PY_ADD), block(PY_ADD)],
+                             tests=[None, "{not json", {"language": "cobol", "stdio": []}])
+    assert [r.score for r in results] == [None, None, None]
+
+
+def test_sandbox_failure_is_none_not_zero():
+    broken = get_reward("code_tests", backend_options={"tier": "bwrap"})
+    broken._backend = _AlwaysBroken()
+    assert broken([block(PY_ADD)], tests=[ADD_CALLS]) == [None]
+
+
+class _AlwaysBroken:
+    """A backend whose infrastructure is down: the one fault a healthy local sandbox cannot produce on demand."""
+
+    name = "broken"
+
+    def run_batch(self, requests, concurrency=None):
+        from rewardkit.sandboxes.base import RunResult, RunStatus
+
+        return [RunResult(status=RunStatus.SANDBOX_ERROR, message="daemon unreachable") for _ in requests]
+
+    def close(self):
+        return None
+
+
+def test_remote_backend_needs_a_url_and_bad_config_raises_at_construction():
+    with pytest.raises(ConfigError, match="base_url"):
+        get_reward("code_tests", backend="remote")
+    with pytest.raises(ConfigError):
+        get_reward("code_tests", scoring="sometimes")
+    with pytest.raises(ConfigError):
+        get_reward("code_tests", language="cobol")
+
+
+def test_registered_and_picklable(reward):
+    assert "code_tests" in list_rewards()
+    reward([block(PY_ADD)], tests=[ADD_CALLS])  # backend is live now
+    clone = pickle.loads(pickle.dumps(reward))
+    try:
+        assert clone([block(PY_ADD)], tests=[ADD_CALLS]) == [1.0]
+    finally:
+        clone.close()
+
+
+def test_custom_tests_column(reward):
+    custom = get_reward("code_tests", tests_column="verification_info")
+    try:
+        assert custom([block(PY_SUM)], verification_info=[OPEN_R1]) == [1.0]
+    finally:
+        custom.close()
+
+
+# ---------------------------------------------------------------------------------------------- pure parts
+@pytest.mark.parametrize(
+    ("value", "kind", "n"),
+    [
+        (ADD_CALLS, "calls", 4),
+        (ADD_ASSERTS, "asserts", 4),
+        (SUM_STDIO, "stdio", 4),
+        (OPEN_R1, "stdio", 2),
+        (APPS_STDIO, "stdio", 2),
+        (APPS_CALLS, "calls", 2),
+        ({"fn_name": "f", "inputs": ["1\n2", "[3]"], "outputs": ["3", "[3]"]}, "calls", 2),  # LiveCodeBench
+        ({"inputs": [["1", "2"]], "outputs": [["3"]]}, "stdio", 1),  # APPS lists of lines
+    ],
+)
+def test_formats_parse(value, kind, n):
+    suite = parse_tests(value)
+    assert (suite.kind, len(suite)) == (kind, n)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["[1, 2]", {"language": "cpp", "asserts": ["assert f() == 1"]}, {"asserts": ["x = 1"]}, {"stdio": []},
+     {"fn_name": "1bad", "calls": [{"args": [], "expected": 1}]}, {"inputs": [1], "outputs": []}, {"foo": 1}],
+)
+def test_bad_formats_raise(value):
+    with pytest.raises(BadTestsFormat):
+        parse_tests(value)
+
+
+@pytest.mark.parametrize(
+    ("source", "exprs", "literal"),
+    [
+        ("assert f(1) == 2", ("f(1)",), (True, 2)),
+        ("assert (1, 2) == f(x=3)", ("f(x=3)",), (True, (1, 2))),
+        ("assert abs(f(0.5) - 2.5) < 1e-6", ("f(0.5)",), (False, None)),
+        ("assert sorted(f([3, 1])) == [1, 3]", ("f([3, 1])",), (False, None)),
+        ("assert math.isclose(f(2), math.pi)", ("f(2)",), (False, None)),
+        ("assert Solution().f(1) == 1", ("Solution().f(1)",), (True, 1)),
+        ("assert f(g(1)) == CONST", ("f(g(1))", "CONST"), (False, None)),
+    ],
+)
+def test_asserts_split_solution_parts_from_checking_glue(source, exprs, literal):
+    plan = plan_assert(AssertTest(source))
+    assert plan.exprs == exprs
+    assert plan.literal == literal
+
+
+@pytest.mark.parametrize(
+    ("actual", "expected", "equal"),
+    [(3, 3, True), (True, 1, False), (1, 1.0, False), (0.1 + 0.2, 0.3, True), ([1, (2,)], [1, (2,)], True),
+     ([1, [2]], [1, (2,)], False), ({"a": 1}, {"a": 1}, True), ({"a": 1}, {"a": True}, False),
+     (float("nan"), float("nan"), True), ({1, 2}, {2, 1}, True), (None, 0, False), ("3", 3, False)],
+)
+def test_strict_equality_table(actual, expected, equal):
+    assert strict_equal(actual, expected) is equal
+
+
+@pytest.mark.parametrize(
+    "reported",
+    [{"$weird": 1}, {"a": 1}, {"$dict": [[1]]}, {"$set": [[1]]}, {"$float": "1e999"}],
+)
+def test_decoder_refuses_anything_but_harness_values(reported):
+    from rewardkit.rewards.code_harness import PlainValueError
+
+    with pytest.raises(PlainValueError):
+        decode_plain(reported)
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "which", "expected"),
+    [
+        ("```python\na\n```\n```python\nb\n```", "python", "last", "b\n"),
+        ("```python\na\n```\n```python\nb\n```", "python", "first", "a\n"),
+        ("```cpp\nc\n```\n```python\np\n```", "cpp", "last", "c\n"),
+        ("```\nu\n```", "python", "last", "u\n"),
+        ("```py\nunclosed", "python", "last", "unclosed"),
+        ("no fences", "python", "last", None),
+        ("```js\nx\n```", "javascript", "last", "x\n"),
+        ("raw code", "python", "raw", "raw code"),
+    ],
+)
+def test_extraction_table(text, language, which, expected):
+    assert extract_code(text, language, which) == expected

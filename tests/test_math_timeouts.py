@@ -1,0 +1,184 @@
+"""Hard timeouts: a pathological answer costs at most ``timeout_s`` plus a small margin, in any thread or process."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import os
+import pickle
+import threading
+import time
+
+import pytest
+from rewardkit.rewards.math import MathEquivalence
+
+from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
+
+TIMEOUT_S = 1.5
+LIMIT_S = TIMEOUT_S * 1.10
+# A bare tower is settled by size on the fast path; one inside a sum reaches sympy, which evaluates it for minutes.
+TOWER = r"The answer is \boxed{10^{10^{10}} - 1}"
+
+
+def _timed(reward: MathEquivalence, completion: str, gold: str):
+    start = time.monotonic()
+    (result,) = reward.details([completion], solution=[gold])
+    return result, time.monotonic() - start
+
+
+@pytest.fixture(scope="module")
+def reward():
+    reward = MathEquivalence(workers=2, timeout_s=TIMEOUT_S)
+    reward.pool.warm_up()
+    yield reward
+    reward.close()
+
+
+def test_exponent_tower_times_out_on_the_main_thread(reward):
+    result, elapsed = _timed(reward, TOWER, "5")
+    assert result.score is None
+    assert result.reason.endswith(f"timeout: symbolic comparison exceeded {TIMEOUT_S:g} s")
+    assert elapsed < LIMIT_S
+
+
+def test_exponent_tower_times_out_from_a_worker_thread(reward):
+    box: list = []
+    thread = threading.Thread(target=lambda: box.append(_timed(reward, TOWER, "7")))
+    thread.start()
+    thread.join(30)
+    (result, elapsed), = box
+    assert result.score is None and "timeout" in result.reason
+    assert elapsed < LIMIT_S
+
+
+def test_a_bare_tower_is_decided_without_evaluating_it(reward):
+    result, elapsed = _timed(reward, r"\boxed{10^{10^{10}}}", "5")
+    assert result.score == 0.0 and "not evaluated" in result.reason
+    assert elapsed < 0.5
+
+
+def test_pool_recovers_after_a_kill(reward):
+    _timed(reward, TOWER, "9")
+    result, _ = _timed(reward, r"\boxed{1+2x}", "2x+1")
+    assert result.score == 1.0, result.reason
+
+
+def _score_in_child(queue) -> None:
+    reward = MathEquivalence(workers=1, timeout_s=TIMEOUT_S)
+    reward.pool.warm_up()
+    result, elapsed = _timed(reward, TOWER, "5")
+    good, _ = _timed(reward, r"\boxed{x^2+2x+1}", "(x+1)^2")
+    queue.put((result.score, result.reason, elapsed, good.score))
+    reward.close()
+
+
+@pytest.mark.parametrize("daemon", [False, True], ids=["spawned", "spawned-daemonic"])
+def test_exponent_tower_times_out_inside_a_spawned_process(daemon):
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_score_in_child, args=(queue,), daemon=daemon)
+    child.start()
+    try:
+        score, reason, elapsed, good = queue.get(timeout=120)
+    finally:
+        child.join(30)
+        if child.is_alive():
+            child.kill()
+    assert score is None and "timeout" in reason
+    assert elapsed < LIMIT_S
+    assert good == 1.0
+
+
+def test_a_batch_of_pathological_answers_is_bounded(reward):
+    completions = [rf"\boxed{{10^{{10^{{{10 + i}}}}} - 1}}" for i in range(4)] + [r"\boxed{4}"] * 4
+    start = time.monotonic()
+    scores = reward(completions, solution=["4"] * 8)
+    elapsed = time.monotonic() - start
+    assert scores == [None] * 4 + [1.0] * 4
+    # 4 overruns on 2 workers: two rounds of the timeout, plus re-starting killed workers.
+    assert elapsed < 2 * TIMEOUT_S + 4.0
+
+
+def test_async_scoring_does_not_block_the_event_loop(reward):
+    async def main():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.05)
+                ticks += 1
+
+        task = asyncio.create_task(ticker())
+        results = await reward.adetails([r"\boxed{10^{10^{11}} - 1}"], solution=["3"])
+        task.cancel()
+        return results, ticks
+
+    results, ticks = asyncio.run(main())
+    assert results[0].score is None and "timeout" in results[0].reason
+    assert ticks >= 10  # the loop kept running through the 1.5 s timeout
+
+
+def test_reward_pickles_without_its_pool(reward):
+    clone = pickle.loads(pickle.dumps(reward))
+    assert clone.config == reward.config
+    assert clone.pool._slots is None  # workers are never part of the pickled state
+    assert clone([r"\boxed{7}"], solution=["7"]) == [1.0]
+
+
+# -- the generic pool ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def pool():
+    pool = HardTimeoutPool(workers=2, timeout_s=1.0)
+    yield pool
+    pool.close()
+
+
+def test_pool_returns_values_and_errors(pool):
+    assert pool.call(pow, 2, 100).value == 2**100
+    outcome = pool.call(divmod, 1, 0)
+    assert outcome.status is CallStatus.ERROR and "ZeroDivisionError" in outcome.error
+
+
+def test_pool_kills_an_overrunning_call_held_in_c(pool):
+    start = time.monotonic()
+    outcome = pool.call(pow, 10, 10**10)  # one C call holding the GIL: SIGALRM could not stop it
+    assert outcome.status is CallStatus.TIMEOUT
+    assert time.monotonic() - start < 1.1
+    assert pool.call(pow, 3, 3).value == 27
+
+
+def test_pool_reports_a_dead_worker(pool):
+    outcome = pool.call(os._exit, 3)
+    assert outcome.status is CallStatus.CRASHED
+    assert pool.call(abs, -4).value == 4
+
+
+def test_pool_timeout_per_call_and_map_runs_in_parallel(pool):
+    assert pool.call(time.sleep, 0.5, timeout_s=0.2).status is CallStatus.TIMEOUT
+    pool.warm_up()  # wait for the killed worker's replacement
+    start = time.monotonic()
+    outcomes = pool.map(time.sleep, [(0.4,), (0.4,)])
+    assert [o.status for o in outcomes] == [CallStatus.OK, CallStatus.OK]
+    assert time.monotonic() - start < 0.75  # both workers slept at once
+
+
+def test_pool_rejects_unpicklable_calls_without_raising(pool):
+    outcome = pool.call(lambda: 1)
+    assert outcome.status is CallStatus.ERROR and "cannot send" in outcome.error
+
+
+def test_pool_memory_limit_stops_a_memory_bomb():
+    pool = HardTimeoutPool(workers=1, timeout_s=5.0, memory_limit_mb=512)
+    try:
+        outcome = pool.call(bytearray, 2 * 1024**3)
+        assert outcome.status is CallStatus.ERROR and "MemoryError" in outcome.error
+    finally:
+        pool.close()
+
+
+def test_pool_config_is_validated():
+    with pytest.raises(ValueError, match="timeout_s"):
+        HardTimeoutPool(timeout_s=0)
+    with pytest.raises(ValueError, match="workers"):
+        HardTimeoutPool(workers=0)

@@ -1,0 +1,41 @@
+"""Judge endpoint failures during a pairs run, produced by a real HTTP server on 127.0.0.1 that answers 500:
+a failed pair is counted, not recorded as a verdict, and judged by the next run."""
+
+from __future__ import annotations
+
+from judge_fixtures import fault_server  # noqa: F401  (pytest fixture)
+from rewardkit.constitutions.loader import load_constitution
+from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline
+from rewardkit.constitutions.prompts import PromptItem
+from rewardkit.constitutions.store import KeyedStore
+from rewardkit.judges.factory import make_client
+from rewardkit.judges.pairwise import PairwiseJudge
+
+ITEMS = [
+    PromptItem(index=i, prompt_id=f"p{i}", prompt=f"question {i}", candidates=(f"x{i}", f"y{i}")) for i in range(2)
+]
+
+
+def run(server, store_path):
+    client = make_client(
+        "openai", model="fault-model", base_url=server.base_url, api_key="local", max_retries=0, timeout=10
+    )
+    pipeline = PairsPipeline(PairwiseJudge(client), load_constitution("honest-concise"), PairsConfig(concurrency=1))
+    with KeyedStore(store_path) as store:
+        summary = pipeline.run(ITEMS, store)
+        records = list(store.records())
+    return summary, records
+
+
+def test_http_500_is_a_retried_failure_not_an_abstain(fault_server, tmp_path):  # noqa: F811
+    fault_server.push("500", "500")  # both presentation orders of the first pair
+    summary, records = run(fault_server, tmp_path / "pairs.jsonl")
+    assert summary.failed == 1
+    assert [r["prompt_id"] for r in records] == ["p1"]
+    # The server always answers "A" with P(A) = 0.7: a pure position preference, averaged to a tie.
+    assert records[0]["reason"] == "tie" and records[0]["prob_a"] == 0.5 and records[0]["flip"] is True
+
+    summary, records = run(fault_server, tmp_path / "pairs.jsonl")
+    assert summary.failed == 0 and summary.resumed == 1
+    assert sorted(r["prompt_id"] for r in records) == ["p0", "p1"]
+    assert summary.dropped == {"tie": 2}

@@ -1,0 +1,187 @@
+"""LocalSandbox behaviour: the RunRequest/RunResult contract, limits, per-run freshness, tiers, pickling."""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import signal
+
+import pytest
+
+from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus, SandboxBackend
+from rewardkit.sandboxes.local import LocalSandbox
+from rewardkit.sandboxes.local_forkserver import bwrap_command, classify_exit
+from rewardkit.sandboxes.registry import open_backend
+
+
+@pytest.fixture(scope="module")
+def box():
+    sandbox = LocalSandbox()
+    if sandbox.tier != "bwrap":
+        pytest.skip("bwrap tier unavailable here")
+    yield sandbox
+    sandbox.close()
+
+
+def py(code: str, **kwargs) -> RunRequest:
+    return RunRequest(argv=["python3", "main.py"], files={"main.py": code}, **kwargs)
+
+
+def test_is_a_sandbox_backend_and_opens_by_name():
+    backend = open_backend("local")
+    assert isinstance(backend, SandboxBackend)
+    assert backend.name == "local"
+    with pytest.raises(ValueError, match="unknown sandbox backend"):
+        open_backend("nope")
+
+
+@pytest.mark.parametrize(
+    ("code", "stdin", "status", "exit_code", "stdout"),
+    [
+        ("print(input()[::-1])", "abc\n", RunStatus.OK, 0, b"cba\n"),
+        ("import sys\nsys.exit(3)", "", RunStatus.RUNTIME_ERROR, 3, b""),
+        ("raise SystemExit('bye')", "", RunStatus.RUNTIME_ERROR, 1, b""),
+        ("raise ValueError('x')", "", RunStatus.RUNTIME_ERROR, 1, b""),
+        ("import sys\nprint(sys.argv, __name__)", "", RunStatus.OK, 0, b"['main.py'] __main__\n"),
+        ("print(sum(map(int, open(0).read().split())))", "1 2\n3", RunStatus.OK, 0, b"6\n"),
+    ],
+)
+def test_python_programs_behave_like_a_fresh_interpreter(box, code, stdin, status, exit_code, stdout):
+    result = box.run(py(code, stdin=stdin))
+    assert (result.status, result.exit_code, result.stdout) == (status, exit_code, stdout), result.stderr
+
+
+def test_tracebacks_reach_stderr(box):
+    result = box.run(py("def f():\n    raise KeyError('boom')\nf()"))
+    assert b"KeyError: 'boom'" in result.stderr
+
+
+def test_exec_path_runs_other_programs_with_stdin(box):
+    result = box.run(RunRequest(argv=["sh", "-c", "read x; echo got-$x; exit 4"], stdin="hi\n"))
+    assert (result.status, result.exit_code, result.stdout) == (RunStatus.RUNTIME_ERROR, 4, b"got-hi\n")
+
+
+def test_missing_executable_is_an_infrastructure_failure(box):
+    result = box.run(RunRequest(argv=["definitely-not-installed-rk"]))
+    assert result.status is RunStatus.SANDBOX_ERROR and "failed" in result.message
+
+
+def test_each_run_starts_from_a_fresh_filesystem(box):
+    first = box.run(py("open('left.txt','w').write('x'); open('/tmp/left.txt','w').write('x'); print('ok')"))
+    second = box.run(py("import os\nprint(os.listdir('.'), os.listdir('/tmp'))"))
+    assert first.stdout == b"ok\n"
+    assert second.stdout == b"['main.py'] []\n"
+
+
+def test_files_are_written_and_fetched_back(box):
+    request = RunRequest(
+        argv=["python3", "main.py"],
+        files={"main.py": "open('out.bin','wb').write(open('data/in.bin','rb').read()[::-1])", "data/in.bin": b"\x00\x01\x02"},
+        fetch_files=["out.bin", "missing.txt"],
+    )
+    result = box.run(request)
+    assert result.ok, result.stderr
+    assert result.files == {"out.bin": b"\x02\x01\x00"}
+
+
+def test_file_paths_cannot_escape_the_workdir(box):
+    result = box.run(RunRequest(argv=["true"], files={"../../etc/evil": "x"}))
+    assert result.status is RunStatus.SANDBOX_ERROR
+
+
+def test_environment_is_cleared(box, monkeypatch):
+    monkeypatch.setenv("RK_LEAK_CHECK", "visible")
+    result = box.run(py("import os\nprint(sorted(os.environ))"))
+    assert b"RK_LEAK_CHECK" not in result.stdout
+    assert b"PATH" in result.stdout
+
+
+def test_stderr_and_stdout_are_capped_separately(box):
+    result = box.run(py("import sys\nsys.stderr.write('e' * 5000)\nprint('x' * 100)", limits=Limits(output_bytes=4096)))
+    assert result.status is RunStatus.OUTPUT_LIMIT
+    assert len(result.stderr) == 4096
+
+
+def test_cpu_limit_is_a_timeout(box):
+    result = box.run(py("while True: pass", limits=Limits(cpu_time_s=1, wall_time_s=8)))
+    assert result.status is RunStatus.TIMEOUT
+    assert result.wall_time_s < 6
+
+
+def test_network_requests_are_refused_not_granted(box):
+    result = box.run(py("print(1)", limits=Limits(network=True)))
+    assert result.status is RunStatus.SANDBOX_ERROR
+
+
+def test_run_batch_keeps_order_and_runs_concurrently(box):
+    requests = [py(f"import time\ntime.sleep(0.3)\nprint({i})") for i in range(4)]
+    results = box.run_batch(requests, concurrency=4)
+    assert [r.stdout for r in results] == [f"{i}\n".encode() for i in range(4)]
+
+
+def test_pickles_without_processes(box):
+    clone = pickle.loads(pickle.dumps(box))
+    try:
+        assert clone.run(py("print(7)")).stdout == b"7\n"
+    finally:
+        clone.close()
+
+
+def test_a_killed_forkserver_is_replaced_and_reported_as_sandbox_error():
+    with LocalSandbox(tier="bwrap") as sandbox:
+        assert sandbox.run(py("print(1)")).ok
+        server = sandbox._all[0]
+        os.killpg(server.process.pid, signal.SIGKILL)
+        server.process.wait()
+        result = sandbox.run(py("print(2)"))
+        assert result.ok and result.stdout == b"2\n", "a dead idle forkserver is replaced before the run"
+
+
+def test_weak_tier_runs_and_warns_once(caplog):
+    import rewardkit.sandboxes.local as local
+
+    local._warned.discard("weak-tier")
+    with caplog.at_level(logging.WARNING, logger="rewardkit.sandboxes.local"), LocalSandbox(tier="subprocess") as weak:
+        assert weak.tier == "subprocess"
+        assert weak.run(py("print(input())", stdin="w")).stdout == b"w\n"
+        assert weak.run(py("while True: pass", limits=Limits(wall_time_s=1))).status is RunStatus.TIMEOUT
+
+
+def test_auto_tier_without_bwrap_falls_back_with_one_loud_warning(caplog, monkeypatch):
+    import rewardkit.sandboxes.local as local
+
+    monkeypatch.setattr(local, "find_bwrap", lambda: None)
+    local._warned.discard("weak-tier")
+    with caplog.at_level(logging.WARNING, logger="rewardkit.sandboxes.local"):
+        first, second = LocalSandbox(), LocalSandbox()
+        assert first.tier == "subprocess" and second.tier == "subprocess"
+    warnings = [r for r in caplog.records if "WEAK ISOLATION" in r.getMessage()]
+    assert len(warnings) == 1
+
+
+def test_bwrap_command_asks_for_full_isolation():
+    cmd = bwrap_command("/usr/bin/bwrap", "/usr/bin/python3")
+    for flag in ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--clearenv", "--new-session"):
+        assert flag in cmd
+    assert cmd[cmd.index("--cap-drop") + 1] == "ALL"
+    assert "/home" not in cmd and "--bind" not in cmd, "nothing from the host is mounted writable"
+
+
+@pytest.mark.parametrize(
+    ("wait_status", "killed", "cpu", "stderr", "expected"),
+    [
+        (0, None, 0.1, b"", RunStatus.OK),
+        (1 << 8, None, 0.1, b"", RunStatus.RUNTIME_ERROR),
+        (signal.SIGXCPU, None, 2.0, b"", RunStatus.TIMEOUT),
+        (signal.SIGKILL, None, 5.0, b"", RunStatus.TIMEOUT),
+        (signal.SIGKILL, None, 0.1, b"", RunStatus.RUNTIME_ERROR),
+        (signal.SIGKILL, "wall_time", 0.1, b"", RunStatus.TIMEOUT),
+        (signal.SIGKILL, "output_limit", 0.1, b"", RunStatus.OUTPUT_LIMIT),
+        (1 << 8, None, 0.1, b"MemoryError\n", RunStatus.MEMORY),
+        (signal.SIGABRT, None, 0.1, b"terminate called after throwing an instance of 'std::bad_alloc'", RunStatus.MEMORY),
+    ],
+)
+def test_exit_classification(wait_status, killed, cpu, stderr, expected):
+    common = {"stdout": b"", "stderr": stderr, "wall_time_s": 0.1, "cpu_time_s": cpu, "files": {}}
+    assert classify_exit(wait_status, killed, Limits(cpu_time_s=2), common).status is expected
