@@ -77,8 +77,8 @@ def train_kto(
 ) -> list[dict[str, float]]:
     """Train with KTO on ``{prompt, completion, label}`` rows; returns the per-step metrics."""
     config = config if isinstance(config, MiniKTOConfig) else MiniKTOConfig.model_validate(dict(config))
-    labels_all = [_label(r["label"]) for r in rows]  # fail before loading a model
-    del labels_all
+    for row in rows:  # a bad label fails before a model is loaded
+        _label(row.get("label"))
     seed_everything(config.seed)
     device = resolve_device(config.device)
     if model is None:

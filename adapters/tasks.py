@@ -47,7 +47,7 @@ def arithmetic(
     """``n`` rows ``{prompt, solution, task}``: "What is a op b?" with the exact integer result as gold.
 
     >>> arithmetic(1, seed=0, conversational=False)[0]["prompt"]
-    'What is 12 * 13? Put the final answer in \\\\boxed{}.'
+    'What is 12 + 13? Put the final answer in \\\\boxed{}.'
     """
     _check_ops(ops)
     rng = random.Random(seed)

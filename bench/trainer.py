@@ -5,9 +5,11 @@
 
 Each trainer runs in its own fresh process (so one's memory high-water mark cannot hide in another's),
 ``--repeats`` times, alternating mini and TRL, keeping each one's best run (a shared machine's load spikes
-only ever slow a run down). Torch gets ``--threads`` CPU threads in every run. Speed is measured between the end of the warm-up steps and the last step. Memory is the peak resident
-set size of the process (and, on CUDA, the peak allocated device memory), reported as the increase over
-the process's resident size just before training starts (imports and data excluded).
+only ever slow a run down). Torch gets ``--threads`` CPU threads in every run (1 by default: a tiny model
+on a shared CPU slows down by an order of magnitude when its threads compete). Speed is measured between
+the end of the warm-up steps and the last step. Memory is the peak resident set size of the process (and,
+on CUDA, the peak allocated device memory), reported as the increase over the process's resident size just
+before training starts (imports, model loading and data excluded).
 
 GRPO settings shared by both: 1 prompt x 4 generations per step, 16 completion tokens, sampling at
 temperature 1, beta = 0 (no reference model), token-level loss (TRL's default ``dapo`` = mini ``token_mean``),
