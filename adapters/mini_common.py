@@ -36,6 +36,9 @@ class MiniConfig(BaseModel):
     batch_size: int = Field(4, ge=1, description="prompts (GRPO) or examples (preference) per step")
     max_length: int = Field(256, ge=8, description="prompt + completion tokens kept for training")
     device: str = Field("auto", description="'auto', 'cpu', 'cuda', ...")
+    num_threads: int | None = Field(
+        None, ge=1, description="torch CPU threads for this process (small models on a busy CPU: 1); None keeps torch's"
+    )
     dtype: str = Field("float32", description="float32 | bfloat16 | float16")
     log_file: str | None = Field(None, description="metrics log (jsonl), one line per step")
     output_dir: str | None = Field(None, description="save the trained model here at the end")
@@ -48,9 +51,13 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    torch.manual_seed(seed)
+def prepare_run(config: MiniConfig) -> torch.device:
+    """Seed Python and torch, apply ``num_threads``, and return the device to train on."""
+    random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    if config.num_threads is not None:
+        torch.set_num_threads(config.num_threads)
+    return resolve_device(config.device)
 
 
 def load_model_and_tokenizer(path: str, device: torch.device, dtype: str = "float32") -> tuple[Any, Any]:

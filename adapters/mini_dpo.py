@@ -25,9 +25,8 @@ from rewardkit.adapters.mini_common import (
     frozen_copy,
     load_model_and_tokenizer,
     per_token_logps,
-    resolve_device,
+    prepare_run,
     save_model,
-    seed_everything,
     train_loop,
 )
 
@@ -113,8 +112,7 @@ def train_dpo(
 ) -> list[dict[str, float]]:
     """Train with DPO or IPO on preference rows; returns the per-step metrics (also written to ``log_file``)."""
     config = config if isinstance(config, MiniDPOConfig) else MiniDPOConfig.model_validate(dict(config))
-    seed_everything(config.seed)
-    device = resolve_device(config.device)
+    device = prepare_run(config)
     if model is None:
         model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
     reference = frozen_copy(model)

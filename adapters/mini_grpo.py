@@ -31,10 +31,9 @@ from rewardkit.adapters.mini_common import (
     load_model_and_tokenizer,
     make_optimizer,
     optimizer_step,
+    prepare_run,
     render_prompt,
-    resolve_device,
     save_model,
-    seed_everything,
     token_logps,
 )
 from rewardkit.adapters.spec import RewardSpec, load_spec
@@ -138,6 +137,57 @@ def completion_logps(model: torch.nn.Module, batch: Encoded, completion_width: i
     return token_logps(logits, batch.input_ids[:, -completion_width:])
 
 
+@torch.no_grad()
+def sample_tokens(
+    model: torch.nn.Module,
+    prompt_ids: torch.Tensor,
+    prompt_mask: torch.Tensor,
+    *,
+    max_new_tokens: int,
+    eos_token_id: int,
+    pad_token_id: int,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+) -> torch.Tensor:
+    """Sample continuations of left-padded prompts with a KV cache; ``(B, <= max_new_tokens)`` token ids.
+
+    A plain loop (forward the new token, sample from ``softmax(logits / temperature)``, optionally nucleus-
+    filtered) instead of ``generate``: the mini trainer needs nothing else, and skipping ``generate``'s
+    per-call and per-token machinery is most of a small model's generation time. After EOS a row emits pad.
+    """
+    positions = (prompt_mask.cumsum(-1) - 1).clamp(min=0)
+    out = model(input_ids=prompt_ids, attention_mask=prompt_mask, position_ids=positions, use_cache=True,
+                logits_to_keep=1)
+    mask, last = prompt_mask, positions[:, -1:]
+    done = torch.zeros(prompt_ids.size(0), dtype=torch.bool, device=prompt_ids.device)
+    tokens = []
+    for _ in range(max_new_tokens):
+        logits = out.logits[:, -1].float() / temperature
+        probs = torch.softmax(logits, dim=-1)
+        if top_p < 1.0:
+            sorted_probs, order = probs.sort(dim=-1, descending=True)
+            outside = sorted_probs.cumsum(-1) - sorted_probs > top_p
+            probs = probs.scatter(-1, order, sorted_probs.masked_fill(outside, 0.0))
+        token = torch.multinomial(probs, 1).squeeze(1)
+        token = torch.where(done, torch.full_like(token, pad_token_id), token)
+        tokens.append(token)
+        done = done | (token == eos_token_id)
+        if bool(done.all()):
+            break
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+        last = last + 1
+        out = model(input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=last, use_cache=True,
+                    **_cache_kwargs(out))
+    return torch.stack(tokens, dim=1)
+
+
+def _cache_kwargs(output: Any) -> dict[str, Any]:
+    # transformers 5.x names the KV cache `cache`; 4.x names it `past_key_values`.
+    if getattr(output, "cache", None) is not None:
+        return {"cache": output.cache}
+    return {"past_key_values": output.past_key_values}
+
+
 # -- config --------------------------------------------------------------------------------------------
 class MiniGRPOConfig(MiniConfig):
     """Mini GRPO options (plus everything in :class:`MiniConfig`; ``batch_size`` counts prompts)."""
@@ -207,8 +257,7 @@ class MiniGRPOTrainer:
         if not rows or any("prompt" not in r for r in rows):
             raise ValueError("GRPO rows need a 'prompt' column")
         self.rows = list(rows)
-        seed_everything(self.config.seed)
-        self.device = resolve_device(self.config.device)
+        self.device = prepare_run(self.config)
         if model is None:
             model, tokenizer = load_model_and_tokenizer(self.config.model, self.device, self.config.dtype)
         self.model, self.tokenizer = model, tokenizer
@@ -218,7 +267,7 @@ class MiniGRPOTrainer:
     # one generation round -------------------------------------------------------------------------
     @torch.no_grad()
     def generate(self, batch_rows: list[Mapping[str, Any]]) -> tuple[Encoded, torch.Tensor, list[str]]:
-        """Sample the group for each prompt; returns the sequences, the prompt width and completion texts."""
+        """Sample the group for each prompt; returns the sequences, the completion mask and the texts."""
         cfg, tok = self.config, self.tokenizer
         texts = [render_prompt(tok, r["prompt"]) for r in batch_rows]
         ids = [tok(t, add_special_tokens=False)["input_ids"][-cfg.max_prompt_length:] for t in texts]
@@ -231,20 +280,17 @@ class MiniGRPOTrainer:
         prompt_ids = prompt_ids.repeat_interleave(cfg.num_generations, 0).to(self.device)
         prompt_mask = prompt_mask.repeat_interleave(cfg.num_generations, 0).to(self.device)
         self.model.eval()
-        out = self.model.generate(
-            input_ids=prompt_ids,
-            attention_mask=prompt_mask,
-            do_sample=True,
+        completion_ids = sample_tokens(
+            self.model,
+            prompt_ids,
+            prompt_mask,
+            max_new_tokens=cfg.max_completion_length,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
             temperature=cfg.temperature,
             top_p=cfg.top_p,
-            top_k=0,
-            max_new_tokens=cfg.max_completion_length,
-            min_new_tokens=0,
-            pad_token_id=tok.pad_token_id,
-            eos_token_id=tok.eos_token_id,
         )
         self.model.train()
-        completion_ids = out[:, width:]
         is_eos = completion_ids == tok.eos_token_id
         first_eos = torch.where(is_eos.any(1), is_eos.int().argmax(1), completion_ids.size(1))
         positions = torch.arange(completion_ids.size(1), device=completion_ids.device).unsqueeze(0)

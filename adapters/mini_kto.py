@@ -22,9 +22,8 @@ from rewardkit.adapters.mini_common import (
     encode_pairs,
     frozen_copy,
     load_model_and_tokenizer,
-    resolve_device,
+    prepare_run,
     save_model,
-    seed_everything,
     sequence_logps,
     train_loop,
 )
@@ -79,8 +78,7 @@ def train_kto(
     config = config if isinstance(config, MiniKTOConfig) else MiniKTOConfig.model_validate(dict(config))
     for row in rows:  # a bad label fails before a model is loaded
         _label(row.get("label"))
-    seed_everything(config.seed)
-    device = resolve_device(config.device)
+    device = prepare_run(config)
     if model is None:
         model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
     reference = frozen_copy(model)

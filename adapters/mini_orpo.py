@@ -22,9 +22,8 @@ from rewardkit.adapters.mini_common import (
     MiniConfig,
     load_model_and_tokenizer,
     per_token_logps,
-    resolve_device,
+    prepare_run,
     save_model,
-    seed_everything,
     train_loop,
 )
 from rewardkit.adapters.mini_dpo import pair_batch
@@ -63,8 +62,7 @@ def train_orpo(
 ) -> list[dict[str, float]]:
     """Train with ORPO on ``{prompt, chosen, rejected}`` rows; returns the per-step metrics."""
     config = config if isinstance(config, MiniORPOConfig) else MiniORPOConfig.model_validate(dict(config))
-    seed_everything(config.seed)
-    device = resolve_device(config.device)
+    device = prepare_run(config)
     if model is None:
         model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
 

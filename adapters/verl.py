@@ -15,16 +15,14 @@ Return value: always ``{"score": float, "unscorable": bool}`` (plus ``"reason": 
 ``None`` in verl's reward tensor, so it scores ``unscorable_score`` (default 0.0) and is flagged
 ``unscorable: True``, which verl logs per batch, so infrastructure failures stay visible.
 
-Default routes (first match wins, case-insensitive globs on ``data_source``):
+Default routes (first match wins; case-insensitive globs on ``data_source``):
 
-==========================================================  ================  =============================
-data sources                                                reward            ground truth becomes
-==========================================================  ================  =============================
-``*gsm8k*``, ``*math*``, ``*aime*``, ``*amc*``, ``numina*``,  math_equivalence  the gold (column ``solution``)
-``*deepscaler*``, ``*dapo*``, ``*olympiad*``
-``*code*``, ``apps``, ``taco``, ``*livecodebench*``,         code_tests        the tests (JSON string parsed,
-``*primeintellect*``, ``*humaneval*``, ``*mbpp*``                              column ``tests``)
-==========================================================  ================  =============================
+- math (``*gsm8k*``, ``*math*``, ``*aime*``, ``*amc*``, ``numina*``, ``*deepscaler*``, ``*dapo*``,
+  ``*olympiad*``) → ``math_equivalence``, the ground truth passed as its gold column ``solution``;
+- code (``*code*``, ``apps``, ``taco``, ``*livecodebench*``, ``*primeintellect*``, ``*humaneval*``,
+  ``*mbpp*``) → ``code_tests``, the ground truth (a JSON string in verl's code datasets) parsed and passed
+  as column ``tests``;
+- anything else → unscorable, unless the mapping sets ``default``.
 """
 
 from __future__ import annotations

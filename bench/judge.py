@@ -52,7 +52,7 @@ def shared_prefix_fraction(judge, item) -> float:
     prompt, a, b = item
     ab = json.dumps(judge.messages(prompt, a, b, None))
     ba = json.dumps(judge.messages(prompt, b, a, None))
-    common = len(os.path.commonprefix([ab, ba]))
+    common = next((i for i, (x, y) in enumerate(zip(ab, ba, strict=False)) if x != y), min(len(ab), len(ba)))
     return common / len(ab)
 
 
@@ -77,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         results["model"] = server.model
 
         def client(concurrency: int, cache_dir: str | None = None):
-            return make_client("openai", model=server.model, base_url=server.base_url, concurrency=concurrency, cache_dir=cache_dir)
+            return make_client(
+                "openai", model=server.model, base_url=server.base_url, concurrency=concurrency, cache_dir=cache_dir
+            )
 
         asyncio.run(judge_all(PairwiseJudge(client(1)), items[:1]))  # warm-up: model pages, HTTP connection
         for concurrency in args.concurrency:

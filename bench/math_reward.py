@@ -75,8 +75,12 @@ def _fractions(rng: random.Random, g: int) -> list[Pair]:
 def _expressions(rng: random.Random, g: int) -> list[Pair]:
     a, b = rng.sample(range(2, 10), 2)
     k, m = rng.randint(2, 6), rng.choice([2, 3, 5, 6, 7])
-    kind = rng.choice(["linear", "sqrt"])
-    if kind == "linear":
+    kind = rng.choice(["linear", "sqrt", "polynomial"])
+    if kind == "polynomial":  # needs algebra: these go to the sympy workers
+        gold = f"x^2+{a + b}x+{a * b}"
+        variants = [(_box(f"(x+{a})(x+{b})"), 1.0), (_box(f"(x+{b})(x+{a})"), 1.0), (_box(f"(x+{a})(x-{b})"), 0.0),
+                    (_box(f"x^2+{a * b}x+{a + b}"), 0.0)]
+    elif kind == "linear":
         gold = f"{a}x+{b}"
         variants = [(_box(f"{b}+{a}x"), 1.0), (_box(f"{a}x + {b}"), 1.0), (_box(f"{a}x-{b}"), 0.0),
                     (_box(f"{b}x+{a}"), 0.0)]
@@ -184,11 +188,14 @@ def main(argv: list[str] | None = None) -> int:
 
     # rewardkit, throughput: batched like a trainer step.
     start = time.perf_counter()
-    ours: list[float | None] = []
+    results = []
     for i in range(0, len(pairs), args.batch):
         chunk = pairs[i : i + args.batch]
-        ours.extend(reward([p.completion for p in chunk], solution=[p.gold for p in chunk]))
+        results.extend(reward.details([p.completion for p in chunk], solution=[p.gold for p in chunk]))
     ours_s = time.perf_counter() - start
+    ours = [r.score for r in results]
+    symbolic = sum("sympy" in r.reason or "timeout" in r.reason for r in results)
+    print(f"rewardkit decided {len(results) - symbolic} pairs in-process and {symbolic} with sympy workers")
     # rewardkit, latency: one completion per call, a fresh reward (empty caches) on warm workers.
     single = MathEquivalence(workers=args.workers)
     single.pool.warm_up()

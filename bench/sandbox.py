@@ -31,8 +31,11 @@ SOLUTIONS = [
 
 
 def make_dataset(n_solutions: int, n_tests: int) -> tuple[list[str], list[dict]]:
-    tests = {"language": "python", "fn_name": "solve",
-             "calls": [{"args": [k * 7], "expected": sum(i * i for i in range(k * 7))} for k in range(n_tests)]}
+    tests = {
+        "language": "python",
+        "fn_name": "solve",
+        "calls": [{"args": [k * 7], "expected": sum(i * i for i in range(k * 7))} for k in range(n_tests)],
+    }
     completions = [f"```python\n{SOLUTIONS[i % len(SOLUTIONS)]}```" for i in range(n_solutions)]
     return completions, [tests] * n_solutions
 
@@ -50,7 +53,7 @@ def bench_reward(backend: str, completions: list[str], tests: list[dict], worker
 
 def bench_bare(completions: list[str], tests: list[dict], workers: int) -> tuple[float, list]:
     programs = []
-    for completion, suite in zip(completions, tests):
+    for completion, suite in zip(completions, tests, strict=True):
         code = completion.removeprefix("```python\n").removesuffix("```")
         for call in suite["calls"]:
             programs.append(f"{code}\nprint(repr(solve(*{call['args']!r})))\n")
@@ -98,7 +101,7 @@ def main() -> None:
     rows.append(("bare subprocess (no isolation)", seconds))
     seconds, scores = bench_reward("local", completions, tests, args.workers)
     rows.append(("rewardkit local (bwrap forkserver)", seconds))
-    expected_mean = sum(1.0 if "range(n))" not in s else 0.2 for s in SOLUTIONS) / len(SOLUTIONS)
+    expected_mean = (3 * 1.0 + 1 / args.tests) / 4  # three right solutions; sum(range(n)) is right only at n=0
     mean = sum(s or 0.0 for s in scores) / len(scores)
     print(f"local mean score {mean:.3f} (expected {expected_mean:.3f}); None: {sum(s is None for s in scores)}")
     reason = docker_unavailable_reason()

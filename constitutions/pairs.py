@@ -39,7 +39,6 @@ from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseJudgeProtoco
 
 from rewardkit.types import completion_text
 
-DROP_REASONS = ("tie", "abstain", "flipped", "identical", "empty")
 
 
 class PairsConfig(BaseModel):

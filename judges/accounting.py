@@ -10,7 +10,6 @@ import threading
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from rewardkit.judges.base import Usage
 
 
@@ -25,7 +24,10 @@ class Price(BaseModel):
 
 def parse_prices(prices: dict[str, Any] | None) -> dict[str, Price]:
     """``{"gpt-4o-mini": {"input": 0.15, "output": 0.6}, "*": ...}`` -> validated prices (``"*"`` = any model)."""
-    return {model: value if isinstance(value, Price) else Price.model_validate(value) for model, value in (prices or {}).items()}
+    return {
+        model: value if isinstance(value, Price) else Price.model_validate(value)
+        for model, value in (prices or {}).items()
+    }
 
 
 class UsageReport(BaseModel):
@@ -80,7 +82,9 @@ class Accountant:
             report.prompt_tokens += usage.prompt_tokens
             report.completion_tokens += usage.completion_tokens
             report.cost_usd += cost
-            row = report.by_model.setdefault(model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0})
+            row = report.by_model.setdefault(
+                model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
+            )
             row["requests"] += 1
             row["prompt_tokens"] += usage.prompt_tokens
             row["completion_tokens"] += usage.completion_tokens

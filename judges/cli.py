@@ -59,7 +59,9 @@ def cmd_pair(args: argparse.Namespace) -> int:
 
     client = make_client(args.backend, model=args.model, base_url=args.base_url, cache_dir=args.cache_dir)
     try:
-        verdict = PairwiseJudge(client, chain_of_thought=args.cot).judge(args.prompt, args.a, args.b, question=args.question)
+        verdict = PairwiseJudge(client, chain_of_thought=args.cot).judge(
+            args.prompt, args.a, args.b, question=args.question
+        )
     finally:
         close = getattr(client.transport, "close", None)
         if callable(close):

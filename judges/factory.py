@@ -17,7 +17,6 @@ import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from rewardkit.judges.accounting import Accountant, Price, UsageReport
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
 from rewardkit.judges.cache import RequestCache, cache_key
@@ -119,7 +118,9 @@ class ManagedChatClient:
             self.accountant.record(self.model, hit.usage, cached=True)
             return hit
         async with self.concurrency.for_loop():
-            reservation = await self.limiter.await_slot(estimate_tokens(messages, params)) if self.limiter.active else None
+            reservation = (
+                await self.limiter.await_slot(estimate_tokens(messages, params)) if self.limiter.active else None
+            )
             try:
                 result = await self.transport.acomplete(messages, params)
             except JudgeError:

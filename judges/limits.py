@@ -31,7 +31,7 @@ class RateLimiter:
     """Sliding-window rpm/tpm limiter shared by threads (``reserve`` returns how long to wait)."""
 
     def __init__(self, rpm: float | None = None, tpm: float | None = None, *, clock=time.monotonic) -> None:
-        if rpm is not None and rpm <= 0 or tpm is not None and tpm <= 0:
+        if (rpm is not None and rpm <= 0) or (tpm is not None and tpm <= 0):
             raise ValueError("rpm and tpm must be positive (or None for no limit)")
         self.rpm = rpm
         self.tpm = tpm
@@ -61,9 +61,7 @@ class RateLimiter:
             while True:
                 window = [e for e in self._events.values() if e[0] > start - WINDOW_S]
                 too_many = self.rpm is not None and len(window) + 1 > self.rpm
-                too_big = (
-                    self.tpm is not None and window and sum(e[1] for e in window) + tokens > self.tpm
-                )
+                too_big = self.tpm is not None and window and sum(e[1] for e in window) + tokens > self.tpm
                 if not (too_many or too_big):
                     break
                 start = window[0][0] + WINDOW_S + 1e-3

@@ -65,7 +65,9 @@ class OpenAIChatClient:
         return f"OpenAIChatClient(model={self.model!r}, base_url={self.base_url!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in {"_sync_client", "_async_clients", "_lock", "stats"}}
+        state = {
+            k: v for k, v in self.__dict__.items() if k not in {"_sync_client", "_async_clients", "_lock", "stats"}
+        }
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

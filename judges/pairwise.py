@@ -145,7 +145,11 @@ def combine_orders(
     missing = [name for name, order in (("A-first", ab), ("B-first", ba)) if order.prob_first is None]
     common = {"ab": ab, "ba": ba, "flipped": flipped, "principle": principle, "model": model}
     if not p_a or (missing and require_both):
-        reasons = "; ".join(f"{name}: {order.reason or order.source}" for name, order in (("A-first", ab), ("B-first", ba)) if order.prob_first is None)
+        reasons = "; ".join(
+            f"{name}: {order.reason or order.source}"
+            for name, order in (("A-first", ab), ("B-first", ba))
+            if order.prob_first is None
+        )
         return PairwiseVerdict(prob_a=None, abstained=True, reason=f"abstain ({reasons})", **common)
     prob_a = sum(p_a) / len(p_a)
     if missing:

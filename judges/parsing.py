@@ -13,7 +13,6 @@ import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
-
 from rewardkit.judges.base import TokenLogprob
 
 _TOKEN_JUNK = " \t\n\r()[]{}*\"'`:.,;-_#>"
@@ -86,7 +85,8 @@ def parse_choice(text: str, labels: Sequence[str] = ("A", "B")) -> str | None:
                 return allowed.get(answer.choice.upper())
     label_group = "|".join(re.escape(label) for label in labels)
     verdicts = re.findall(
-        rf"(?:verdict|answer|better response|winner|choice)\s*(?:is)?\s*[:=]?\s*\**\s*\(?\s*(?:response\s+)?({label_group})\b",
+        rf"(?:verdict|answer|better response|winner|choice)\s*(?:is)?\s*[:=]?\s*\**\s*"
+        rf"\(?\s*(?:response\s+)?({label_group})\b",
         text,
         flags=re.IGNORECASE,
     )

@@ -17,7 +17,6 @@ import itertools
 from typing import Literal
 
 from pydantic import BaseModel, Field
-
 from rewardkit.judges.base import ChatClient, ChatParams, JudgeError, PairwiseVerdict
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.parsing import parse_ranking
@@ -79,7 +78,9 @@ class RankJudge:
             return RankVerdict(reason=str(exc), model=self.model)
         ranking = parse_ranking(result.text, len(candidates))
         if ranking is None:
-            return RankVerdict(raw=result.text, reason=f"no valid ranking in answer: {result.text[:120]!r}", model=self.model)
+            return RankVerdict(
+                raw=result.text, reason=f"no valid ranking in answer: {result.text[:120]!r}", model=self.model
+            )
         return RankVerdict(order=[i - 1 for i in ranking], raw=result.text, reason="listwise", model=self.model)
 
     async def _round_robin(self, prompt: str, candidates: list[str], question: str | None) -> RankVerdict:
@@ -95,16 +96,22 @@ def rank_from_pairs(
 ) -> RankVerdict:
     """Soft Copeland: each candidate's mean P(win) over its answered pairs; abstain if any candidate has none."""
     wins: list[list[float]] = [[] for _ in range(n)]
-    for (i, j), verdict in zip(pairs, verdicts):
+    for (i, j), verdict in zip(pairs, verdicts, strict=True):
         if verdict.prob_a is not None:
             wins[i].append(verdict.prob_a)
             wins[j].append(1.0 - verdict.prob_a)
     scores = [sum(w) / len(w) if w else None for w in wins]
     unjudged = [i for i, s in enumerate(scores) if s is None]
     if unjudged:
-        return RankVerdict(scores=scores, pairs=verdicts, reason=f"candidates {unjudged} have no answered pair", model=model)
+        return RankVerdict(
+            scores=scores, pairs=verdicts, reason=f"candidates {unjudged} have no answered pair", model=model
+        )
     order = sorted(range(n), key=lambda i: (-scores[i], i))
     abstained = sum(v.abstained for v in verdicts)
     return RankVerdict(
-        order=order, scores=scores, pairs=verdicts, reason=f"{len(pairs) - abstained}/{len(pairs)} pairs answered", model=model
+        order=order,
+        scores=scores,
+        pairs=verdicts,
+        reason=f"{len(pairs) - abstained}/{len(pairs)} pairs answered",
+        model=model,
     )

@@ -62,7 +62,7 @@ def split_roles(text: str) -> list[Message]:
     messages: list[Message] = []
     if parts[0].strip():
         messages.append({"role": "user", "content": parts[0].strip()})
-    for role, content in zip(parts[1::2], parts[2::2]):
+    for role, content in zip(parts[1::2], parts[2::2], strict=True):
         if content.strip():
             messages.append({"role": role, "content": content.strip()})
     if not messages:

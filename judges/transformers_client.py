@@ -116,7 +116,8 @@ class TransformersChatClient:
                         token=tokenizer.decode([token_id]),
                         logprob=float(log_softmax[token_id]),
                         top={
-                            tokenizer.decode([int(i)]): float(v) for v, i in zip(top.values.tolist(), top.indices.tolist())
+                            tokenizer.decode([int(i)]): float(v)
+                            for v, i in zip(top.values.tolist(), top.indices.tolist(), strict=True)
                         },
                     )
                 )

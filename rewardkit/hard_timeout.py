@@ -143,6 +143,8 @@ class HardTimeoutPool:
         workers: number of worker processes (default ``os.cpu_count()``).
         timeout_s: per-call limit, counted from the moment the call reaches a ready worker.
         preload: modules each worker imports before it reports ready (so the first call is not slow).
+        warm_call: ``(fn, args)`` run once in each new worker before it takes calls (lazy caches, parsers);
+            its result is ignored and its time is not charged to any caller's timeout.
         memory_limit_mb: ``RLIMIT_AS`` of each worker; an allocation past it fails inside the worker.
         startup_timeout_s: how long a worker may take to start.
 
@@ -155,6 +157,7 @@ class HardTimeoutPool:
         workers: int | None = None,
         timeout_s: float = 5.0,
         preload: Sequence[str] = (),
+        warm_call: tuple[Callable[..., Any], tuple[Any, ...]] | None = None,
         memory_limit_mb: int | None = None,
         startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
     ) -> None:
@@ -166,6 +169,7 @@ class HardTimeoutPool:
         self.workers = n
         self.timeout_s = float(timeout_s)
         self.preload = tuple(preload)
+        self.warm_call = warm_call
         self.memory_limit_mb = memory_limit_mb
         self.startup_timeout_s = startup_timeout_s
         self._reset()
@@ -178,7 +182,7 @@ class HardTimeoutPool:
         self._finalizer: weakref.finalize | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("workers", "timeout_s", "preload", "memory_limit_mb",
+        return {k: getattr(self, k) for k in ("workers", "timeout_s", "preload", "warm_call", "memory_limit_mb",
                                                "startup_timeout_s")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -260,6 +264,11 @@ class HardTimeoutPool:
 
     def _start_worker(self) -> _Worker:
         worker = _Worker(self.preload, self.memory_limit_mb, self.startup_timeout_s)
+        if self.warm_call is not None:
+            fn, args = self.warm_call
+            worker.run(pickle.dumps((fn, tuple(args)), protocol=pickle.HIGHEST_PROTOCOL), self.startup_timeout_s)
+            if not worker.alive:
+                raise RuntimeError("worker died during its warm-up call")
         with self._lock:
             self._live.append(worker)
         return worker

@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
-
-from rewardkit.registry import register_reward
-from rewardkit.reward import Reward, RewardConfig
 from rewardkit.rewards import code_harness as harness
 from rewardkit.rewards.code_extract import extract_code
 from rewardkit.rewards.code_tests_format import BadTestsFormat, TestSuite, normalise_language, parse_tests
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
+
+from rewardkit.registry import register_reward
+from rewardkit.reward import Reward, RewardConfig
 from rewardkit.types import RewardResult
 
 
@@ -102,7 +102,7 @@ class CodeTests(Reward):
 
     # -- scoring ---------------------------------------------------------------------------------
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        samples = [self._start_sample(text, row) for text, row in zip(completions, rows)]
+        samples = [self._start_sample(text, row) for text, row in zip(completions, rows, strict=True)]
         live = [s for s in samples if isinstance(s, _Sample)]
         if live:
             self._compile(live)
@@ -139,13 +139,14 @@ class CodeTests(Reward):
             return
         limits = self._limits(self.config.compile_timeout_s, memory_mb=max(self.config.memory_mb, 2048))
         results = self._run([harness.cpp_compile_request(s.code, limits) for s in cpp])
-        for sample, result in zip(cpp, results):
+        for sample, result in zip(cpp, results, strict=True):
             if result.infrastructure_failure:
                 sample.final = RewardResult.unscorable(f"sandbox failure while compiling: {result.message}")
             elif not result.ok:
                 error = result.stderr.decode("utf-8", "replace")[-300:]
-                sample.final = RewardResult(score=0.0, reason=f"compile error: {error}", passed=0,
-                                            total=len(sample.suite))
+                sample.final = RewardResult(
+                    score=0.0, reason=f"compile error: {error}", passed=0, total=len(sample.suite)
+                )
             elif "solution" not in result.files:
                 sample.final = RewardResult.unscorable("compiler reported success but produced no binary")
             else:
@@ -168,7 +169,7 @@ class CodeTests(Reward):
                     request = harness.python_exprs_request(sample.code, sample.plans[index], nonce, limits)
                 jobs.append((sample, index, nonce, request))
         results = self._run([job[3] for job in jobs])
-        for (sample, index, nonce, _), result in zip(jobs, results):
+        for (sample, index, nonce, _), result in zip(jobs, results, strict=True):
             self._judge(sample, index, nonce, result)
 
     def _judge(self, sample: _Sample, index: int, nonce: str, result: RunResult) -> None:
@@ -224,16 +225,19 @@ class CodeTests(Reward):
         limits = self._limits(max(10.0, self.config.timeout_s))
         requests = [
             harness.python_check_request([(plan, values) for _, plan, values in s.pending_checks], nonce, limits)
-            for s, nonce in zip(pending, nonces)
+            for s, nonce in zip(pending, nonces, strict=True)
         ]
-        for sample, nonce, result in zip(pending, nonces, self._run(requests)):
+        for sample, nonce, result in zip(pending, nonces, self._run(requests), strict=True):
             record, why = harness.single_record(result, nonce)
             passed = record.get("passed") if record else None
-            if (not isinstance(passed, list) or len(passed) != len(sample.pending_checks)
-                    or not all(type(p) is bool for p in passed)):
+            if (
+                not isinstance(passed, list)
+                or len(passed) != len(sample.pending_checks)
+                or not all(type(p) is bool for p in passed)
+            ):
                 sample.final = RewardResult.unscorable(f"assert checking stage failed: {why or 'bad record'}")
                 continue
-            for (index, _, values), ok in zip(sample.pending_checks, passed):
+            for (index, _, values), ok in zip(sample.pending_checks, passed, strict=True):
                 if values is not None:
                     sample.outcomes[index] = ok
                     if not ok:
@@ -247,10 +251,8 @@ class CodeTests(Reward):
         if infra:
             return RewardResult.unscorable(f"sandbox failure on test {infra[0]}: {sample.notes[infra[0]]}")
         passed = sum(1 for o in sample.outcomes if o)
-        if self.config.scoring == "fraction":
-            score = passed / total
-        else:
-            score = 1.0 if passed == total else 0.0
+        all_passed = 1.0 if passed == total else 0.0
+        score = passed / total if self.config.scoring == "fraction" else all_passed
         failures = "; ".join(f"test {i}: {note}" for i, note in sorted(sample.notes.items())[:3])
         reason = f"{passed}/{total} tests passed" + (f"; {failures}" if failures else "")
         return RewardResult(score=score, reason=reason, passed=passed, total=total)

@@ -38,7 +38,7 @@ TRUSTED_NAMES = frozenset(dir(builtins)) | frozenset(sys.stdlib_module_names)
 
 # Runs next to the untrusted solution. Reads its spec, loads the solution, evaluates the call or the
 # expressions and writes ONE record (nonce-prefixed line) straight to fd 1. Encoder accepts exact plain types.
-RUNTIME = r'''
+RUNTIME = r"""
 import builtins, importlib, json, math, os, sys
 
 def _rk_encode(x, depth=0):
@@ -127,7 +127,7 @@ def _rk_main():
     os._exit(0)
 
 _rk_main()
-'''
+"""
 
 
 class PlainValueError(ValueError):
@@ -146,7 +146,7 @@ def decode_plain(obj: Any, depth: int = 0) -> Any:
     if type(obj) is list:
         return [decode_plain(v, depth + 1) for v in obj]
     if type(obj) is dict and len(obj) == 1:
-        (tag, body), = obj.items()
+        ((tag, body),) = obj.items()
         if tag == "$float" and body in ("nan", "inf", "-inf"):
             return float(body)
         if tag == "$tuple" and type(body) is list:
@@ -173,7 +173,9 @@ def strict_equal(actual: Any, expected: Any, rel_tol: float = 1e-9) -> bool:
             return math.isnan(actual)
         return actual == expected or math.isclose(actual, expected, rel_tol=rel_tol, abs_tol=0.0)
     if type(expected) in (list, tuple):
-        return len(actual) == len(expected) and all(strict_equal(a, e, rel_tol) for a, e in zip(actual, expected))
+        if len(actual) != len(expected):
+            return False
+        return all(strict_equal(a, e, rel_tol) for a, e in zip(actual, expected, strict=True))
     if type(expected) is dict:
         return actual.keys() == expected.keys() and all(strict_equal(actual[k], expected[k], rel_tol) for k in expected)
     if type(expected) in (set, frozenset):
@@ -342,19 +344,24 @@ def python_exprs_request(code: str, plan: AssertPlan, nonce: str, limits: Limits
 def python_check_request(checks: list[tuple[AssertPlan, list | None]], nonce: str, limits: Limits) -> RunRequest:
     """The trusted second stage: no solution file, only the glue and the values the solution produced."""
     modules = sorted({m for plan, _ in checks for m in plan.modules})
-    spec = {"nonce": nonce, "mode": "check", "modules": modules,
-            "checks": [{"source": plan.check, "values": values} for plan, values in checks]}
-    return RunRequest(argv=["python3", "main.py"], files={"main.py": RUNTIME, SPEC_FILE: _spec_file(spec)},
-                      limits=limits)
+    spec = {
+        "nonce": nonce,
+        "mode": "check",
+        "modules": modules,
+        "checks": [{"source": plan.check, "values": values} for plan, values in checks],
+    }
+    return RunRequest(
+        argv=["python3", "main.py"], files={"main.py": RUNTIME, SPEC_FILE: _spec_file(spec)}, limits=limits
+    )
 
 
 def stdio_request(language: str, program: str | bytes, test: StdioTest, limits: Limits) -> RunRequest:
     if language == "python":
-        return RunRequest(argv=["python3", "solution.py"], files={"solution.py": program}, stdin=test.input,
-                          limits=limits)
+        return RunRequest(
+            argv=["python3", "solution.py"], files={"solution.py": program}, stdin=test.input, limits=limits
+        )
     if language == "javascript":
-        return RunRequest(argv=["node", "solution.js"], files={"solution.js": program}, stdin=test.input,
-                          limits=limits)
+        return RunRequest(argv=["node", "solution.js"], files={"solution.js": program}, stdin=test.input, limits=limits)
     if language == "cpp":
         return RunRequest(argv=["./solution"], files={"solution": program}, stdin=test.input, limits=limits)
     raise ValueError(f"no stdio runner for {language}")

@@ -166,7 +166,7 @@ def _input_output(value: dict, language: str) -> TestSuite:
     if value.get("fn_name"):
         name = _fn_name(value)
         tests = []
-        for args, expected in zip(inputs, outputs):
+        for args, expected in zip(inputs, outputs, strict=True):
             if isinstance(args, str):  # LiveCodeBench functional: one JSON value per line
                 try:
                     args = [json.loads(line) for line in args.splitlines() if line.strip()]
@@ -181,7 +181,8 @@ def _input_output(value: dict, language: str) -> TestSuite:
                 raise BadTestsFormat("call inputs must be argument lists")
             tests.append(CallTest(tuple(args), expected, from_json=True, apps_unwrap=True))
         return TestSuite(language, "calls", tuple(tests), name)
-    return TestSuite(language, "stdio", tuple(StdioTest(_text(i), _text(o)) for i, o in zip(inputs, outputs)))
+    tests = tuple(StdioTest(_text(i), _text(o)) for i, o in zip(inputs, outputs, strict=True))
+    return TestSuite(language, "stdio", tests)
 
 
 def _text(value: Any) -> str:

@@ -23,8 +23,8 @@ import concurrent.futures
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
-
 from rewardkit.judges.factory import JudgeClientConfig, ManagedChatClient
+
 from rewardkit.registry import register_reward
 from rewardkit.reward import ConfigError, Reward, RewardConfig
 from rewardkit.types import RewardResult, prompt_text
@@ -79,7 +79,12 @@ class LLMJudge(Reward):
         try:
             if cfg.mode == "rubric":
                 check_template(
-                    cfg.template or "rubric", prompt="p", response="r", scale=cfg.scale, rubric=cfg.rubric, reference=None
+                    cfg.template or "rubric",
+                    prompt="p",
+                    response="r",
+                    scale=cfg.scale,
+                    rubric=cfg.rubric,
+                    reference=None,
                 )
             else:
                 check_template(
@@ -126,7 +131,7 @@ class LLMJudge(Reward):
             return pool.submit(asyncio.run, coroutine).result()
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return list(await asyncio.gather(*(self._ascore_one(c, r) for c, r in zip(completions, rows))))
+        return list(await asyncio.gather(*(self._ascore_one(c, r) for c, r in zip(completions, rows, strict=True))))
 
     async def _ascore_one(self, completion: str | None, row: dict[str, Any]) -> RewardResult:
         if completion is None:

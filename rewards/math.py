@@ -101,6 +101,7 @@ class MathEquivalence(Reward):
             workers=cfg.workers,
             timeout_s=cfg.timeout_s,
             preload=("rewardkit.rewards.math_grade", "math_verify", "latex2sympy2_extended"),
+            warm_call=(symbolic_verdict, (r"\frac{x^2-1}{2}", r"\frac{(x-1)(x+1)}{2}", cfg.float_rounding)),
             memory_limit_mb=cfg.memory_limit_mb,
         )
 

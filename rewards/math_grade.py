@@ -78,6 +78,7 @@ def clean_latex(text: str) -> str:
     s = re.sub(r"\\(?:le|leqslant)(?![A-Za-z])", r"\\leq", s)
     s = re.sub(r"\\(?:ge|geqslant)(?![A-Za-z])", r"\\geq", s)
     s = _strip_text_units(s.strip())
+    s = re.sub(r"\s+(?:or|and)\s+", ", ", s)  # "x = 2 or x = 3" lists its solutions
     s = s.strip().rstrip(".").strip()
     if _THOUSANDS.match(s):
         s = s.replace(",", "")
@@ -116,6 +117,12 @@ class Num:
 @dataclass(frozen=True)
 class BigInt:
     digits: str  # sign + digits without leading zeros, compared exactly at any size
+
+
+@dataclass(frozen=True)
+class Surd:
+    coef: Fraction  # the value is coef * sqrt(radicand), radicand square-free and > 1 (a canonical form)
+    radicand: int
 
 
 @dataclass(frozen=True, eq=False)  # identity equality: two such powers are compared by sympy, not by size
@@ -188,6 +195,43 @@ _WORDS = re.compile(r"[A-Za-z][A-Za-z\s'\-]*")
 
 def _dec(text: str) -> tuple[Fraction, bool]:
     return Fraction(text), "." not in text
+
+
+_SURDS = (
+    re.compile(r"(?P<sign>[+-]?)(?P<c>\d*)\\sqrt\{(?P<n>\d+)\}"),
+    re.compile(r"(?P<sign>[+-]?)\\frac\{(?P<c>\d*)\\sqrt\{(?P<n>\d+)\}\}\{(?P<d>\d+)\}"),
+    re.compile(r"(?P<sign>[+-]?)\\frac\{(?P<c>\d+)\}\{(?P<d>\d+)\}\\sqrt\{(?P<n>\d+)\}"),
+    re.compile(r"(?P<sign>[+-]?)(?P<c>\d*)\\sqrt\{(?P<n>\d+)\}/(?P<d>\d+)"),
+)
+_MAX_RADICAND = 10**8
+
+
+def parse_surd(key: str) -> Surd | Num | None:
+    r"""``a\sqrt{n}``, ``\frac{a\sqrt{n}}{d}``, ``\frac{a}{d}\sqrt{n}``, ``\sqrt{n}/d`` in canonical form
+    (``\sqrt{112}`` and ``4\sqrt{7}`` become the same ``Surd``; ``\sqrt{16}`` becomes the number 4)."""
+    for pattern in _SURDS:
+        if m := pattern.fullmatch(key):
+            n, c = int(m.group("n")), int(m.group("c") or 1)
+            d = int(m.groupdict().get("d") or 1)
+            if n > _MAX_RADICAND or d == 0:
+                return None
+            root, radicand = _split_square(n)
+            coef = Fraction(c * root, d) * (-1 if m.group("sign") == "-" else 1)
+            return Num(coef, True) if radicand in (0, 1) else Surd(coef, radicand)
+    return None
+
+
+def _split_square(n: int) -> tuple[int, int]:
+    """``n = root**2 * radicand`` with ``radicand`` square-free (trial division; n <= 10**8)."""
+    if n == 0:
+        return 0, 0
+    root, radicand, f = 1, n, 2
+    while f * f <= radicand:
+        while radicand % (f * f) == 0:
+            radicand //= f * f
+            root *= f
+        f += 1
+    return root, radicand
 
 
 def parse_number(key: str) -> Num | BigInt | Huge | Inf | None:
@@ -327,6 +371,10 @@ def parse_value(key: str, depth: int = 0) -> object:
     number = parse_number(key)
     if number is not None:
         return number
+    if surd := parse_surd(key):
+        return surd
+    if plus_minus := _plus_minus(key, depth):
+        return plus_minus
     if complex_value := _parse_complex(key):
         return complex_value
     if m := _MATRIX.fullmatch(key):
@@ -353,6 +401,47 @@ def parse_value(key: str, depth: int = 0) -> object:
     if inequality := _inequality(key, depth):
         return inequality
     return Opaque(key)
+
+
+def _plus_minus(key: str, depth: int) -> Seq | None:
+    r"""``\pm 2`` → the list {2, -2}; ``1 \pm \sqrt{2}`` → {1+\sqrt{2}, 1-\sqrt{2}} (a plain right-hand term)."""
+    parts = split_top_level(key, r"\pm")
+    if not parts or len(parts) != 2 or _sum_terms(parts[1]) != ["+" + parts[1]]:
+        return None
+    left, right = parts
+    if not left:
+        values = (parse_value(right, depth + 1), parse_value("-" + right, depth + 1))
+    else:
+        values = (parse_value(f"{left}+{right}", depth + 1), parse_value(f"{left}-{right}", depth + 1))
+    return Seq("", "", values)
+
+
+def _sum_terms(key: str) -> list[str] | None:
+    """The signed top-level terms of a sum, e.g. ``2x-1`` → ``["+2x", "-1"]``; ``None`` for relations."""
+    if any(c in key for c in "=<>,|") or r"\\" in key:
+        return None
+    terms, depth, start = [], 0, 0
+    for i, ch in enumerate(key):
+        if ch in "([{«":
+            depth += 1
+        elif ch in ")]}»":
+            depth -= 1
+        elif ch in "+-" and depth == 0 and i > 0:
+            before = key[i - 1]
+            if before in "^_+-*/" or key[:i].endswith((r"\cdot", r"\times", r"\pm")):
+                continue  # a sign, not a term boundary
+            if before in "eE" and i > 1 and key[i - 2].isdigit():
+                continue  # 1e-3
+            terms.append(key[start:i])
+            start = i
+    terms.append(key[start:])
+    return [t if t[:1] in "+-" else "+" + t for t in terms if t]
+
+
+def _same_terms(gold: str, answer: str) -> bool:
+    """Equal as sums whose terms are the same strings in another order (``2x+1`` and ``1+2x``)."""
+    g, a = _sum_terms(gold), _sum_terms(answer)
+    return g is not None and a is not None and len(g) > 1 and sorted(g) == sorted(a)
 
 
 def _inequality(key: str, depth: int) -> Seq | None:
@@ -393,12 +482,19 @@ def compare_values(gold: object, answer: object, rel_tol: float) -> bool | None:
         return compare_values(gold, answer.rhs, rel_tol)
     if isinstance(gold, Equation):
         return compare_values(gold.rhs, answer, rel_tol)
+    if isinstance(gold, Opaque) and isinstance(answer, Opaque):
+        if _is_words(gold.key) and _is_words(answer.key):
+            return gold.key.lower() == answer.key.lower()
+        if _same_terms(gold.key, answer.key):
+            return True
     if isinstance(gold, Opaque) or isinstance(answer, Opaque):
         return None
     if isinstance(gold, Num) and isinstance(answer, Num):
         return numbers_equal(gold, answer, rel_tol)
     if isinstance(gold, Huge) or isinstance(answer, Huge):
         return _compare_huge(gold, answer)
+    if isinstance(gold, Surd) or isinstance(answer, Surd):
+        return _compare_surd(gold, answer, rel_tol)
     if isinstance(gold, (Num, Cplx)) and isinstance(answer, (Num, Cplx)):
         g, a = _as_complex(gold), _as_complex(answer)
         return numbers_equal(g.real, a.real, rel_tol) and numbers_equal(g.imag, a.imag, rel_tol)
@@ -422,6 +518,17 @@ def _compare_huge(gold: object, answer: object) -> bool | None:
     if isinstance(other, BigInt) and math.isfinite(huge.log10):
         return None if abs(len(other.digits.lstrip("-")) - (huge.log10 + 1)) < 2 else False
     return None if isinstance(other, (Huge, BigInt)) else False
+
+
+def _compare_surd(gold: object, answer: object, rel_tol: float) -> bool:
+    """Canonical surds are equal iff identical; against a decimal they compare within ``rel_tol``."""
+    if isinstance(gold, Surd) and isinstance(answer, Surd):
+        return gold == answer
+    surd, other = (gold, answer) if isinstance(gold, Surd) else (answer, gold)
+    if not isinstance(other, Num) or other.exact or other.percent:
+        return False  # an irrational number never equals a fraction, an interval, ...
+    value = float(surd.coef) * math.sqrt(surd.radicand)  # type: ignore[union-attr]
+    return abs(value - float(other.value)) <= rel_tol * max(abs(value), abs(float(other.value)))
 
 
 def _as_complex(value: Num | Cplx) -> Cplx:
@@ -457,16 +564,18 @@ def _unordered_equal(golds: tuple, answers: tuple, rel_tol: float) -> bool | Non
     remaining = list(answers)
     undecided = False
     for g in golds:
+        maybe = False
         for i, a in enumerate(remaining):
             verdict = compare_values(g, a, rel_tol)
             if verdict:
                 del remaining[i]
                 break
-            undecided = undecided or verdict is None
+            maybe = maybe or verdict is None
         else:
-            if not undecided:
-                return False
-    return None if remaining or undecided else True
+            if not maybe:
+                return False  # nothing left can equal this element
+            undecided = True
+    return None if undecided else True
 
 
 def _describe(value: object) -> str:
@@ -477,8 +586,9 @@ def _describe(value: object) -> str:
             return "intervals"
         return "tuples (order kept)"
     return {
-        Num: "numbers", BigInt: "integers", Cplx: "complex numbers", Seq: "tuples/intervals/sets",
-        Union: "unions of intervals", Matrix: "matrices", Equation: "equations", Inf: "infinities",
+        Num: "numbers", Surd: "square roots", BigInt: "integers", Cplx: "complex numbers", Seq: "tuples/intervals/sets",
+        Opaque: "expressions or words", Union: "unions of intervals", Matrix: "matrices", Equation: "equations",
+        Inf: "infinities",
     }.get(type(value), "values")
 
 
@@ -499,8 +609,6 @@ def fast_verdict(gold: str, answer: str, rel_tol: float) -> Verdict:
     if len(answer_key) > MAX_PARSE_CHARS and not _INTEGER.fullmatch(answer_key):
         return Verdict(False, f"answer of {len(answer_key)} characters differs from the gold as a string")
     g, a = parse_value(gold_key), parse_value(answer_key)
-    if isinstance(g, Opaque) and isinstance(a, Opaque) and _is_words(g.key) and _is_words(a.key):
-        return Verdict(g.key.lower() == a.key.lower(), "compared as words")
     verdict = compare_values(g, a, rel_tol)
     if verdict is None:
         return Verdict(None, "needs symbolic comparison")
@@ -521,8 +629,14 @@ def _choice_letter(key: str) -> str | None:
     return None
 
 
+_WORD_ANSWERS = {"yes", "no", "none", "true", "false", "odd", "even", "both", "neither", "undefined"}
+
+
 def _is_words(key: str) -> bool:
-    return len(key) >= 2 and bool(_WORDS.fullmatch(key)) and not re.fullmatch(r"[a-z]{1,2}", key)
+    """Text such as ``Monday`` or ``yes``; short lowercase runs (``xy``, ``abc``) are products of variables."""
+    if not _WORDS.fullmatch(key):
+        return False
+    return key.lower() in _WORD_ANSWERS or len(key) >= 4 or (len(key) >= 2 and not key.islower())
 
 
 # -- symbolic stage (runs in a worker process) -------------------------------------------------

@@ -19,6 +19,8 @@ def add_commands(subparsers) -> None:
     serve.add_argument("--port", type=int, default=8080, help="port (0 picks a free one; the chosen one is printed)")
     serve.add_argument("--backend", default="local", choices=["local", "docker"], help="where programs run")
     serve.add_argument("--max-concurrency", type=int, default=4, help="programs running at once")
+    serve.add_argument("--max-run-timeout", type=float, default=60.0, help="ceiling on a request's run_timeout (s)")
+    serve.add_argument("--max-memory-mb", type=int, default=4096, help="ceiling on a request's memory_limit_MB")
     serve.set_defaults(func=cmd_serve)
 
     build = sub.add_parser("build-image", help="build the docker sandbox image offline (debootstrap + docker import)")
@@ -39,29 +41,24 @@ def add_commands(subparsers) -> None:
 
 
 def make_backend(name: str, url: str | None = None, concurrency: int = 2):
-    """A backend by name; imported lazily so a light install only needs what it uses."""
-    if name == "local":
-        from rewardkit.sandboxes.local import LocalSandbox
+    """A backend by name through the sandbox registry (imported lazily: a light install needs only what it uses)."""
+    from rewardkit.sandboxes.registry import open_backend
 
-        return LocalSandbox(concurrency=concurrency)
-    if name == "docker":
-        from rewardkit.sandboxes.docker import DockerSandbox
-
-        return DockerSandbox(pool_size=concurrency)
     if name == "remote":
-        from rewardkit.sandboxes.remote import RemoteSandbox
-
         if not url:
             raise ValueError("--backend remote needs --url (e.g. http://127.0.0.1:8080)")
-        return RemoteSandbox(base_url=url)
-    raise ValueError(f"unknown backend {name!r}")
+        return open_backend("remote", base_url=url, max_concurrency=concurrency)
+    if name == "docker":
+        return open_backend("docker", pool_size=concurrency)
+    return open_backend(name, concurrency=concurrency)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from rewardkit.sandboxes.server import make_server
+    from rewardkit.sandboxes.server import ServerPolicy, make_server
 
+    policy = ServerPolicy(max_run_timeout_s=args.max_run_timeout, max_memory_mb=args.max_memory_mb)
     backend = make_backend(args.backend, concurrency=args.max_concurrency)
-    server = make_server(backend, host=args.host, port=args.port, max_concurrency=args.max_concurrency)
+    server = make_server(backend, host=args.host, port=args.port, max_concurrency=args.max_concurrency, policy=policy)
     host, port = server.server_address[:2]
     print(f"serving SandboxFusion API on http://{host}:{port} (backend {backend.name})", flush=True)
     try:

@@ -246,6 +246,8 @@ class DockerSandbox(BatchMixin):
 
     # -- runs -------------------------------------------------------------------------------------------------------
     def run(self, request: RunRequest) -> RunResult:
+        if request.limits.network:
+            return RunResult(status=RunStatus.SANDBOX_ERROR, message="the docker sandbox never grants network access")
         try:
             self._ensure_pool()
             container = self._idle.get(timeout=self.config.acquire_timeout_s)
@@ -337,11 +339,12 @@ class DockerSandbox(BatchMixin):
                 wall_time_s=wall,
                 message=f"sandbox bootstrap failed (exit {exit_code}): {detail}",
             ), False
-        if not _still_running(container):
-            return RunResult(
-                status=RunStatus.SANDBOX_ERROR, wall_time_s=wall, message="the sandbox container stopped during the run"
-            ), False
         result = _verdict(exit_code, wall, limits, oom=_oom_kills(container.handle.id) > oom_before)
+        if exit_code is None or exit_code > 128:  # killed: by its limits, by itself, or with the whole container?
+            unexplained = result.status in (RunStatus.RUNTIME_ERROR, RunStatus.SANDBOX_ERROR)
+            if not _still_running(container, settle_s=0.5 if unexplained else 0.0):
+                message = "the sandbox container stopped during the run"
+                return RunResult(status=RunStatus.SANDBOX_ERROR, wall_time_s=wall, message=message), False
         reusable = exit_code is not None and _clean(container.handle.id)
         return result.model_copy(update={"stdout": stdout, "stderr": stderr}), reusable
 
@@ -468,12 +471,19 @@ def _oom_kills(container_id: str) -> int:
     return 0
 
 
-def _still_running(container: _Container) -> bool:
-    try:
-        container.handle.reload()
-    except Exception:
-        return False
-    return container.handle.status == "running"
+def _still_running(container: _Container, settle_s: float = 0.0) -> bool:
+    """Whether the container is up; ``settle_s`` gives the engine time to notice a kill that just happened."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        try:
+            container.handle.reload()
+        except Exception:
+            return False
+        if container.handle.status != "running":
+            return False
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.05)
 
 
 def _clean(container_id: str) -> bool:

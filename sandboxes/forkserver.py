@@ -19,33 +19,33 @@ Wire format in both directions: 4-byte big-endian length + UTF-8 JSON; bytes tra
 """
 
 import base64
-import ctypes
-import io
-import json
-import os
-import select
-import signal
-import stat
-import struct
-import sys
-import time
 
 # Warm the modules solutions and harnesses usually import, so each fork starts with them loaded.
 import bisect  # noqa: F401
 import collections  # noqa: F401
 import copy  # noqa: F401
+import ctypes
 import decimal  # noqa: F401
 import fractions  # noqa: F401
 import functools  # noqa: F401
 import heapq  # noqa: F401
+import io
 import itertools  # noqa: F401
+import json
 import math  # noqa: F401
 import operator  # noqa: F401
+import os
 import random
 import re  # noqa: F401
 import runpy
+import select
+import signal
+import stat
 import string  # noqa: F401
+import struct
+import sys
 import threading
+import time
 import traceback
 import typing  # noqa: F401
 
@@ -136,6 +136,8 @@ def become_program(req, fds, seccomp_program, error_fd):
     os.setsid()
     check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mount /proc")
     set_limits(req["limits"], argv[0])
+    with open("/proc/self/oom_score_adj", "w") as handle:  # under memory pressure the run dies, not the server
+        handle.write("1000")
     os.dup2(stdin_fd, 0)
     os.dup2(stdout_fd, 1)
     os.dup2(stderr_fd, 2)

@@ -86,8 +86,11 @@ class LocalSandbox(BatchMixin):
         self._startup_error = ""
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"requested_tier": self.requested_tier, "default_concurrency": self.default_concurrency,
-                "seccomp": self.seccomp}
+        return {
+            "requested_tier": self.requested_tier,
+            "default_concurrency": self.default_concurrency,
+            "seccomp": self.seccomp,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -110,7 +113,8 @@ class LocalSandbox(BatchMixin):
         if tier == "subprocess":
             return run_in_subprocess(request, self._environment(sandboxed=False))
         if tier != "bwrap":
-            return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"bwrap sandbox unavailable: {self._startup_error}")
+            message = f"bwrap sandbox unavailable: {self._startup_error}"
+            return RunResult(status=RunStatus.SANDBOX_ERROR, message=message)
         return self._run_in_forkserver(request)
 
     def close(self) -> None:
@@ -190,8 +194,11 @@ class LocalSandbox(BatchMixin):
         if self.seccomp:
             self._seccomp_bpf = build_seccomp_bpf()
             if self._seccomp_bpf is None:
-                warn_once("seccomp", "rewardkit local sandbox: seccomp unavailable (pip install pyseccomp; needs "
-                                     "libseccomp.so.2); runs are isolated by namespaces, uid and rlimits only")
+                warn_once(
+                    "seccomp",
+                    "rewardkit local sandbox: seccomp unavailable (pip install pyseccomp; needs "
+                    "libseccomp.so.2); runs are isolated by namespaces, uid and rlimits only",
+                )
         try:
             bwrap = find_bwrap()
             if bwrap is None:
@@ -205,14 +212,22 @@ class LocalSandbox(BatchMixin):
             if self.requested_tier == "bwrap":
                 logger.error("rewardkit local sandbox: bwrap tier requested but unavailable: %s", exc)
                 return "unavailable"
-            warn_once("weak-tier", "rewardkit local sandbox: WEAK ISOLATION. bubblewrap is unavailable "
-                                   f"({exc}); falling back to rlimits + uid drop without namespaces: the host "
-                                   "filesystem is readable, the network reachable and setsid orphans can survive.")
+            warn_once(
+                "weak-tier",
+                "rewardkit local sandbox: WEAK ISOLATION. bubblewrap is unavailable "
+                f"({exc}); falling back to rlimits + uid drop without namespaces: the host "
+                "filesystem is readable, the network reachable and setsid orphans can survive.",
+            )
             return "subprocess"
 
     @staticmethod
     def _environment(sandboxed: bool) -> dict[str, str]:
         path = sandbox_path_env() if sandboxed else "/usr/local/bin:/usr/bin:/bin"
-        return {"PATH": path, "HOME": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8"}
-
+        return {
+            "PATH": path,
+            "HOME": "/tmp",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONIOENCODING": "utf-8",
+        }

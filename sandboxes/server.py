@@ -14,7 +14,7 @@ import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rewardkit.sandboxes.base import Limits, RunResult, RunStatus, SandboxBackend
 from rewardkit.sandboxes.fusion_api import (
     LANGUAGES,
@@ -31,24 +31,36 @@ logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 64 << 20
 
 
-def limits_for(request: RunCodeRequest, base: Limits) -> Limits:
+class ServerPolicy(BaseModel):
+    """What one request may ask of this host: limits beyond these ceilings are clamped, not refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_limits: Limits = Field(default_factory=Limits, description="limits a request does not set")
+    max_run_timeout_s: float = Field(60.0, gt=0)
+    max_compile_timeout_s: float = Field(60.0, gt=0)
+    max_memory_mb: int = Field(4096, gt=0)
+
+
+def limits_for(request: RunCodeRequest, policy: ServerPolicy) -> Limits:
     """The backend limits a SandboxFusion request asks for; ``memory_limit_MB <= 0`` keeps the server default."""
-    update: dict = {"wall_time_s": request.run_timeout, "cpu_time_s": request.run_timeout}
-    if request.memory_limit_MB > 0:
-        update["memory_mb"] = request.memory_limit_MB
-    return base.model_copy(update=update)
+    run_timeout = min(request.run_timeout, policy.max_run_timeout_s)
+    memory_mb = request.memory_limit_MB if request.memory_limit_MB > 0 else policy.base_limits.memory_mb
+    update = {"wall_time_s": run_timeout, "cpu_time_s": run_timeout, "memory_mb": min(memory_mb, policy.max_memory_mb)}
+    return policy.base_limits.model_copy(update=update)
 
 
-def execute(backend: SandboxBackend, request: RunCodeRequest, base_limits: Limits) -> RunCodeResponse:
+def execute(backend: SandboxBackend, request: RunCodeRequest, policy: ServerPolicy | None = None) -> RunCodeResponse:
     """Run one SandboxFusion request on ``backend``; never raises."""
+    policy = policy or ServerPolicy()
     try:
         run_request = program_request(
             request.code,
             request.language,
             stdin=request.stdin or "",
             files=decode_files(request.files),
-            limits=limits_for(request, base_limits),
-            compile_timeout_s=request.compile_timeout,
+            limits=limits_for(request, policy),
+            compile_timeout_s=min(request.compile_timeout, policy.max_compile_timeout_s),
         )
         result = backend.run(run_request)
     except Exception as exc:  # a backend fault is the service's failure, reported as SandboxError
@@ -61,14 +73,14 @@ def execute(backend: SandboxBackend, request: RunCodeRequest, base_limits: Limit
 
 
 class SandboxServer(ThreadingHTTPServer):
-    """Threaded HTTP server holding the backend and a cap on programs running at once."""
+    """Threaded HTTP server holding the backend, the request policy and a cap on programs running at once."""
 
     daemon_threads = True
 
-    def __init__(self, address, backend: SandboxBackend, max_concurrency: int = 4, base_limits: Limits | None = None):
+    def __init__(self, address, backend: SandboxBackend, max_concurrency: int = 4, policy: ServerPolicy | None = None):
         super().__init__(address, _Handler)
         self.backend = backend
-        self.base_limits = base_limits or Limits()
+        self.policy = policy or ServerPolicy()
         self.slots = threading.BoundedSemaphore(max(1, max_concurrency))
 
 
@@ -120,7 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(HTTPStatus.UNPROCESSABLE_ENTITY, {"detail": str(exc)})
             return
         with self.server.slots:
-            response = execute(self.server.backend, request, self.server.base_limits)
+            response = execute(self.server.backend, request, self.server.policy)
         self._send_json(HTTPStatus.OK, response.model_dump(mode="json"))
 
 
@@ -129,11 +141,11 @@ def make_server(
     host: str = "127.0.0.1",
     port: int = 8080,
     max_concurrency: int = 4,
-    base_limits: Limits | None = None,
+    policy: ServerPolicy | None = None,
 ) -> SandboxServer:
     """A ready (bound, not yet serving) server; ``port=0`` picks a free port (see ``server.server_address``)."""
     if backend is None:
         from rewardkit.sandboxes.local import LocalSandbox
 
         backend = LocalSandbox()
-    return SandboxServer((host, port), backend, max_concurrency=max_concurrency, base_limits=base_limits)
+    return SandboxServer((host, port), backend, max_concurrency=max_concurrency, policy=policy)

@@ -20,9 +20,9 @@ from typing import Any
 
 
 class FaultServer:
-    def __init__(self, default_answer: str = "A", option_probs: dict[str, float] | None = None, sleep_s: float = 3.0):
+    def __init__(self, default_answer: str = "A", answer_prob: float = 0.7, sleep_s: float = 3.0):
         self.default_answer = default_answer
-        self.option_probs = option_probs or {"A": 0.7, "B": 0.3}
+        self.answer_prob = answer_prob  # log-probs: the answered option gets this, the other option the rest
         self.sleep_s = sleep_s
         self.answer_delay_s = 0.0
         self.in_flight = 0
@@ -70,14 +70,19 @@ class FaultServer:
     def completion(self, text: str, body: dict[str, Any]) -> dict[str, Any]:
         finish = "length" if text.endswith("...") else "stop"
         text = text.removesuffix("...")
-        choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
+        choice: dict[str, Any] = {
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "finish_reason": finish,
+        }
         if body.get("logprobs"):
             tokens = text.split(" ") if text else []
             content = []
             for i, token in enumerate(tokens):
                 token = token if i == 0 else " " + token
-                if token.strip() in self.option_probs:
-                    top = {option: math.log(p) for option, p in self.option_probs.items()}
+                if token.strip() in ("A", "B"):
+                    other = "B" if token.strip() == "A" else "A"
+                    top = {token.strip(): math.log(self.answer_prob), other: math.log(1.0 - self.answer_prob)}
                 else:
                     top = {token: math.log(0.9)}
                 content.append(
@@ -96,7 +101,11 @@ class FaultServer:
             "created": int(time.time()),
             "model": body.get("model", "fault"),
             "choices": [choice],
-            "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": max(1, len(text) // 4), "total_tokens": 0},
+            "usage": {
+                "prompt_tokens": prompt_chars // 4,
+                "completion_tokens": max(1, len(text) // 4),
+                "total_tokens": 0,
+            },
         }
 
     def _handler(self):
@@ -134,7 +143,9 @@ class FaultServer:
                     error = {"error": {"message": "rate limited", "type": "rate_limit"}}
                     self._send(429, json.dumps(error).encode(), {"Retry-After": "0.05"})
                 elif action == "400":
-                    self._send(400, json.dumps({"error": {"message": "bad request", "type": "invalid_request"}}).encode())
+                    self._send(
+                        400, json.dumps({"error": {"message": "bad request", "type": "invalid_request"}}).encode()
+                    )
                 elif action == "500":
                     self._send(500, json.dumps({"error": {"message": "boom", "type": "server_error"}}).encode())
                 elif action == "timeout":

@@ -142,7 +142,7 @@ def test_endpoint_failures_are_not_recorded_and_are_retried_on_resume(tmp_path, 
     out = tmp_path / "run"
     summary = AuditRunner(PairwiseJudge(client), items, out, concurrency=1, progress=False).run()
     assert (summary.judged, summary.failed) == (2, 1)
-    assert "HTTP" in summary.errors[0] or "500" in summary.errors[0] or "error" in summary.errors[0].lower()
+    assert summary.errors[0].startswith(f"{items[0].id}|none: ") and "HTTP 500" in summary.errors[0]
     assert len(load_verdicts(out)) == 2
     summary = AuditRunner(PairwiseJudge(client), items, out, concurrency=1, progress=False).run()
     assert (summary.reused, summary.judged, summary.failed) == (2, 1, 0)
@@ -185,3 +185,33 @@ def test_cli_rejects_bad_arguments(tmp_path, capsys):
     assert main(["audit", "--judge", "claude", "--set", "math", "--n", "2", "--out", str(tmp_path)]) == 2
     assert "embedded, openai:MODEL or transformers:PATH" in capsys.readouterr().err
     assert main(["audit", "make-set", "--set", "nonsense.txt", "--out", str(tmp_path / "x.jsonl")]) == 2
+
+
+def test_own_generations_become_self_preference_items(tmp_path):
+    """The judge's client answers; the verifier decides whether its answer is the gold or the wrong side."""
+    from fault_server import FaultServer
+    from rewardkit.judges.audit.metrics import compute_metrics
+    from rewardkit.judges.audit.selfgen import OTHER_AUTHOR, own_generation_items
+    from rewardkit.judges.factory import make_client
+
+    items = generate_set("math", 3, seed=0)
+    right_value = items[0].check.columns["solution"].strip("$")
+    answer = f"I computed it. The answer is \\boxed{{{right_value}}}."
+    with FaultServer(default_answer=answer) as server:
+        client = make_client("openai", model="self-judge", base_url=server.base_url, api_key="x", max_retries=0)
+        own = own_generation_items(items, client, 2)
+    assert len(own) == 2
+    first, second = own
+    assert first.metadata["own_right"] is True and first.gold_response == answer
+    assert second.metadata["own_right"] is False and second.gold_response == items[1].gold_response
+    for item in own:
+        own_slot = "a" if item.author_a == "self-judge" else "b"
+        assert {item.author_a, item.author_b} == {"self-judge", OTHER_AUTHOR}
+        assert (item.response_a if own_slot == "a" else item.response_b) == answer
+
+    judge = ScriptedJudge({it.prompt: it.gold_response for it in own}, model="self-judge")
+    out = tmp_path / "run"
+    AuditRunner(judge, own, out, progress=False).run()
+    sp = compute_metrics(own, load_verdicts(out), self_model="self-judge", n_boot=100)["self_preference"]
+    assert sp["n_own"] == 2 and sp["n_own_wrong"] == 1
+    assert sp["self_preference"]["value"] == 0.0  # an always-right judge has no self-preference

@@ -6,9 +6,9 @@ The control rows show the same tests give the honest solution 1.0, so a zero is 
 from __future__ import annotations
 
 import pytest
+from rewardkit.sandboxes.local import LocalSandbox
 
 from rewardkit import get_reward
-from rewardkit.sandboxes.local import LocalSandbox
 from tests.hostile_programs import HACK_PROBLEM, REWARD_HACKS, RewardHack
 
 TESTS = {
@@ -45,7 +45,7 @@ def test_control_honest_solution_scores_one(reward, test_format):
 def test_all_hacks_score_zero_in_one_batch(reward):
     """Scored as one batch, as a trainer would: each hack gets exactly 0.0 with a reason."""
     results = reward.details([fenced(h.code) for h in REWARD_HACKS], tests=[TESTS[h.test_format] for h in REWARD_HACKS])
-    scored = {hack.id: (result.score, result.reason) for hack, result in zip(REWARD_HACKS, results)}
+    scored = {hack.id: (result.score, result.reason) for hack, result in zip(REWARD_HACKS, results, strict=True)}
     leaks = {k: v for k, v in scored.items() if v[0] != 0.0}
     assert not leaks, leaks
 

@@ -6,12 +6,12 @@ import json
 import pickle
 
 import pytest
-
-from rewardkit import ConfigError, get_reward, list_rewards
 from rewardkit.rewards.code_extract import extract_code
 from rewardkit.rewards.code_harness import decode_plain, output_lines, plan_assert, strict_equal
 from rewardkit.rewards.code_tests_format import AssertTest, BadTestsFormat, parse_tests
 from rewardkit.sandboxes.local import LocalSandbox
+
+from rewardkit import ConfigError, get_reward, list_rewards
 
 
 @pytest.fixture(scope="module")
@@ -28,16 +28,40 @@ def block(code: str, lang: str = "python") -> str:
 
 
 # ---------------------------------------------------------------------------------------------- tables
-ADD_CALLS = {"language": "python", "fn_name": "add",
-             "calls": [{"args": [1, 2], "expected": 3}, {"args": [10, 5], "expected": 15},
-                       {"args": [-4, 4], "expected": 0}, {"args": [0, 0], "expected": 0}]}
-ADD_ASSERTS = {"language": "python",
-               "asserts": ["assert add(1, 2) == 3", "assert add(10, 5) == 15", "assert 0 == add(-4, 4)",
-                           "assert abs(add(0.5, 0.25) - 0.75) < 1e-9"]}
-SUM_STDIO = {"stdio": [{"input": "1 2\n", "output": "3\n"}, {"input": "10 5\n", "output": "15"},
-                       {"input": "-4 4\n", "output": "0\n"}, {"input": "7 7\n", "output": "14\n"}]}
-OPEN_R1 = {"language": "python", "test_cases": [{"input": "1 2\n", "output": "3\n", "type": "stdin_stdout"},
-                                                 {"input": "2 2\n", "output": "4\n", "type": "stdin_stdout"}]}
+ADD_CALLS = {
+    "language": "python",
+    "fn_name": "add",
+    "calls": [
+        {"args": [1, 2], "expected": 3},
+        {"args": [10, 5], "expected": 15},
+        {"args": [-4, 4], "expected": 0},
+        {"args": [0, 0], "expected": 0},
+    ],
+}
+ADD_ASSERTS = {
+    "language": "python",
+    "asserts": [
+        "assert add(1, 2) == 3",
+        "assert add(10, 5) == 15",
+        "assert 0 == add(-4, 4)",
+        "assert abs(add(0.5, 0.25) - 0.75) < 1e-9",
+    ],
+}
+SUM_STDIO = {
+    "stdio": [
+        {"input": "1 2\n", "output": "3\n"},
+        {"input": "10 5\n", "output": "15"},
+        {"input": "-4 4\n", "output": "0\n"},
+        {"input": "7 7\n", "output": "14\n"},
+    ]
+}
+OPEN_R1 = {
+    "language": "python",
+    "test_cases": [
+        {"input": "1 2\n", "output": "3\n", "type": "stdin_stdout"},
+        {"input": "2 2\n", "output": "4\n", "type": "stdin_stdout"},
+    ],
+}
 APPS_STDIO = json.dumps({"inputs": ["1 2\n", "2 2\n"], "outputs": ["3\n", "4\n"]})
 APPS_CALLS = json.dumps({"fn_name": "add", "inputs": [[1, 2], [2, 2]], "outputs": [[3], [4]]})
 
@@ -47,12 +71,13 @@ PY_ADD_WRONG = "def add(a, b):\n    return a - b"
 PY_SUM = "a, b = map(int, input().split())\nprint(a + b)"
 PY_SUM_PARTIAL = "a, b = map(int, input().split())\nprint(a + b if a > 0 else 99)"
 PY_SUM_WRONG = "a, b = map(int, input().split())\nprint(a * b)"
-CPP_SUM = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<\"\\n\";}"
-CPP_SUM_PARTIAL = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<(a>0?a+b:99)<<\"\\n\";}"
-CPP_SUM_WRONG = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a*b<<\"\\n\";}"
+CPP_SUM = '#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<"\\n";}'
+CPP_SUM_PARTIAL = '#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<(a>0?a+b:99)<<"\\n";}'
+CPP_SUM_WRONG = '#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a*b<<"\\n";}'
 JS_SUM = "const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);console.log(a+b);"
-JS_SUM_PARTIAL = ("const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);"
-                  "console.log(a>0?a+b:99);")
+JS_SUM_PARTIAL = (
+    "const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);console.log(a>0?a+b:99);"
+)
 JS_SUM_WRONG = "const [a,b]=require('fs').readFileSync(0,'utf8').trim().split(/\\s+/).map(Number);console.log(a*b);"
 
 VERDICTS = [
@@ -124,8 +149,9 @@ def test_stdout_whitespace_rules():
 
 
 def test_unscorable_samples_get_none_not_zero(reward):
-    results = reward.details([block(PY_ADD), block(PY_ADD), block(PY_ADD)],
-                             tests=[None, "{not json", {"language": "cobol", "stdio": []}])
+    results = reward.details(
+        [block(PY_ADD), block(PY_ADD), block(PY_ADD)], tests=[None, "{not json", {"language": "cobol", "stdio": []}]
+    )
     assert [r.score for r in results] == [None, None, None]
 
 
@@ -197,8 +223,15 @@ def test_formats_parse(value, kind, n):
 
 @pytest.mark.parametrize(
     "value",
-    ["[1, 2]", {"language": "cpp", "asserts": ["assert f() == 1"]}, {"asserts": ["x = 1"]}, {"stdio": []},
-     {"fn_name": "1bad", "calls": [{"args": [], "expected": 1}]}, {"inputs": [1], "outputs": []}, {"foo": 1}],
+    [
+        "[1, 2]",
+        {"language": "cpp", "asserts": ["assert f() == 1"]},
+        {"asserts": ["x = 1"]},
+        {"stdio": []},
+        {"fn_name": "1bad", "calls": [{"args": [], "expected": 1}]},
+        {"inputs": [1], "outputs": []},
+        {"foo": 1},
+    ],
 )
 def test_bad_formats_raise(value):
     with pytest.raises(BadTestsFormat):
@@ -225,9 +258,20 @@ def test_asserts_split_solution_parts_from_checking_glue(source, exprs, literal)
 
 @pytest.mark.parametrize(
     ("actual", "expected", "equal"),
-    [(3, 3, True), (True, 1, False), (1, 1.0, False), (0.1 + 0.2, 0.3, True), ([1, (2,)], [1, (2,)], True),
-     ([1, [2]], [1, (2,)], False), ({"a": 1}, {"a": 1}, True), ({"a": 1}, {"a": True}, False),
-     (float("nan"), float("nan"), True), ({1, 2}, {2, 1}, True), (None, 0, False), ("3", 3, False)],
+    [
+        (3, 3, True),
+        (True, 1, False),
+        (1, 1.0, False),
+        (0.1 + 0.2, 0.3, True),
+        ([1, (2,)], [1, (2,)], True),
+        ([1, [2]], [1, (2,)], False),
+        ({"a": 1}, {"a": 1}, True),
+        ({"a": 1}, {"a": True}, False),
+        (float("nan"), float("nan"), True),
+        ({1, 2}, {2, 1}, True),
+        (None, 0, False),
+        ("3", 3, False),
+    ],
 )
 def test_strict_equality_table(actual, expected, equal):
     assert strict_equal(actual, expected) is equal

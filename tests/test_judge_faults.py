@@ -8,11 +8,11 @@ import time
 
 import pytest
 from judge_fixtures import fault_server  # noqa: F401  (fixture)
-
 from rewardkit.judges.base import ChatParams, JudgeError
 from rewardkit.judges.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.rubric import RubricJudge
+
 from rewardkit.registry import get_reward
 
 MESSAGES = [{"role": "user", "content": "Which is better? Answer A or B."}]
@@ -158,7 +158,7 @@ def test_rpm_limit_paces_requests(fault_server, monkeypatch):  # noqa: F811
         client.complete([{"role": "user", "content": f"q{i}"}], ChatParams())
     elapsed = time.monotonic() - started
     assert elapsed >= 2.0  # 5 requests at 2 per window need at least 2 further windows
-    gaps = [b - a for a, b in zip(fault_server.times, fault_server.times[1:])]
+    gaps = [b - a for a, b in zip(fault_server.times, fault_server.times[1:], strict=False)]
     assert gaps[1] >= 0.8 and gaps[3] >= 0.8  # the 3rd and 5th requests waited for the window to open
 
 
@@ -186,7 +186,17 @@ def test_llm_judge_reward_none_with_reason_on_failure(fault_server, script, scor
     fault_server.push(*script)
     reward = get_reward(
         "llm_judge",
-        {"mode": "rubric", "use_logprobs": False, "client": {"backend": "openai", "model": "m", "base_url": fault_server.base_url, "timeout": 0.5, "max_retries": 3}},
+        {
+            "mode": "rubric",
+            "use_logprobs": False,
+            "client": {
+                "backend": "openai",
+                "model": "m",
+                "base_url": fault_server.base_url,
+                "timeout": 0.5,
+                "max_retries": 3,
+            },
+        },
     )
     reward.client.transport.backoff = 0.01
     [result] = reward.details(["4"], prompts=["2+2?"])
@@ -198,7 +208,10 @@ def test_llm_judge_reward_timeout_bounds_a_stuck_endpoint(fault_server):  # noqa
     fault_server.push(*["timeout"] * 10)
     reward = get_reward(
         "llm_judge",
-        {"sample_timeout": 0.5, "client": {"backend": "openai", "model": "m", "base_url": fault_server.base_url, "timeout": 5.0}},
+        {
+            "sample_timeout": 0.5,
+            "client": {"backend": "openai", "model": "m", "base_url": fault_server.base_url, "timeout": 5.0},
+        },
     )
     started = time.monotonic()
     assert reward(["4"], prompts=["2+2?"]) == [None]
@@ -209,10 +222,29 @@ def test_llm_judge_pairwise_against_reference_column(fault_server):  # noqa: F81
     fault_server.push("answer:A", "answer:B", "answer:A", "answer:A")
     reward = get_reward(
         "llm_judge",
-        {"mode": "pairwise", "use_logprobs": False, "client": {"backend": "openai", "model": "m", "base_url": fault_server.base_url}},
+        {
+            "mode": "pairwise",
+            "use_logprobs": False,
+            "client": {"backend": "openai", "model": "m", "base_url": fault_server.base_url},
+        },
     )
     # Each sample's two orders run concurrently, so only the per-sample outcome set is deterministic.
     results = reward.details(["4", "four", "x"], prompts=["2+2?"] * 3, reference=["5", "5", None])
     assert sorted(r.score for r in results[:2]) == [0.5, 1.0]
     assert results[2].score is None and "no reference" in results[2].reason
     assert len(fault_server.requests) == 4
+
+
+def test_cli_judge_pair_prints_verdict(fault_server, capsys):  # noqa: F811
+    import json
+
+    from rewardkit.cli import main
+
+    fault_server.push("answer:A", "answer:B")
+    code = main(["judge", "pair", "--backend", "openai", "--model", "m", "--base-url", fault_server.base_url,
+                 "--prompt", "2+2?", "--a", "4", "--b", "5"])  # fmt: skip
+    assert code == 0
+    printed = capsys.readouterr().out
+    verdict = json.loads(printed[: printed.rindex("}") + 1])
+    assert verdict["winner"] == "a" and verdict["flipped"] is False
+    assert "2 sent" in printed

@@ -11,12 +11,12 @@ import math
 
 import pytest
 from judge_fixtures import embedded_server  # noqa: F401  (fixture)
-
 from rewardkit.judges.base import ChatParams
 from rewardkit.judges.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.rank import RankJudge
 from rewardkit.judges.rubric import RubricJudge
+
 from rewardkit.registry import get_reward
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
@@ -51,7 +51,9 @@ def server_client(server, **kwargs):
 
 def test_server_returns_text_logprobs_and_usage(embedded_server):  # noqa: F811
     client = server_client(embedded_server)
-    result = client.complete([{"role": "user", "content": "Answer with A or B."}], ChatParams(max_tokens=4, top_logprobs=5))
+    result = client.complete(
+        [{"role": "user", "content": "Answer with A or B."}], ChatParams(max_tokens=4, top_logprobs=5)
+    )
     assert result.model == embedded_server.model
     assert result.usage.prompt_tokens > 0 and result.usage.completion_tokens > 0
     assert result.logprobs and all(entry.logprob <= 0.0 for entry in result.logprobs)
@@ -63,7 +65,8 @@ def test_pairwise_both_orders_soft_labels_and_flips(embedded_server):  # noqa: F
     judge = PairwiseJudge(client)
     verdicts = [judge.judge(prompt, a, b) for prompt, a, b in PAIRS]
     assert len(client.seen) == 2 * len(PAIRS)
-    for (prompt, a, b), ab_messages, ba_messages, verdict in zip(PAIRS, client.seen[::2], client.seen[1::2], verdicts):
+    orders = zip(PAIRS, client.seen[::2], client.seen[1::2], verdicts, strict=True)
+    for (_, a, b), ab_messages, ba_messages, verdict in orders:
         ab_text, ba_text = ab_messages[-1]["content"], ba_messages[-1]["content"]
         assert ab_text.index(a) < ab_text.index(b) and ba_text.index(b) < ba_text.index(a)  # really swapped
         for order in (verdict.ab, verdict.ba):
@@ -73,9 +76,7 @@ def test_pairwise_both_orders_soft_labels_and_flips(embedded_server):  # noqa: F
             assert verdict.prob_a is None and verdict.reason.startswith("abstain")
             continue
         assert 0.0 <= verdict.prob_a <= 1.0
-        assert verdict.prob_a == pytest.approx(
-            (verdict.ab.prob_first + 1.0 - verdict.ba.prob_first) / 2
-        )
+        assert verdict.prob_a == pytest.approx((verdict.ab.prob_first + 1.0 - verdict.ba.prob_first) / 2)
         winners = ({"first": "a", "second": "b"}[verdict.ab.choice], {"first": "b", "second": "a"}[verdict.ba.choice])
         assert verdict.flipped is (winners[0] != winners[1])
     assert any(v.ab.source == "logprobs" for v in verdicts)

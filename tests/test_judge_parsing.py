@@ -6,7 +6,6 @@ import math
 import pickle
 
 import pytest
-
 from rewardkit.judges.accounting import Accountant
 from rewardkit.judges.base import ChatParams, ChatResult, OrderVerdict, TokenLogprob, Usage
 from rewardkit.judges.cache import RequestCache, cache_key
@@ -17,6 +16,7 @@ from rewardkit.judges.parsing import option_distribution, parse_choice, parse_ra
 from rewardkit.judges.rank import rank_from_pairs
 from rewardkit.judges.rubric import read_score
 from rewardkit.judges.templates import TemplateError, packaged_templates, render_messages
+
 from rewardkit.reward import ConfigError
 
 CHOICES = [
@@ -60,7 +60,13 @@ def test_parse_score(text, expected):
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("2 > 1 > 3", [2, 1, 3]), ('{"ranking": [3, 1, 2]}', [3, 1, 2]), ("1 > 1 > 2", None), ("1 > 2", None), ("no", None)],
+    [
+        ("2 > 1 > 3", [2, 1, 3]),
+        ('{"ranking": [3, 1, 2]}', [3, 1, 2]),
+        ("1 > 1 > 2", None),
+        ("1 > 2", None),
+        ("no", None),
+    ],
 )
 def test_parse_ranking(text, expected):
     assert parse_ranking(text, 3) == expected
@@ -138,7 +144,7 @@ def test_combine_orders(p_ab, p_ba, both, prob_a, flipped, abstained):
 
 
 def test_read_score_probability_weighted():
-    top = {str(s): math.log(p) for s, p in zip(range(1, 6), [0.0625, 0.0625, 0.125, 0.25, 0.5])}
+    top = {str(s): math.log(p) for s, p in zip(range(1, 6), [0.0625, 0.0625, 0.125, 0.25, 0.5], strict=True)}
     verdict = read_score(result("5", [lp("5", top)]), 5)
     assert verdict.source == "logprobs"
     assert verdict.score == pytest.approx(0.0625 + 0.125 + 0.375 + 1.0 + 2.5)
@@ -248,7 +254,7 @@ def test_llm_judge_config_errors_at_construction():
 
     with pytest.raises(ConfigError, match="chain_of_thought"):
         get_reward("llm_judge", {"mode": "rubric", "chain_of_thought": True})
-    with pytest.raises(ConfigError, match="unknown|Extra"):
+    with pytest.raises(ConfigError, match=r"unknown|Extra"):
         get_reward("llm_judge", {"rubrik": "typo"})
     with pytest.raises(ConfigError, match="no-such-template"):
         get_reward("llm_judge", {"template": "no-such-template"})

@@ -7,7 +7,6 @@ import math
 import pickle
 
 import pytest
-
 from rewardkit.judges.base import ChatParams
 from rewardkit.judges.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge

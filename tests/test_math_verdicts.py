@@ -178,6 +178,30 @@ MATRICES_COMPLEX_EQUATIONS = [
     ("k=\\frac{1}{2}", f"{B}{{k=0.5}}", 1.0),
 ]
 
+REORDERED_AND_LISTS = [
+    ("2x+1", f"{B}{{1+2x}}", 1.0),  # same terms in another order: no sympy needed
+    (r"\sqrt{2}+1", r"\boxed{1+\sqrt{2}}", 1.0),
+    ("a-b+c", f"{B}{{c+a-b}}", 1.0),
+    ("a-b+c", f"{B}{{c-a+b}}", 0.0),
+    (r"\pm 2", f"{B}{{2, -2}}", 1.0),
+    (r"\pm 2", f"{B}{{-2, 2}}", 1.0),
+    (r"\pm 2", f"{B}{{2}}", 0.0),
+    (r"1 \pm \sqrt{2}", r"\boxed{1-\sqrt{2}, 1+\sqrt{2}}", 1.0),
+    ("3, 5", r"\boxed{x = 5 \text{ or } x = 3}", 1.0),
+    ("3, 5", "The answer is x = 3 or x = 5.", 1.0),
+    ("3, 5", r"\boxed{x = 3 \text{ or } x = 4}", 0.0),
+    ("yes", f"{B}{{Yes}}", 1.0),
+    ("yes", f"{B}{{no}}", 0.0),
+    (r"\text{Monday and Tuesday}", r"\boxed{\text{Tuesday, Monday}}", 1.0),
+    (r"\frac{", f"{B}{{7}}", None),  # unreadable gold: unscorable, never a free 1.0
+    (r"4\sqrt{7}", r"\boxed{\sqrt{112}}", 1.0),  # square roots in canonical form, no sympy
+    (r"6\sqrt{6}", r"\boxed{\sqrt{36}}", 0.0),
+    (r"\frac{\sqrt{3}}{2}", r"\boxed{\sqrt{3}/2}", 1.0),
+    (r"-\sqrt{2}", r"\boxed{\sqrt{2}}", 0.0),
+    (r"\sqrt{16}", r"\boxed{4}", 1.0),
+    (r"\sqrt{2}", r"\boxed{\frac{3}{2}}", 0.0),
+]
+
 SYMBOLIC = [
     ("y=2x+1", f"{B}{{y=1+2x}}", 1.0),
     ("y=2x+1", f"{B}{{y=2x}}", 0.0),
@@ -288,7 +312,7 @@ BAD_INPUT = [
 ]
 
 TABLE = (
-    INTEGERS + FRACTIONS + PERCENT_UNITS + INTERVALS_SETS + MATRICES_COMPLEX_EQUATIONS + SYMBOLIC
+    INTEGERS + FRACTIONS + PERCENT_UNITS + INTERVALS_SETS + MATRICES_COMPLEX_EQUATIONS + REORDERED_AND_LISTS + SYMBOLIC
     + CHOICES_WORDS_GOLD_FORMS + EXTRACTION + BAD_INPUT
 )
 
@@ -354,7 +378,7 @@ def test_reason_names_both_sides_and_the_rule():
 
 
 def test_undecided_pairs_are_unscorable_when_symbolic_is_off():
-    (result,) = MathEquivalence(symbolic=False).details([r"\boxed{1+2x}"], solution=["2x+1"])
+    (result,) = MathEquivalence(symbolic=False).details([r"\boxed{(x-1)(x+1)}"], solution=["x^2-1"])
     assert result.score is None and "symbolic" in result.reason
 
 

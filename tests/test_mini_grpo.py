@@ -19,6 +19,15 @@ from rewardkit.types import RewardResult
 
 pytestmark = pytest.mark.slow
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """Tiny models on a shared CPU run many times faster on one thread (no spinning workers)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 BASE = {"learning_rate": 1e-2, "batch_size": 4, "num_generations": 8, "max_completion_length": 16, "progress": False}
 
 
@@ -97,3 +106,26 @@ def test_bad_config_fails_before_training():
         from rewardkit.adapters.spec import load_spec
 
         load_spec({"rewards": [{"name": "character_share", "config": {"characters": ""}}]})
+
+
+def test_sampler_matches_generate_when_greedy_and_respects_eos(tiny_model_dir):
+    from rewardkit.adapters.mini_grpo import sample_tokens
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir).eval()
+    texts = ["What is 3 + 5?", "Numbers: 0 1 2 3 4 5 6 7 8 9 10 11"]
+    tok.padding_side = "left"
+    enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+    assert int(enc["attention_mask"].sum()) < enc["attention_mask"].numel()  # left padding is exercised
+    ours = sample_tokens(model, enc["input_ids"], enc["attention_mask"], max_new_tokens=12, temperature=1e-6,
+                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    ref = model.generate(**enc, do_sample=False, max_new_tokens=12, min_new_tokens=12,
+                         pad_token_id=tok.pad_token_id)[:, enc["input_ids"].size(1):]
+    assert torch.equal(ours, ref)
+    eos = int(ref[0, 2])  # pretend the third greedy token of row 0 is EOS: row 0 then emits only pad
+    stopped = sample_tokens(model, enc["input_ids"], enc["attention_mask"], max_new_tokens=12, temperature=1e-6,
+                            eos_token_id=eos, pad_token_id=tok.pad_token_id)
+    first = int((ref[0] == eos).int().argmax())
+    assert torch.equal(stopped[0, : first + 1], ref[0, : first + 1])
+    assert (stopped[0, first + 1 :] == tok.pad_token_id).all()

@@ -144,30 +144,23 @@ def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):  
 
     from rewardkit.cli import main
 
+    data = tmp_path / "responses.jsonl"
+    rows = [
+        {"prompt": "What is the capital of Australia?", "response": "Sydney, I think, but maybe Melbourne."},
+        {"prompt": "How do I store passwords?", "response": "Put them in a text file."},
+    ]
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
     out = tmp_path / "revise"
     code = main(
-        [
-            "rlaif",
-            "revise",
-            "--demo",
-            "--limit",
-            "1",
-            "--rounds",
-            "1",
-            "--max-tokens",
-            "96",
-            "--out",
-            str(out),
-            "--reviser-base-url",
-            embedded_server.base_url,
-            "--no-progress",
-        ]
-    )
+        ["rlaif", "revise", "--data", str(data), "--rounds", "1", "--max-tokens", "64", "--out", str(out),
+         "--reviser-base-url", embedded_server.base_url, "--no-progress"]
+    )  # fmt: skip
     assert code == 0
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["responses_total"] == 3 and summary["failed"] == 0
+    assert summary["responses_total"] == 2 and summary["failed"] == 0
     sft = load_dataset("json", data_files=str(out / "sft.jsonl"), split="train")
     dpo = load_dataset("parquet", data_files=str(out / "dpo.parquet"), split="train")
+    assert summary["revised"] >= 1
     assert sft.num_rows == summary["revised"] == dpo.num_rows
     principle_ids = {p.id for p in load_constitution("helpful-harmless").principles}
     for row in dpo:
@@ -175,8 +168,7 @@ def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):  
         assert len(row["principles"]) == len(row["critiques"]) == 1
         assert set(row["principles"]) <= principle_ids
         assert row["critiques"][0].strip()
-    originals = {json.loads(line)["original"] for line in (out / "state" / "revisions.jsonl").read_text().splitlines()}
-    assert set(dpo["rejected"]) <= originals
+    assert set(dpo["rejected"]) <= {row["response"] for row in rows}  # the original is always the rejected one
 
 
 @pytest.mark.slow

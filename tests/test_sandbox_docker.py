@@ -71,6 +71,7 @@ def test_wall_timeout_inside_the_container_keeps_the_container(box):
 
 
 @pytest.mark.docker
+@pytest.mark.slow
 def test_cpu_limit(box):
     result = box.run(py("while True: pass", wall_time_s=20, cpu_time_s=1))
     assert result.status is RunStatus.TIMEOUT, result
@@ -97,6 +98,7 @@ def test_output_flood_is_capped_and_the_container_replaced(box):
 
 
 @pytest.mark.docker
+@pytest.mark.slow
 def test_overrun_past_the_host_deadline_kills_the_container(box):
     """A program that ignores the in-container timeout's group kill (setsid child holding stdout) is killed."""
     code = (
@@ -124,6 +126,7 @@ def test_overrun_past_the_host_deadline_kills_the_container(box):
 
 
 @pytest.mark.docker
+@pytest.mark.slow
 def test_runs_do_not_see_each_others_files_or_processes(box):
     plant = (
         "import os, subprocess\nopen('/sandbox/left.txt', 'w').write('x')\nopen('/tmp/left.txt', 'w').write('x')\n"
@@ -189,6 +192,7 @@ def test_batch_order_and_pool_bound(box):
 
 
 @pytest.mark.docker
+@pytest.mark.slow
 def test_container_killed_from_outside_is_a_sandbox_error(box):
     """A real infrastructure fault: the container disappears mid-run. Never a program verdict."""
     sandbox = DockerSandbox(pool_size=1)
@@ -234,6 +238,11 @@ def test_unreachable_engine_is_a_sandbox_error():
     sandbox = DockerSandbox(base_url="unix:///nonexistent/docker.sock", start_timeout_s=5)
     result = sandbox.run(py("print(1)"))
     assert result.status is RunStatus.SANDBOX_ERROR and result.infrastructure_failure
+
+
+def test_network_is_never_granted():
+    result = DockerSandbox().run(RunRequest(argv=["true"], limits=Limits(network=True)))
+    assert result.status is RunStatus.SANDBOX_ERROR and "network" in result.message
 
 
 def test_pickles_without_its_pool():
@@ -293,3 +302,20 @@ def test_ci_script_and_build_image_are_idempotent(box):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[1] == box.client.images.get("rewardkit-sandbox:latest").id
+
+
+def test_image_cache_key_follows_the_content(tmp_path):
+    from rewardkit.sandboxes.image import ImageSpec
+
+    base = ImageSpec(cache_dir=tmp_path)
+    assert base.rootfs_tarball.parent == tmp_path
+    assert ImageSpec(cache_dir=tmp_path, packages=("python3",)).cache_key != base.cache_key
+    assert ImageSpec(cache_dir=tmp_path, suite="trixie").cache_key != base.cache_key
+    assert ImageSpec(cache_dir=tmp_path, image="other:tag").cache_key == base.cache_key  # same root filesystem
+
+
+@pytest.mark.docker
+def test_built_image_defaults_to_the_unprivileged_user(box):
+    config = box.client.images.get(box.config.image).attrs["Config"]
+    assert config["User"] == f"{RUN_UID}:{RUN_UID}"
+    assert config["WorkingDir"] == "/sandbox"

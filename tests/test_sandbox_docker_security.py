@@ -43,7 +43,11 @@ def box():
     sandbox.close()
 
 
-@pytest.mark.parametrize("case", SANDBOX_ATTACKS, ids=[c.id for c in SANDBOX_ATTACKS])
+SLOW_CASES = {"infinite_loop", "fork_bomb", "setsid_orphan"}  # about 3 s each here
+CASES = [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if c.id in SLOW_CASES else []) for c in SANDBOX_ATTACKS]
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_hostile_program_is_contained(box, host, case: HostileCase):  # noqa: F811
     values, listener = host
     connections_before = listener.connections

@@ -21,12 +21,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
 from rewardkit.sandboxes.fusion_api import (
+    RunCodeRequest,
     RunCodeResponse,
     fusion_request_for,
     program_request,
     run_result_from_response,
 )
 from rewardkit.sandboxes.remote import RemoteSandbox
+from rewardkit.sandboxes.server import ServerPolicy, limits_for
 
 CPP_SUM = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<std::endl;return 0;}\n"
 
@@ -35,7 +37,19 @@ CPP_SUM = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+
 def server_url() -> Iterator[str]:
     """``rewardkit sandbox serve`` on a free port, local backend."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rewardkit", "sandbox", "serve", "--port", "0", "--max-concurrency", "4"],
+        [
+            sys.executable,
+            "-m",
+            "rewardkit",
+            "sandbox",
+            "serve",
+            "--port",
+            "0",
+            "--max-concurrency",
+            "4",
+            "--max-run-timeout",
+            "5",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -198,6 +212,22 @@ def test_server_answers_sandboxfusion_shape(server_url: str, body, status, run_s
         assert response.run_result.return_code == return_code
     if body["language"] == "bash":
         assert response.run_result.stdout == "hi\n"
+
+
+def test_server_clamps_limits_to_its_policy(server_url: str) -> None:
+    started = time.monotonic()
+    code, payload = post_raw(
+        server_url, {"code": "import time; time.sleep(60)", "language": "python", "run_timeout": 600}
+    )
+    assert code == 200 and payload["run_result"]["status"] == "TimeLimitExceeded"
+    assert time.monotonic() - started < 15, "the server's --max-run-timeout 5 applies, not the request's 600"
+    policy = ServerPolicy(max_run_timeout_s=5, max_memory_mb=256)
+    limits = limits_for(RunCodeRequest(code="", language="python", run_timeout=1e6, memory_limit_MB=10**6), policy)
+    assert (limits.wall_time_s, limits.cpu_time_s, limits.memory_mb) == (5, 5, 256)
+    default = limits_for(RunCodeRequest(code="", language="python", memory_limit_MB=-1), policy)
+    assert (default.memory_mb, default.wall_time_s) == (256, 5)  # the base 512 MB and 10 s are clamped too
+    roomy = limits_for(RunCodeRequest(code="", language="python", run_timeout=2), ServerPolicy())
+    assert (roomy.memory_mb, roomy.wall_time_s) == (ServerPolicy().base_limits.memory_mb, 2)
 
 
 def test_server_rejects_bad_requests(server_url: str) -> None:

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
 from rewardkit.sandboxes.local import LocalSandbox
+
 from tests.hostile_programs import SANDBOX_ATTACKS, HostileCase, render
 
 
@@ -112,15 +112,24 @@ def test_seccomp_is_loaded_and_capabilities_are_empty(box):
 def test_hostile_program_is_contained(box, host, case: HostileCase):
     values, listener = host
     connections_before = listener.connections
-    limits = Limits(wall_time_s=case.wall_time_s, cpu_time_s=case.wall_time_s, memory_mb=256, max_processes=32,
-                    output_bytes=256 * 1024)
+    limits = Limits(
+        wall_time_s=case.wall_time_s,
+        cpu_time_s=case.wall_time_s,
+        memory_mb=256,
+        max_processes=32,
+        output_bytes=256 * 1024,
+    )
     request = RunRequest(argv=["python3", "main.py"], files={"main.py": render(case.code, values)}, limits=limits)
     started = time.monotonic()
     result = box.run(request)
     elapsed = time.monotonic() - started
 
-    assert result.status.value in case.statuses, (result.status, result.message, result.stdout[-300:],
-                                                   result.stderr[-300:])
+    assert result.status.value in case.statuses, (
+        result.status,
+        result.message,
+        result.stdout[-300:],
+        result.stderr[-300:],
+    )
     assert result.status is not RunStatus.SANDBOX_ERROR
     assert elapsed < case.wall_time_s + 10, "the sandbox answered in bounded time"
     printed = result.stdout + result.stderr
@@ -175,7 +184,7 @@ def test_orphan_marker_detection_sees_a_real_host_process(host):
     """The orphan check can fail: a host process with the marker name is found."""
     import subprocess
 
-    values, _ = host
+    _values, _ = host
     marker = "rkc" + secrets.token_hex(5)
     code = f"import ctypes, time; ctypes.CDLL(None).prctl(15, b'{marker}', 0, 0, 0); time.sleep(5)"
     process = subprocess.Popen(["python3", "-c", code])
