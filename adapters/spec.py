@@ -99,7 +99,8 @@ class RewardSpec(BaseModel):
 def load_spec(source: RewardSpec | Mapping[str, Any] | list[Any] | str | Path) -> RewardSpec:
     """A :class:`RewardSpec` from a spec, a dict, a bare list of terms, or a YAML/JSON file path.
 
-    >>> load_spec({"rewards": [{"name": "weighted_sum", "config": {"rewards": ["gate"]}}]})  # doctest: +SKIP
+    >>> load_spec(["think_format", {"name": "tag_count", "weight": 0.5}]).reward_weights()
+    [1.0, 0.5]
     """
     if isinstance(source, RewardSpec):
         return source

@@ -39,13 +39,17 @@ def pairs(n: int) -> list[tuple[str, str, str]]:
 async def judge_all(judge, items) -> float:
     started = time.perf_counter()
     await asyncio.gather(*(judge.ajudge(*item) for item in items))
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    await judge.client.aclose()
+    return elapsed
 
 
 async def one_order_all(judge, items) -> float:
     started = time.perf_counter()
-    await asyncio.gather(*(judge._aorder(judge.messages(p, a, b, None)) for p, a, b in items))
-    return time.perf_counter() - started
+    await asyncio.gather(*(judge.client.acomplete(judge.messages(p, a, b, None), judge.params) for p, a, b in items))
+    elapsed = time.perf_counter() - started
+    await judge.client.aclose()
+    return elapsed
 
 
 def shared_prefix_fraction(judge, item) -> float:
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                 "openai", model=server.model, base_url=server.base_url, concurrency=concurrency, cache_dir=cache_dir
             )
 
-        asyncio.run(judge_all(PairwiseJudge(client(1)), items[:1]))  # warm-up: model pages, HTTP connection
+        asyncio.run(judge_all(PairwiseJudge(client(2)), items[:2]))  # warm-up: model pages, HTTP connection
         for concurrency in args.concurrency:
             cache_dir = os.path.join(cache_root, f"c{concurrency}")
             cold_client = client(concurrency, cache_dir)

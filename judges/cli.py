@@ -63,9 +63,7 @@ def cmd_pair(args: argparse.Namespace) -> int:
             args.prompt, args.a, args.b, question=args.question
         )
     finally:
-        close = getattr(client.transport, "close", None)
-        if callable(close):
-            close()
+        client.close()
     print(json.dumps({"winner": verdict.winner, **verdict.model_dump()}, indent=2))
     print(client.report().summary())
     return 0

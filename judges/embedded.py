@@ -243,6 +243,10 @@ class EmbeddedServerClient:
             await asyncio.to_thread(self.transport)
         return await self.transport().acomplete(messages, params)
 
+    async def aclose(self) -> None:
+        if self._transport is not None:
+            await self._transport.aclose()
+
     def close(self) -> None:
         if self._owner:
             self.server.stop()

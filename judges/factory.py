@@ -84,6 +84,18 @@ class ManagedChatClient:
     def report(self) -> UsageReport:
         return self.accountant.report()
 
+    async def aclose(self) -> None:
+        """Release the running loop's connections, so a loop closed by ``asyncio.run`` leaves nothing behind."""
+        aclose = getattr(self.transport, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    def close(self) -> None:
+        """Stop what the transport owns (the embedded llama.cpp server)."""
+        close = getattr(self.transport, "close", None)
+        if close is not None:
+            close()
+
     def _cached(self, messages: list[Message], params: ChatParams) -> tuple[str | None, ChatResult | None]:
         if self.cache is None:
             return None, None

@@ -105,6 +105,14 @@ class OpenAIChatClient:
                 self._async_clients[id(loop)] = entry
             return entry[1]
 
+    async def aclose(self) -> None:
+        """Close the async HTTP client of the running loop (call before ``asyncio.run`` returns)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            entry = self._async_clients.pop(id(loop), None)
+        if entry is not None and entry[0] is loop:
+            await entry[1].close()
+
     # -- requests --------------------------------------------------------------------------------
     def _request(self, messages: list[Message], params: ChatParams) -> dict[str, Any]:
         request: dict[str, Any] = {

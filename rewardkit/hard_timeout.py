@@ -99,13 +99,18 @@ class _Worker:
                 self.kill(wait=False)
                 return CallOutcome(CallStatus.TIMEOUT, error=f"timeout after {timeout_s:g} s",
                                    elapsed_s=time.monotonic() - start)
-            status, value = pickle.loads(self.conn.recv_bytes())
-        except (EOFError, OSError, pickle.UnpicklingError) as exc:
+            reply = self.conn.recv_bytes()
+        except (EOFError, OSError) as exc:
             self.kill()
             code = self.proc.poll()
             return CallOutcome(CallStatus.CRASHED, error=f"worker died (exit code {code}): {type(exc).__name__}",
                                elapsed_s=time.monotonic() - start)
         elapsed = time.monotonic() - start
+        try:
+            status, value = pickle.loads(reply)
+        except Exception as exc:  # e.g. a result class this process cannot import
+            return CallOutcome(CallStatus.ERROR, error=f"result not readable: {type(exc).__name__}: {exc}",
+                               elapsed_s=elapsed)
         if status == "ok":
             return CallOutcome(CallStatus.OK, value=value, elapsed_s=elapsed)
         return CallOutcome(CallStatus.ERROR, error=value, elapsed_s=elapsed)
@@ -198,19 +203,19 @@ class HardTimeoutPool:
             return CallOutcome(CallStatus.ERROR, error=f"cannot send call: {type(exc).__name__}: {exc}")
         slots = self._ensure_slots()
         worker = slots.get()
+        outcome: CallOutcome | None = None
         try:
             if worker is None or not worker.alive:
+                worker = None
                 worker = self._start_worker()
+            outcome = worker.run(payload, self.timeout_s if timeout_s is None else timeout_s)
         except Exception as exc:
-            slots.put(None)
-            return CallOutcome(CallStatus.CRASHED, error=f"could not start worker: {exc}")
-        outcome = worker.run(payload, self.timeout_s if timeout_s is None else timeout_s)
-        if worker.alive:
-            slots.put(worker)
-        else:
-            self._forget(worker)
-            # Reap and replace the killed worker off the caller's clock; the slot returns once it is ready.
-            threading.Thread(target=self._refill, args=(slots, worker), daemon=True).start()
+            what = "could not start worker" if worker is None else "worker failed"
+            outcome = CallOutcome(CallStatus.CRASHED, error=f"{what}: {type(exc).__name__}: {exc}")
+            if worker is not None:
+                worker.kill(wait=False)
+        finally:  # the slot always goes back, whatever happened (even KeyboardInterrupt)
+            self._return_slot(slots, worker)
         return outcome
 
     def map(self, fn: Callable[..., Any], arg_tuples: Iterable[Sequence[Any]],
@@ -277,6 +282,17 @@ class HardTimeoutPool:
         with self._lock, contextlib.suppress(ValueError):
             self._live.remove(worker)
 
+    def _return_slot(self, slots: queue.Queue[_Worker | None], worker: _Worker | None) -> None:
+        if worker is None or worker.alive:
+            slots.put(worker)
+            return
+        self._forget(worker)
+        # Reap and replace the killed worker off the caller's clock; the slot returns once it is ready.
+        try:
+            threading.Thread(target=self._refill, args=(slots, worker), daemon=True).start()
+        except RuntimeError:  # no new threads (interpreter shutting down): the next caller starts one
+            slots.put(None)
+
     def _refill(self, slots: queue.Queue[_Worker | None], dead: _Worker) -> None:
         dead.reap()
         try:
@@ -318,7 +334,10 @@ def _serve(fd: int, preload: str, memory_limit_mb: int) -> None:
     for name in filter(None, preload.split(",")):
         importlib.import_module(name)
     conn = Connection(fd)
-    conn.send_bytes(b"ready")
+    try:
+        conn.send_bytes(b"ready")
+    except OSError:
+        return  # the parent is gone
     while True:
         try:
             request = conn.recv_bytes()
@@ -333,7 +352,10 @@ def _serve(fd: int, preload: str, memory_limit_mb: int) -> None:
             data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             data = pickle.dumps(("error", f"result not picklable: {type(exc).__name__}"))
-        conn.send_bytes(data)
+        try:
+            conn.send_bytes(data)
+        except OSError:
+            return
 
 
 if __name__ == "__main__":

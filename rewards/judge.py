@@ -121,7 +121,7 @@ class LLMJudge(Reward):
         return self._strategy
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        coroutine = self.ascore_batch(completions, rows)
+        coroutine = self._scored_on_private_loop(completions, rows)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -129,6 +129,12 @@ class LLMJudge(Reward):
         # Called from inside a running loop: score on a private loop in a worker thread.
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(asyncio.run, coroutine).result()
+
+    async def _scored_on_private_loop(self, completions: list[str | None], rows: list[dict[str, Any]]):
+        try:
+            return await self.ascore_batch(completions, rows)
+        finally:  # the loop ends with this batch: close its connections now, not at garbage collection
+            await self.client.aclose()
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         return list(await asyncio.gather(*(self._ascore_one(c, r) for c, r in zip(completions, rows, strict=True))))

@@ -186,6 +186,7 @@ class MathEquivalence(Reward):
                     self._symbolic_cache.put(pairs[i], outcome.value)
             elif outcome.status is CallStatus.TIMEOUT:
                 verdicts[i] = Verdict(None, f"timeout: symbolic comparison exceeded {cfg.timeout_s:g} s")
+                self._symbolic_cache.put(pairs[i], verdicts[i])  # the same pair would overrun again
             else:
                 verdicts[i] = Verdict(None, f"symbolic comparison failed ({outcome.status.value}: {outcome.error})")
         return verdicts  # type: ignore[return-value]

@@ -46,7 +46,7 @@ class Extraction:
         if self.text is None:
             return f"nothing ({self.note or self.method})"
         shown = self.text if len(self.text) <= 80 else self.text[:77] + "..."
-        return f"{shown!r} via {self.method}"
+        return f"{shown!r} via {self.method}" + (f" ({self.note})" if self.note else "")
 
 
 def boxed_contents(text: str) -> list[str]:

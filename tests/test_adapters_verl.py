@@ -113,16 +113,27 @@ def test_missing_reward_and_non_text_are_unscorable_never_raise():
 
 
 def test_code_sources_get_parsed_tests():
-    scorer = VerlScorer()
-    _, route = scorer.route_for("codecontests")
+    _, route = VerlScorer().route_for("codecontests")
     assert route.reward == "code_tests" and route.parse_json and route.ground_truth_column == "tests"
     from rewardkit.adapters.verl import _row
 
     row = _row(route, "codecontests", json.dumps({"inputs": ["1\n"], "outputs": ["2\n"]}), {"index": 3})
     assert row == {"index": 3, "tests": {"inputs": ["1\n"], "outputs": ["2\n"]}, "data_source": "codecontests"}
-    if "code_tests" not in rewardkit.list_rewards():
-        assert compute_score(data_source="codecontests", solution_str="print(2)", ground_truth="{}") == {
-            "score": 0.0, "unscorable": True}
+
+
+@pytest.mark.skipif("code_tests" not in rewardkit.list_rewards(), reason="code family absent")
+@pytest.mark.slow
+def test_code_datasets_run_their_tests_in_the_sandbox():
+    tests = json.dumps({"inputs": ["1\n", "5\n"], "outputs": ["2\n", "6\n"]})  # verl/PRIME code ground truth
+    samples = [
+        {"data_source": "codecontests", "response": "```python\nprint(int(input()) + 1)\n```", "ground_truth": tests},
+        {"data_source": "apps", "response": "```python\nprint(int(input()))\n```", "ground_truth": tests},
+        {"data_source": "taco", "response": "I cannot solve this.", "ground_truth": tests},
+        {"data_source": "codecontests", "response": "```python\nprint(2)\n```", "ground_truth": "not json"},
+    ]
+    rewards, metrics = naive_manager_loop(compute_score, samples)
+    assert rewards.tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert metrics["unscorable"] == pytest.approx(0.25)  # unparseable tests: flagged, not silently wrong
 
 
 def test_invalid_mapping_fails_clearly(tmp_path):

@@ -248,3 +248,14 @@ def test_cli_judge_pair_prints_verdict(fault_server, capsys):  # noqa: F811
     verdict = json.loads(printed[: printed.rindex("}") + 1])
     assert verdict["winner"] == "a" and verdict["flipped"] is False
     assert "2 sent" in printed
+
+
+def test_managed_client_pickles_and_keeps_working(fault_server, tmp_path):  # noqa: F811
+    import pickle
+
+    client = client_for(fault_server, cache_dir=tmp_path, rpm=1000, concurrency=3)
+    client.complete(MESSAGES, ChatParams())
+    clone = pickle.loads(pickle.dumps(client))
+    assert clone.complete(MESSAGES, ChatParams()).cached  # same on-disk cache
+    assert clone.complete([{"role": "user", "content": "new"}], ChatParams()).text == "A"
+    assert len(fault_server.requests) == 2
