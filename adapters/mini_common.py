@@ -211,11 +211,16 @@ class MetricsLog:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text("")
         self.bar = tqdm(total=total, desc=desc, unit="step", disable=not progress)
-        self.start = time.perf_counter()
+        self.start, self.cpu_start = time.perf_counter(), time.process_time()
         self.history: list[dict[str, float]] = []
 
     def log(self, step: int, metrics: Mapping[str, float]) -> None:
-        record = {"step": step, "elapsed_s": round(time.perf_counter() - self.start, 4), **metrics}
+        record = {
+            "step": step,
+            "elapsed_s": round(time.perf_counter() - self.start, 4),
+            "cpu_s": round(time.process_time() - self.cpu_start, 4),  # this process's CPU time (all threads)
+            **metrics,
+        }
         self.history.append(record)
         if self.path:
             with self.path.open("a", encoding="utf-8") as fh:

@@ -8,9 +8,9 @@ completion and the disagreements.
     python bench/math_reward.py                 # 1,000 pairs
     python bench/math_reward.py --pairs 2000 --towers 1   # add exponent-tower completions
 
-``--towers`` adds ``\\boxed{10^{10^{10}}}`` completions: the baseline then hangs (SIGALRM cannot
-interrupt the big-integer power it starts) until the power finishes; rewardkit returns None after
-its timeout.
+``--towers`` adds ``\boxed{10^{10^{10}}}`` completions: on the main thread the baseline spends its
+5 s SIGALRM timeout on each (off the main thread TRL switches that alarm off and the power runs for
+minutes); rewardkit settles it by size without evaluating it.
 """
 
 from __future__ import annotations

@@ -189,7 +189,6 @@ _INEQ_TWO = re.compile(
 )
 _INEQ_ONE = re.compile(r"(?P<var>[a-zA-Z])(?P<rel><|>|\\leq|\\geq|\\lt|\\gt)(?P<b>[^<>=]+)")
 _SIMPLE_LHS = re.compile(r"[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+")
-_CHOICE = re.compile(r"\(?(?P<letter>[A-J])\)?[.:]?(?:\s.*)?", re.S)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z\s'\-]*")
 
 

@@ -10,6 +10,10 @@ Tiers, strongest first (chosen once per instance, the weaker one announced by a 
     The program is PID 1 of its namespace, so every descendant (``setsid`` or not) dies with it.
     ``python3 FILE.py`` runs in the forked warm interpreter (no exec); anything else is exec'd.
     Needs ``bwrap`` and root (the forkserver keeps ``CAP_SYS_ADMIN`` to build per-run namespaces).
+``bwrap-exec``
+    One bubblewrap sandbox per run (user namespace, so no root needed): the same namespaces, read-only system,
+    empty environment, uid 65534, seccomp (``bwrap --seccomp``) and rlimits, but a fresh interpreter per run
+    and a host temp directory bound at ``/work``. ``auto`` uses it when the forkserver cannot start.
 ``subprocess``
     rlimits, a fresh temp directory, an empty environment and (as root) an unprivileged uid; no namespaces.
 
@@ -22,12 +26,14 @@ b'42\\n'
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import secrets
 import threading
 from typing import Any, ClassVar, Literal
 
 from rewardkit.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
+from rewardkit.sandboxes.local_bwrap_exec import run_in_bwrap
 from rewardkit.sandboxes.local_fallback import run_in_subprocess
 from rewardkit.sandboxes.local_forkserver import (
     ForkserverError,
@@ -41,7 +47,8 @@ from rewardkit.sandboxes.seccomp_filter import build_seccomp_bpf
 
 logger = logging.getLogger(__name__)
 
-Tier = Literal["auto", "bwrap", "subprocess"]
+Tier = Literal["auto", "bwrap", "bwrap-exec", "subprocess"]
+PROBE = RunRequest(argv=["python3", "-c", "print('ok')"])
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
 
@@ -59,8 +66,8 @@ class LocalSandbox(BatchMixin):
     """Run untrusted programs on this machine (see the module docstring for the isolation tiers).
 
     Args:
-        tier: ``"auto"`` (bwrap when it works, else the subprocess tier with a warning), ``"bwrap"`` (fail
-            runs with ``SANDBOX_ERROR`` rather than weaken) or ``"subprocess"``.
+        tier: ``"auto"`` (the strongest tier that starts; the subprocess tier only with a warning), or one of
+            ``"bwrap"``, ``"bwrap-exec"``, ``"subprocess"`` (runs fail with ``SANDBOX_ERROR`` if it cannot start).
         concurrency: default worker count of :meth:`run_batch`; also the number of warm forkservers kept.
         seccomp: load the seccomp deny-list in each run (needs ``pyseccomp`` + ``libseccomp.so.2`` on the host).
 
@@ -70,8 +77,8 @@ class LocalSandbox(BatchMixin):
     name: ClassVar[str] = "local"
 
     def __init__(self, tier: Tier = "auto", concurrency: int = 2, seccomp: bool = True) -> None:
-        if tier not in ("auto", "bwrap", "subprocess"):
-            raise ValueError(f"tier must be 'auto', 'bwrap' or 'subprocess', got {tier!r}")
+        if tier not in ("auto", "bwrap", "bwrap-exec", "subprocess"):
+            raise ValueError(f"tier must be 'auto', 'bwrap', 'bwrap-exec' or 'subprocess', got {tier!r}")
         self.requested_tier = tier
         self.default_concurrency = max(1, int(concurrency))
         self.seccomp = seccomp
@@ -110,12 +117,17 @@ class LocalSandbox(BatchMixin):
         if request.limits.network:
             return RunResult(status=RunStatus.SANDBOX_ERROR, message="the local sandbox never grants network access")
         tier = self._resolve_tier()
+        if tier == "bwrap":
+            return self._run_in_forkserver(request)
+        if tier == "bwrap-exec":
+            bwrap = find_bwrap()
+            if bwrap is None:
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message="bwrap disappeared")
+            return run_in_bwrap(request, self._environment(sandboxed=True), bwrap, self._seccomp_bpf)
         if tier == "subprocess":
             return run_in_subprocess(request, self._environment(sandboxed=False))
-        if tier != "bwrap":
-            message = f"bwrap sandbox unavailable: {self._startup_error}"
-            return RunResult(status=RunStatus.SANDBOX_ERROR, message=message)
-        return self._run_in_forkserver(request)
+        message = f"local sandbox unavailable: {self._startup_error}"
+        return RunResult(status=RunStatus.SANDBOX_ERROR, message=message)
 
     def close(self) -> None:
         with self._lock:
@@ -199,26 +211,38 @@ class LocalSandbox(BatchMixin):
                     "rewardkit local sandbox: seccomp unavailable (pip install pyseccomp; needs "
                     "libseccomp.so.2); runs are isolated by namespaces, uid and rlimits only",
                 )
-        try:
-            bwrap = find_bwrap()
-            if bwrap is None:
-                raise ForkserverError("bwrap is not installed (apt-get install bubblewrap)")
-            server = ForkserverProcess(bwrap, self._seccomp_bpf)
-            self._all.append(server)  # the caller holds self._lock
-            self._idle.put(server)
-            return "bwrap"
-        except (ForkserverError, OSError) as exc:
-            self._startup_error = str(exc)
-            if self.requested_tier == "bwrap":
-                logger.error("rewardkit local sandbox: bwrap tier requested but unavailable: %s", exc)
-                return "unavailable"
-            warn_once(
-                "weak-tier",
-                "rewardkit local sandbox: WEAK ISOLATION. bubblewrap is unavailable "
-                f"({exc}); falling back to rlimits + uid drop without namespaces: the host "
-                "filesystem is readable, the network reachable and setsid orphans can survive.",
-            )
-            return "subprocess"
+        bwrap = find_bwrap()
+        problems = []
+        if bwrap is None:
+            problems.append("bwrap is not installed (apt-get install bubblewrap)")
+        if bwrap and self.requested_tier in ("auto", "bwrap"):
+            try:
+                if os.geteuid() != 0:
+                    raise ForkserverError("the forkserver tier needs root (it builds a namespace per run)")
+                server = ForkserverProcess(bwrap, self._seccomp_bpf)
+                self._all.append(server)  # the caller holds self._lock
+                self._idle.put(server)
+                return "bwrap"
+            except (ForkserverError, OSError) as exc:
+                problems.append(f"forkserver: {exc}")
+        if bwrap and self.requested_tier in ("auto", "bwrap-exec"):
+            probe = run_in_bwrap(PROBE, self._environment(sandboxed=True), bwrap, self._seccomp_bpf)
+            if probe.ok and probe.stdout == b"ok\n":
+                if self.requested_tier == "auto":
+                    logger.info("rewardkit local sandbox: one bwrap per run (%s)", "; ".join(problems))
+                return "bwrap-exec"
+            problems.append(f"bwrap per run: {probe.status.value} {probe.message} {probe.stderr[-200:]!r}")
+        self._startup_error = "; ".join(problems)
+        if self.requested_tier != "auto":
+            logger.error("rewardkit local sandbox: tier %r unavailable: %s", self.requested_tier, self._startup_error)
+            return "unavailable"
+        warn_once(
+            "weak-tier",
+            "rewardkit local sandbox: WEAK ISOLATION. bubblewrap cannot run here "
+            f"({self._startup_error}); falling back to rlimits + uid drop without namespaces: the host "
+            "filesystem is readable, the network reachable and setsid orphans can survive.",
+        )
+        return "subprocess"
 
     @staticmethod
     def _environment(sandboxed: bool) -> dict[str, str]:

@@ -20,21 +20,23 @@ from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 from rewardkit.sandboxes.local_forkserver import classify_exit
 
 
-class _Preexec:
+class Preexec:
     """Runs in the child between fork and exec (a class, so the limits travel without a closure)."""
 
-    def __init__(self, limits: Limits, uid: int | None) -> None:
+    def __init__(self, limits: Limits, uid: int | None, nproc: int, address_space_mb: int | None = None) -> None:
         self.limits = limits
         self.uid = uid
+        self.nproc = nproc
+        self.address_space_mb = address_space_mb or limits.memory_mb
 
     def __call__(self) -> None:
         mb = 1 << 20
         limits = self.limits
         cpu = max(1, int(limits.cpu_time_s + 0.999))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))
+        resource.setrlimit(resource.RLIMIT_AS, (self.address_space_mb * mb, self.address_space_mb * mb))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_mb * mb, limits.file_size_mb * mb))
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
+        resource.setrlimit(resource.RLIMIT_NPROC, (self.nproc, self.nproc))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if self.uid is not None:
             os.setgroups([])
@@ -42,56 +44,102 @@ class _Preexec:
             os.setresuid(self.uid, self.uid, self.uid)
 
 
+def processes_of(uid: int) -> int:
+    """How many processes ``uid`` owns now (RLIMIT_NPROC counts them all, not only the run's)."""
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                count += entry.stat().st_uid == uid
+            except OSError:
+                continue
+    return count
+
+
+def write_workdir(workdir: str, files: dict[str, str | bytes], owner: int | None) -> str | None:
+    """Write the request's files under ``workdir``; returns an error message for a path that escapes it."""
+    root = Path(workdir).resolve()
+    for relpath, content in files.items():
+        path = Path(root, relpath).resolve()
+        if not str(path).startswith(str(root) + os.sep):
+            return f"file path escapes workdir: {relpath!r}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        path.chmod(0o755)
+    if owner is not None:
+        for path in [root, *root.rglob("*")]:
+            os.chown(path, owner, owner)
+    return None
+
+
+def run_prepared(
+    argv: list[str],
+    workdir: str,
+    request: RunRequest,
+    env: dict[str, str],
+    preexec: Preexec,
+    pass_fds: tuple[int, ...] = (),
+    exit_code_encodes_signal: bool = False,
+) -> RunResult:
+    """Start ``argv`` in its own session, feed stdin, collect capped output, kill the session, classify.
+
+    ``exit_code_encodes_signal``: the direct child is a wrapper (bwrap) that reports a signal death of the
+    program as exit code ``128 + signal``.
+    """
+    started = time.monotonic()
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=preexec,
+            pass_fds=pass_fds,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"could not start {argv[0]!r}: {exc}")
+    stdin = request.stdin.encode() if isinstance(request.stdin, str) else request.stdin
+    stdout, stderr, killed = _pump(process, stdin, started + request.limits.wall_time_s, request.limits)
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if exit_code_encodes_signal and 128 < process.returncode < 128 + 65:
+        status = process.returncode - 128  # a wait status "killed by signal N"
+    for stream in (process.stdout, process.stderr):
+        stream.close()
+    files = {}
+    for relpath in request.fetch_files:
+        path = Path(workdir, relpath)
+        if path.is_file() and not path.is_symlink():
+            files[relpath] = path.read_bytes()
+    common = {
+        "stdout": stdout,
+        "stderr": stderr,
+        "wall_time_s": time.monotonic() - started,
+        "cpu_time_s": usage.ru_utime + usage.ru_stime,
+        "files": files,
+    }
+    return classify_exit(status, killed, request.limits, common)
+
+
 def run_in_subprocess(request: RunRequest, env: dict[str, str]) -> RunResult:
     """Run ``request`` in a bare subprocess with rlimits; the whole process group is killed at the end."""
     uid = 100_000 + secrets.randbelow(1 << 30) if os.geteuid() == 0 else None
+    nproc = request.limits.max_processes
+    if uid is None:
+        nproc += processes_of(os.getuid())
     with tempfile.TemporaryDirectory(prefix="rewardkit-run-") as workdir:
-        for relpath, content in request.files.items():
-            path = Path(workdir, relpath).resolve()
-            if not str(path).startswith(str(Path(workdir).resolve()) + os.sep):
-                return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"file path escapes workdir: {relpath!r}")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content.encode() if isinstance(content, str) else content)
-            path.chmod(0o755)
-        if uid is not None:
-            for path in [Path(workdir), *Path(workdir).rglob("*")]:
-                os.chown(path, uid, uid)
+        error = write_workdir(workdir, request.files, uid)
+        if error:
+            return RunResult(status=RunStatus.SANDBOX_ERROR, message=error)
         env = {**env, "HOME": workdir, "TMPDIR": workdir}
-        started = time.monotonic()
-        try:
-            process = subprocess.Popen(
-                request.argv,
-                cwd=workdir,
-                env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                preexec_fn=_Preexec(request.limits, uid),
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"could not start {request.argv[0]!r}: {exc}")
-        stdin = request.stdin.encode() if isinstance(request.stdin, str) else request.stdin
-        stdout, stderr, killed = _pump(process, stdin, started + request.limits.wall_time_s, request.limits)
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = 0
-        files = {}
-        for relpath in request.fetch_files:
-            path = Path(workdir, relpath)
-            if path.is_file() and not path.is_symlink():
-                files[relpath] = path.read_bytes()
-        common = {
-            "stdout": stdout,
-            "stderr": stderr,
-            "wall_time_s": time.monotonic() - started,
-            "cpu_time_s": usage.ru_utime + usage.ru_stime,
-            "files": files,
-        }
-        return classify_exit(status, killed, request.limits, common)
+        return run_prepared(list(request.argv), workdir, request, env, Preexec(request.limits, uid, nproc))
 
 
 def _pump(process: subprocess.Popen, stdin: bytes, deadline: float, limits: Limits) -> tuple[bytes, bytes, str | None]:

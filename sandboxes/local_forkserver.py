@@ -48,31 +48,36 @@ def sandbox_path_env() -> str:
     return ":".join(dict.fromkeys([python_bin, "/usr/local/bin", "/usr/bin", "/bin"]))
 
 
+def readonly_system_args() -> list[str]:
+    """bwrap mounts of a minimal read-only system: ``/usr`` (+ merged-usr links), loader config, the Python."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        host = Path("/") / top
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), f"/{top}"]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), f"/{top}"]
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for etc in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime"):
+        args += ["--ro-bind-try", etc, etc]
+    made: set[str] = set()
+    for root in python_roots():
+        for parent in reversed(Path(root).parents[:-1]):  # bwrap would create them 0700: unreadable after setuid
+            if str(parent) not in made:
+                made.add(str(parent))
+                args += ["--perms", "0755", "--dir", str(parent)]
+        args += ["--ro-bind", root, root]
+    return [*args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+
+
 def bwrap_command(bwrap: str, python: str) -> list[str]:
     """The bwrap invocation of one forkserver: no network, private IPC/UTS/PID, read-only system, empty env."""
     cmd = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     cmd += ["--new-session", "--cap-drop", "ALL"]
     for cap in FORKSERVER_CAPS:
         cmd += ["--cap-add", cap]
-    cmd += ["--ro-bind", "/usr", "/usr"]
-    for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-        host = Path("/") / top
-        if host.is_symlink():
-            cmd += ["--symlink", os.readlink(host), f"/{top}"]
-        elif host.is_dir():
-            cmd += ["--ro-bind", str(host), f"/{top}"]
-    cmd += ["--perms", "0755", "--dir", "/etc"]
-    for etc in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime"):
-        cmd += ["--ro-bind-try", etc, etc]
-    made: set[str] = set()
-    for root in python_roots():
-        for parent in reversed(Path(root).parents[:-1]):  # bwrap would create them 0700: unreadable after setuid
-            if str(parent) not in made:
-                made.add(str(parent))
-                cmd += ["--perms", "0755", "--dir", str(parent)]
-        cmd += ["--ro-bind", root, root]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/work"]
-    cmd += ["--ro-bind", str(FORKSERVER_SCRIPT), SANDBOX_SCRIPT_PATH]
+    cmd += readonly_system_args()
+    cmd += ["--dir", "/work", "--ro-bind", str(FORKSERVER_SCRIPT), SANDBOX_SCRIPT_PATH]
     cmd += ["--clearenv", "--setenv", "PATH", sandbox_path_env(), "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
     cmd += [python, "-I", SANDBOX_SCRIPT_PATH]
     return cmd

@@ -44,6 +44,19 @@ def test_control_honest_solution_scores_one(reward, test_format):
 
 def test_all_hacks_score_zero_in_one_batch(reward):
     """Scored as one batch, as a trainer would: each hack gets exactly 0.0 with a reason."""
+    assert_all_hacks_score_zero(reward)
+
+
+def test_all_hacks_score_zero_with_one_bwrap_per_run():
+    per_run = get_reward("code_tests", backend_options={"tier": "bwrap-exec"}, concurrency=4)
+    try:
+        assert per_run([fenced(HONEST["calls"])], tests=[TESTS["calls"]]) == [1.0]
+        assert_all_hacks_score_zero(per_run)
+    finally:
+        per_run.close()
+
+
+def assert_all_hacks_score_zero(reward):
     results = reward.details([fenced(h.code) for h in REWARD_HACKS], tests=[TESTS[h.test_format] for h in REWARD_HACKS])
     scored = {hack.id: (result.score, result.reason) for hack, result in zip(REWARD_HACKS, results, strict=True)}
     leaks = {k: v for k, v in scored.items() if v[0] != 0.0}

@@ -1,9 +1,9 @@
 """Every hostile program of ``tests/hostile_programs.py`` is contained by the local sandbox.
 
-Why running fork bombs and ``kill(-1)`` from a test is safe here: these cases run only when the sandbox is in
-its ``bwrap`` tier, and the first test below proves the guarantee they rely on: each run is PID 1 of its own
-PID namespace (it cannot see the test runner, ``kill(-1)`` reaches only its own descendants) under a fresh
-uid with ``RLIMIT_NPROC``. In the weaker tier those cases are skipped rather than run against the host.
+Why running fork bombs and ``kill(-1)`` from a test is safe here: these cases run only in the two bwrap tiers
+(forkserver and one-bwrap-per-run), and the first test below proves the guarantee they rely on: each run has
+its own PID namespace (it cannot see the test runner, ``kill(-1)`` reaches only its own processes) under an
+unprivileged uid with ``RLIMIT_NPROC``. Without bubblewrap these cases are skipped, never run against the host.
 The containment checks are real: a real TCP listener on the host's 127.0.0.1, a real secret file and a real
 secret environment variable in this process, the host's process table for orphans.
 """
@@ -24,11 +24,12 @@ from rewardkit.sandboxes.local import LocalSandbox
 from tests.hostile_programs import SANDBOX_ATTACKS, HostileCase, render
 
 
-@pytest.fixture(scope="module")
-def box():
-    sandbox = LocalSandbox()
-    if sandbox.tier != "bwrap":
-        pytest.skip(f"local sandbox runs in the {sandbox.tier!r} tier here; hostile programs need bwrap")
+@pytest.fixture(scope="module", params=["bwrap", "bwrap-exec"])
+def box(request):
+    """Both namespace tiers: the warm forkserver and one bwrap per run."""
+    sandbox = LocalSandbox(tier=request.param)
+    if sandbox.tier != request.param:
+        pytest.skip(f"the {request.param!r} tier is unavailable here: {sandbox._startup_error}")
     yield sandbox
     sandbox.close()
 
@@ -87,15 +88,19 @@ def host(tmp_path_factory):
     os.environ.pop("REWARDKIT_TEST_SECRET", None)
 
 
-def test_each_run_is_pid_one_of_its_own_namespace_under_a_fresh_uid(box):
+def test_each_run_has_its_own_pid_namespace_and_an_unprivileged_uid(box):
     code = "import os\nprint(os.getpid(), os.getuid(), sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
     first = box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": code}))
     second = box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": code}))
     assert first.status is RunStatus.OK, first.message
     pid, uid, pids = first.stdout.decode().split(" ", 2)
-    assert pid == "1" and pids.strip() == "['1']"
-    assert int(uid) >= 100_000
-    assert uid != second.stdout.decode().split(" ")[1], "every run gets its own uid"
+    if box.tier == "bwrap":  # the program is PID 1; each run has a fresh uid
+        assert pid == "1" and pids.strip() == "['1']"
+        assert int(uid) >= 100_000
+        assert uid != second.stdout.decode().split(" ")[1], "every run gets its own uid"
+    else:  # bwrap's init is PID 1, the program PID 2; uid 65534 inside a user namespace
+        assert pid == "2" and pids.strip() == "['1', '2']"
+        assert uid == "65534"
 
 
 def test_seccomp_is_loaded_and_capabilities_are_empty(box):
