@@ -56,6 +56,7 @@ class OpenAIChatClient:
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.logprobs_supported = True  # turned off when the endpoint refuses them
         self.stats = TransportStats()
         self._sync_client: Any = None
         self._async_clients: dict[int, tuple[Any, Any]] = {}
@@ -125,34 +126,51 @@ class OpenAIChatClient:
             request["seed"] = params.seed
         if params.stop:
             request["stop"] = list(params.stop)
-        if params.top_logprobs > 0:
+        if params.top_logprobs > 0 and self.logprobs_supported:
             request["logprobs"] = True
             request["top_logprobs"] = params.top_logprobs
         return request
 
     def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
         request = self._request(messages, params)
-        for attempt in range(self.max_retries + 1):
+        attempt = 0
+        while True:
             self.stats.count(retry=attempt > 0)
             try:
                 response = self._sync().chat.completions.create(**request)
                 return to_chat_result(response, self.model)
             except Exception as exc:
-                delay = self._retry_delay(exc, attempt)
-                time.sleep(delay)
-        raise AssertionError("unreachable")
+                if self._refused_logprobs(exc, request):
+                    continue
+                time.sleep(self._retry_delay(exc, attempt))
+                attempt += 1
 
     async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
         request = self._request(messages, params)
-        for attempt in range(self.max_retries + 1):
+        attempt = 0
+        while True:
             self.stats.count(retry=attempt > 0)
             try:
                 response = await self._async().chat.completions.create(**request)
                 return to_chat_result(response, self.model)
             except Exception as exc:
-                delay = self._retry_delay(exc, attempt)
-                await asyncio.sleep(delay)
-        raise AssertionError("unreachable")
+                if self._refused_logprobs(exc, request):
+                    continue
+                await asyncio.sleep(self._retry_delay(exc, attempt))
+                attempt += 1
+
+    def _refused_logprobs(self, exc: Exception, request: dict[str, Any]) -> bool:
+        """An endpoint without log-prob support answers 400: drop them (for good) and ask again."""
+        import openai
+
+        if "logprobs" not in request or not isinstance(exc, openai.BadRequestError) or "logprob" not in str(exc).lower():
+            return False
+        if self.logprobs_supported:
+            logger.warning("%s does not return log-probs; judging from parsed verdicts instead", self.model)
+        self.logprobs_supported = False
+        request.pop("logprobs", None)
+        request.pop("top_logprobs", None)
+        return True
 
     def _retry_delay(self, exc: Exception, attempt: int) -> float:
         """Seconds to wait before the next attempt, or raise :class:`JudgeError` when not retryable."""

@@ -259,3 +259,13 @@ def test_managed_client_pickles_and_keeps_working(fault_server, tmp_path):  # no
     assert clone.complete(MESSAGES, ChatParams()).cached  # same on-disk cache
     assert clone.complete([{"role": "user", "content": "new"}], ChatParams()).text == "A"
     assert len(fault_server.requests) == 2
+
+
+def test_endpoint_without_logprobs_falls_back_to_parsed_verdicts(fault_server):  # noqa: F811
+    fault_server.push("400-logprobs", "answer:A", "answer:B")
+    client = client_for(fault_server)
+    verdict = PairwiseJudge(client).judge("2+2?", "4", "5")
+    assert (verdict.ab.source, verdict.ba.source) == ("parsed", "parsed")
+    assert verdict.winner == "a"
+    assert [r.get("logprobs") for r in fault_server.requests] == [True, None, None]
+    assert client.transport.logprobs_supported is False

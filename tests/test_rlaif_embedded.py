@@ -244,18 +244,18 @@ def test_sigkilled_cli_run_resumes_to_the_uninterrupted_result(demo_run, embedde
 
     full, _ = demo_run
     out = tmp_path / "killed"
-    command = [sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--limit", "3", "--out", str(out),
+    command = [sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--limit", "2", "--out", str(out),
                "--judge-base-url", embedded_server.base_url, "--concurrency", "1", "--no-progress"]  # fmt: skip
     store = out / "state" / "pairs.jsonl"
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 240
-    while not (store.exists() and store.read_bytes().count(b"\n") >= 2):
+    while not (store.exists() and store.read_bytes().count(b"\n") >= 1):
         assert process.poll() is None, process.stderr.read().decode()[-2000:]
         assert time.monotonic() < deadline, "no pair was judged"
         time.sleep(0.01)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=10)
-    assert store.read_bytes().count(b"\n") < 5 and not (out / "train.jsonl").exists()
+    assert store.read_bytes().count(b"\n") < 4 and not (out / "train.jsonl").exists()
 
     completed = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr[-2000:]
@@ -263,7 +263,7 @@ def test_sigkilled_cli_run_resumes_to_the_uninterrupted_result(demo_run, embedde
     resumed = [json.loads(line) for line in (out / "train.jsonl").read_text().splitlines()]
     reference = {row["key"]: row for row in map(json.loads, (full / "train.jsonl").read_text().splitlines())}
     stored = [json.loads(line)["key"] for line in store.read_text().splitlines()]
-    assert len(stored) == len(set(stored)) == 5  # 3 + 1 + 1 pairs, none lost, none twice
+    assert len(stored) == len(set(stored)) == 4  # 3 + 1 pairs, none lost, none twice
     assert len(resumed) == len({row["key"] for row in resumed})
     for row in resumed:
         assert (row["chosen"], row["rejected"]) == (reference[row["key"]]["chosen"], reference[row["key"]]["rejected"])
