@@ -18,6 +18,7 @@ from typing import Any, Literal
 import torch
 import torch.nn.functional as F
 from pydantic import Field
+
 from rewardkit.adapters.mini_common import (
     Encoded,
     MiniConfig,

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import torch
 from pydantic import Field, field_validator
+
 from rewardkit.adapters.mini_common import (
     Encoded,
     MetricsLog,
@@ -37,7 +38,6 @@ from rewardkit.adapters.mini_common import (
     token_logps,
 )
 from rewardkit.adapters.spec import RewardSpec, load_spec
-
 from rewardkit.reward import Reward
 
 Aggregation = Literal["sequence_mean", "token_mean", "dr_grpo"]

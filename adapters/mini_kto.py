@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 from pydantic import Field
+
 from rewardkit.adapters.mini_common import (
     MiniConfig,
     encode_pairs,

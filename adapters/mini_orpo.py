@@ -18,6 +18,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from pydantic import Field
+
 from rewardkit.adapters.mini_common import (
     MiniConfig,
     load_model_and_tokenizer,

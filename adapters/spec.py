@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import rewardkit.adapters.tasks  # noqa: F401  (registers the toy tasks' reward, character_share)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+import rewardkit.adapters.tasks  # noqa: F401  (registers the toy tasks' reward, character_share)
 from rewardkit.compose import Gate, WeightedSum, build_reward
 from rewardkit.reward import ConfigError, Reward
 

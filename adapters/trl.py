@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rewardkit.adapters.spec import RewardSpec, load_spec
-
 from rewardkit.types import completion_text, prompt_text
 
 PREFERENCE_COLUMNS = ("prompt", "chosen", "rejected")

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from rewardkit.constitutions.progress import RunProgress
 from rewardkit.constitutions.prompts import PromptItem, content_key
 from rewardkit.constitutions.store import KeyedStore

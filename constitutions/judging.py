@@ -45,6 +45,7 @@ def comparison_template(
 def with_examples(source: str, examples: tuple[ComparisonExample, ...], *, chain_of_thought: bool) -> str:
     """``source`` with one solved user/assistant exchange per example before its first user turn."""
     import jinja2
+
     from rewardkit.judges.templates import split_roles
 
     template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(source)

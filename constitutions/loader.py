@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 import yaml
+
 from rewardkit.constitutions.schema import Constitution, ConstitutionError, parse_constitution
 
 LIBRARY = "library"

@@ -30,15 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from rewardkit.constitutions.loader import constitution_hash
 from rewardkit.constitutions.progress import RunProgress
 from rewardkit.constitutions.prompts import PromptItem, content_key
 from rewardkit.constitutions.schema import Constitution, Principle
 from rewardkit.constitutions.store import KeyedStore, export_dataset
 from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
-
 from rewardkit.types import completion_text
-
 
 
 class PairsConfig(BaseModel):

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit.judges.base import Message
-
 from rewardkit.types import completion_text
 
 DEMO_PROMPTS = "demo_prompts.jsonl"

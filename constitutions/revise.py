@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from rewardkit.constitutions.loader import constitution_hash
 from rewardkit.constitutions.pairs import sample_principles
 from rewardkit.constitutions.progress import RunProgress

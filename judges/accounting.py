@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from rewardkit.judges.base import Usage
 
 

@@ -17,6 +17,7 @@ import os
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
 from rewardkit.judges.accounting import Accountant, Price, UsageReport
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
 from rewardkit.judges.cache import RequestCache, cache_key

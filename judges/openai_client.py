@@ -163,7 +163,8 @@ class OpenAIChatClient:
         """An endpoint without log-prob support answers 400: drop them (for good) and ask again."""
         import openai
 
-        if "logprobs" not in request or not isinstance(exc, openai.BadRequestError) or "logprob" not in str(exc).lower():
+        refused = isinstance(exc, openai.BadRequestError) and "logprob" in str(exc).lower()
+        if "logprobs" not in request or not refused:
             return False
         if self.logprobs_supported:
             logger.warning("%s does not return log-probs; judging from parsed verdicts instead", self.model)

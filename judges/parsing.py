@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
+
 from rewardkit.judges.base import TokenLogprob
 
 _TOKEN_JUNK = " \t\n\r()[]{}*\"'`:.,;-_#>"

@@ -17,6 +17,7 @@ import itertools
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
 from rewardkit.judges.base import ChatClient, ChatParams, JudgeError, PairwiseVerdict
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.parsing import parse_ranking

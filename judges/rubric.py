@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
 from rewardkit.judges.parsing import expected_score, option_distribution, parse_score
 from rewardkit.judges.templates import check_template, render_messages

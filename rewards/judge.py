@@ -23,8 +23,8 @@ import concurrent.futures
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
-from rewardkit.judges.factory import JudgeClientConfig, ManagedChatClient
 
+from rewardkit.judges.factory import JudgeClientConfig, ManagedChatClient
 from rewardkit.registry import register_reward
 from rewardkit.reward import ConfigError, Reward, RewardConfig
 from rewardkit.types import RewardResult, prompt_text

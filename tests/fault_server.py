@@ -1,8 +1,9 @@
 """An OpenAI-compatible HTTP server on 127.0.0.1 that injects the faults a real server cannot be made to produce.
 
 Each request pops the next action from a script; when the script is empty it answers normally.
-Actions: ``"400"``, ``"400-logprobs"``, ``"429"``, ``"500"``, ``"timeout"`` (sleep past the client's timeout), ``"malformed"``
-(200 with a body that is not JSON), ``"cut"`` (a body shorter than its Content-Length, then close),
+Actions: ``"400"``, ``"400-logprobs"``, ``"429"``, ``"500"``, ``"timeout"`` (sleep past the client's
+timeout), ``"malformed"`` (200 with a body that is not JSON), ``"cut"`` (a body shorter than its
+Content-Length, then close),
 ``"answer:TEXT"`` (a valid completion with that text, after ``answer_delay_s``; ``finish_reason`` is
 ``length`` when TEXT ends with ``...``). Every request body received, its arrival time and the peak
 number of requests in flight are recorded for assertions.
@@ -143,7 +144,7 @@ class FaultServer:
                     error = {"error": {"message": "rate limited", "type": "rate_limit"}}
                     self._send(429, json.dumps(error).encode(), {"Retry-After": "0.05"})
                 elif action == "400-logprobs":
-                    error = {"error": {"message": "logprobs are not supported by this model", "type": "invalid_request"}}
+                    error = {"error": {"message": "logprobs are not supported", "type": "invalid_request"}}
                     self._send(400, json.dumps(error).encode())
                 elif action == "400":
                     self._send(

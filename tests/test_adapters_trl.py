@@ -10,11 +10,11 @@ import tempfile
 
 import pytest
 import torch
+
+import rewardkit
 from rewardkit.adapters.spec import RewardSpec, load_spec
 from rewardkit.adapters.tasks import arithmetic, arithmetic_pairs
 from rewardkit.adapters.trl import dpo_dataset, grpo_config_kwargs, grpo_rewards
-
-import rewardkit
 from rewardkit.reward import AsyncReward, ConfigError
 
 
@@ -144,13 +144,14 @@ def _common(**kw):
 
 @needs
 @pytest.mark.slow
-def test_grpo_trainer_end_to_end_with_math_and_format(tiny_model_dir):
+@pytest.mark.parametrize("use_async", [False, True])
+def test_grpo_trainer_end_to_end_with_math_and_format(tiny_model_dir, use_async):
     from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
     funcs, weights = grpo_rewards({"rewards": [{"name": "math_equivalence", "config": {"workers": 1}},
-                                               {"name": "think_format", "weight": 0.5}]})
+                                               {"name": "think_format", "weight": 0.5}], "async": use_async})
     args = GRPOConfig(**_common(num_generations=4, per_device_train_batch_size=4, max_completion_length=16,
                                 max_steps=2, reward_weights=weights))
     trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=funcs, args=args,

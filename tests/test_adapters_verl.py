@@ -14,9 +14,9 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-from rewardkit.adapters.verl import VerlScorer, compute_score, compute_score_batch, load_mapping
 
 import rewardkit
+from rewardkit.adapters.verl import VerlScorer, compute_score, compute_score_batch, load_mapping
 from rewardkit.reward import ConfigError
 
 needs_math = pytest.mark.skipif("math_equivalence" not in rewardkit.list_rewards(), reason="math family absent")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from rewardkit.constitutions.loader import bundled_names, constitution_hash, load_constitution, parse_text
-from rewardkit.constitutions.schema import ConstitutionError
 
 from rewardkit.cli import main
+from rewardkit.constitutions.loader import bundled_names, constitution_hash, load_constitution, parse_text
+from rewardkit.constitutions.schema import ConstitutionError
 
 VALID = textwrap.dedent(
     """\

@@ -8,11 +8,11 @@ import time
 
 import pytest
 from judge_fixtures import fault_server  # noqa: F401  (fixture)
+
 from rewardkit.judges.base import ChatParams, JudgeError
 from rewardkit.judges.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.rubric import RubricJudge
-
 from rewardkit.registry import get_reward
 
 MESSAGES = [{"role": "user", "content": "Which is better? Answer A or B."}]

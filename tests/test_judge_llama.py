@@ -11,12 +11,12 @@ import math
 
 import pytest
 from judge_fixtures import embedded_server  # noqa: F401  (fixture)
+
 from rewardkit.judges.base import ChatParams
 from rewardkit.judges.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.rank import RankJudge
 from rewardkit.judges.rubric import RubricJudge
-
 from rewardkit.registry import get_reward
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]

@@ -6,6 +6,7 @@ import math
 import pickle
 
 import pytest
+
 from rewardkit.judges.accounting import Accountant
 from rewardkit.judges.base import ChatParams, ChatResult, OrderVerdict, TokenLogprob, Usage
 from rewardkit.judges.cache import RequestCache, cache_key
@@ -16,7 +17,6 @@ from rewardkit.judges.parsing import option_distribution, parse_choice, parse_ra
 from rewardkit.judges.rank import rank_from_pairs
 from rewardkit.judges.rubric import read_score
 from rewardkit.judges.templates import TemplateError, packaged_templates, render_messages
-
 from rewardkit.reward import ConfigError
 
 CHOICES = [

@@ -7,6 +7,7 @@ import math
 import pickle
 
 import pytest
+
 from rewardkit.judges.base import ChatParams
 from rewardkit.judges.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
@@ -83,3 +84,19 @@ def test_packaged_gguf_in_process():
         assert order.source in {"logprobs", "parsed", "abstain"}
         if order.source == "logprobs":
             assert 0.0 < order.prob_first < 1.0
+
+
+def test_embedded_falls_back_to_in_process_gguf_and_says_why(monkeypatch, caplog):
+    from rewardkit.judges import embedded
+
+    try:
+        model_path = embedded.packaged_model_path()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    monkeypatch.setattr(embedded, "llama_server_missing", lambda: "llama_cpp is not installed")
+    with caplog.at_level("WARNING", logger="rewardkit.judges.embedded"):
+        client = make_client("embedded")
+    assert isinstance(client.transport, TransformersChatClient)
+    assert client.transport.model_path == str(model_path)
+    assert client.model == embedded.INPROCESS_MODEL_NAME  # its cache entries never mix with the server's
+    assert "in-process through transformers" in caplog.text and "llama_cpp is not installed" in caplog.text

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+
 from rewardkit.adapters.mini_common import Encoded, per_token_logps, sequence_logps
 from rewardkit.adapters.mini_dpo import dpo_loss, ipo_loss
 from rewardkit.adapters.mini_grpo import combine_rewards, completion_logps, group_advantages, grpo_loss
@@ -153,10 +154,11 @@ def _args(cls, **kw):
 @pytest.mark.slow
 @pytest.mark.parametrize(("loss_type", "beta"), [("sigmoid", 0.1), ("ipo", 0.5)])
 def test_dpo_and_ipo_match_trl(tiny_model_dir, loss_type, beta):
-    from rewardkit.adapters.tasks import arithmetic_pairs
-    from rewardkit.adapters.trl import dpo_dataset
     from transformers import AutoTokenizer
     from trl import DPOConfig, DPOTrainer
+
+    from rewardkit.adapters.tasks import arithmetic_pairs
+    from rewardkit.adapters.trl import dpo_dataset
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     trainer = DPOTrainer(model=str(tiny_model_dir), args=_args(DPOConfig, loss_type=[loss_type], beta=beta),
@@ -183,9 +185,10 @@ def test_dpo_and_ipo_match_trl(tiny_model_dir, loss_type, beta):
 @pytest.mark.slow
 def test_kto_matches_trl(tiny_model_dir):
     from datasets import Dataset
-    from rewardkit.adapters.tasks import arithmetic_unpaired
     from transformers import AutoTokenizer
     from trl import KTOConfig, KTOTrainer
+
+    from rewardkit.adapters.tasks import arithmetic_unpaired
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     rows = [{k: r[k] for k in ("prompt", "completion", "label")} for r in arithmetic_unpaired(8, seed=5)]
@@ -223,9 +226,10 @@ def test_orpo_odds_ratio_matches_trl():
 @pytest.mark.parametrize("loss_type", ["grpo", "dapo", "dr_grpo"])
 def test_grpo_loss_matches_trl(tiny_model_dir, loss_type):
     from datasets import Dataset
-    from rewardkit.adapters.tasks import CharacterShare, digit_run
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
+
+    from rewardkit.adapters.tasks import CharacterShare, digit_run
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     args = _args(GRPOConfig, num_generations=4, max_completion_length=6, beta=0.2, loss_type=loss_type,

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 from judge_fixtures import embedded_server  # noqa: F401  (pytest fixture)
+
 from rewardkit.constitutions.loader import constitution_hash, load_constitution
 
 

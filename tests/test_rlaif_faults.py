@@ -4,6 +4,7 @@ a failed pair is counted, not recorded as a verdict, and judged by the next run.
 from __future__ import annotations
 
 from judge_fixtures import fault_server  # noqa: F401  (pytest fixture)
+
 from rewardkit.constitutions.loader import load_constitution
 from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline
 from rewardkit.constitutions.prompts import PromptItem

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from rewardkit.constitutions.generate import GenerationConfig, agenerate
 from rewardkit.constitutions.progress import MeteredClient
 from rewardkit.constitutions.prompts import PromptItem

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from datasets import load_dataset
+
 from rewardkit.constitutions.loader import constitution_hash, load_constitution, parse_text
 from rewardkit.constitutions.pairs import (
     PairsConfig,

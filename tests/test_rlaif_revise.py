@@ -8,6 +8,7 @@ import asyncio
 import json
 
 import pytest
+
 from rewardkit.constitutions.judging import comparison_template
 from rewardkit.constitutions.loader import load_constitution, parse_text
 from rewardkit.constitutions.prompts import PromptItem
