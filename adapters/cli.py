@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+import rewardkit.adapters.tasks  # noqa: F401  (registers character_share for every command)
+
 ALGORITHMS = ("grpo", "dpo", "ipo", "kto", "orpo")
 
 #: Which row shape each algorithm reads, and the procedural tasks that produce it.

@@ -225,12 +225,13 @@ def test_llm_judge_pairwise_against_reference_column(fault_server):  # noqa: F81
         {
             "mode": "pairwise",
             "use_logprobs": False,
-            "client": {"backend": "openai", "model": "m", "base_url": fault_server.base_url},
+            # One request at a time (a FIFO semaphore): the scripted answers reach the orders in sequence.
+            "client": {"backend": "openai", "model": "m", "base_url": fault_server.base_url, "concurrency": 1},
         },
     )
-    # Each sample's two orders run concurrently, so only the per-sample outcome set is deterministic.
     results = reward.details(["4", "four", "x"], prompts=["2+2?"] * 3, reference=["5", "5", None])
-    assert sorted(r.score for r in results[:2]) == [0.5, 1.0]
+    assert [r.score for r in results[:2]] == [1.0, 0.5]
+    assert [r.flipped for r in results[:2]] == [False, True]
     assert results[2].score is None and "no reference" in results[2].reason
     assert len(fault_server.requests) == 4
 
