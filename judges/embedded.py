@@ -104,7 +104,7 @@ class EmbeddedServer:
 
     def command(self) -> list[str]:
         command = [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, "-m", "rewardkit.judges.embedded_child", str(os.getpid()), "--",
             "--model", str(self.model_path),
             "--model_alias", self.model,
             "--host", self.host,

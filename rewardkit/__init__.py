@@ -16,10 +16,10 @@ __all__ = [
     "RewardResult",
     "Route",
     "WeightedSum",
+    "__version__",
     "completion_text",
     "get_reward",
     "list_rewards",
     "register_reward",
     "reward_class",
-    "__version__",
 ]

@@ -28,7 +28,9 @@ COMMAND_MODULES = (
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     if not hasattr(args, "func"):
         parser.print_help()
         return 2
@@ -43,7 +45,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rewardkit", description="Verifiable rewards and LLM judges for RL post-training.")
+    parser = argparse.ArgumentParser(
+        prog="rewardkit", description="Verifiable rewards and LLM judges for RL post-training."
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
 
@@ -100,9 +104,7 @@ def cmd_rewards_list(args: argparse.Namespace) -> int:
     for name in list_rewards():
         cls = reward_class(name)
         doc = (cls.__doc__ or "").strip().splitlines()
-        fields = {
-            field: (info.description or "") for field, info in cls.Config.model_fields.items()
-        }
+        fields = {field: (info.description or "") for field, info in cls.Config.model_fields.items()}
         rows.append({"name": name, "doc": doc[0] if doc else "", "config": fields})
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -133,9 +135,11 @@ def cmd_score(args: argparse.Namespace) -> int:
             completions = [r.get(args.completion_column) for r in batch]
             columns = {k: [r.get(k) for r in batch] for k in batch[0] if k != args.completion_column}
             results = reward.details(completions, **columns)
-            for record, result in zip(batch, results):
+            for record, result in zip(batch, results, strict=True):
                 extra = result.model_dump(exclude={"score", "reason"})
-                out_rows.append({**record, "score": result.score, "reason": result.reason, **({"details": extra} if extra else {})})
+                out_rows.append(
+                    {**record, "score": result.score, "reason": result.reason, **({"details": extra} if extra else {})}
+                )
                 if result.score is None:
                     counts["unscorable"] += 1
                 else:
@@ -144,7 +148,10 @@ def cmd_score(args: argparse.Namespace) -> int:
             bar.update(len(batch))
     write_jsonl(args.out, out_rows)
     mean = total / counts["scored"] if counts["scored"] else float("nan")
-    print(f"{len(out_rows)} samples: {counts['scored']} scored (mean {mean:.4f}), {counts['unscorable']} unscorable -> {args.out}")
+    print(
+        f"{len(out_rows)} samples: {counts['scored']} scored (mean {mean:.4f}), "
+        f"{counts['unscorable']} unscorable -> {args.out}"
+    )
     return 0
 
 

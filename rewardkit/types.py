@@ -51,9 +51,7 @@ def _content_text(content: Any) -> str | None:
         return content
     if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
         parts = [
-            part.get("text")
-            for part in content
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+            part.get("text") for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)
         ]
         return "".join(parts) if parts else None
     return None
@@ -64,11 +62,7 @@ def prompt_text(prompt: Any) -> str | None:
     if isinstance(prompt, str):
         return prompt
     if isinstance(prompt, Sequence) and not isinstance(prompt, (bytes, bytearray)):
-        users = [
-            _content_text(m.get("content"))
-            for m in prompt
-            if isinstance(m, Mapping) and m.get("role") == "user"
-        ]
+        users = [_content_text(m.get("content")) for m in prompt if isinstance(m, Mapping) and m.get("role") == "user"]
         users = [u for u in users if u is not None]
         return users[-1] if users else None
     return None

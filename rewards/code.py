@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
+
+from rewardkit.registry import register_reward
+from rewardkit.reward import Reward, RewardConfig
 from rewardkit.rewards import code_harness as harness
 from rewardkit.rewards.code_extract import extract_code
 from rewardkit.rewards.code_tests_format import BadTestsFormat, TestSuite, normalise_language, parse_tests
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
-
-from rewardkit.registry import register_reward
-from rewardkit.reward import Reward, RewardConfig
 from rewardkit.types import RewardResult
 
 

@@ -14,12 +14,12 @@ from collections.abc import Hashable
 from typing import Any, Literal
 
 from pydantic import Field
-from rewardkit.rewards.math_extract import Extraction, extract_answer, extract_gold
-from rewardkit.rewards.math_grade import Verdict, clean_latex, fast_verdict, symbolic_verdict
 
 from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
+from rewardkit.rewards.math_extract import Extraction, extract_answer, extract_gold
+from rewardkit.rewards.math_grade import Verdict, clean_latex, fast_verdict, symbolic_verdict
 from rewardkit.types import RewardResult
 
 

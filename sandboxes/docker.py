@@ -27,6 +27,7 @@ import weakref
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from rewardkit.sandboxes.base import BatchMixin, Limits, RunRequest, RunResult, RunStatus
 
 logger = logging.getLogger(__name__)

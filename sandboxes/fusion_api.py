@@ -16,6 +16,7 @@ import shlex
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 
 

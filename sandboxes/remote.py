@@ -17,6 +17,7 @@ import urllib.error
 import urllib.request
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
 from rewardkit.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
 from rewardkit.sandboxes.fusion_api import (
     RunCodeResponse,

@@ -15,6 +15,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from rewardkit.sandboxes.base import Limits, RunResult, RunStatus, SandboxBackend
 from rewardkit.sandboxes.fusion_api import (
     LANGUAGES,

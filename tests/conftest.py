@@ -11,6 +11,9 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+# One llama.cpp judge server and one fault-injecting server for the whole session, shared by every module.
+from judge_fixtures import embedded_server, fault_server  # noqa: F401
+
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory):

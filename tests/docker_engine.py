@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from rewardkit.sandboxes.docker import DEFAULT_IMAGE
 
 SCRIPT = Path(__file__).resolve().parents[1] / ".ci" / "docker.sh"

@@ -1,6 +1,6 @@
 """Judge fixtures shared by test modules: the real llama.cpp server with the packaged SmolLM2, and a fault server.
 
-Import the fixtures into a test module: ``from judge_fixtures import embedded_server, fault_server``.
+``tests/conftest.py`` imports them, so every test module shares one session server.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ import random
 
 import pytest
 from audit_scripted_judge import ScriptedJudge
+
 from rewardkit.judges.audit.generators import generate_set
 from rewardkit.judges.audit.metrics import compute_metrics
 from rewardkit.judges.audit.perturb import _AUTHORITY, _BANDWAGON

@@ -8,14 +8,13 @@ import re
 import time
 
 import pytest
-from judge_fixtures import embedded_server  # noqa: F401  (fixture)
 
 from rewardkit.cli import main
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 
-def test_embedded_judge_audit_flags_its_position_bias(embedded_server, tmp_path, capsys):  # noqa: F811
+def test_embedded_judge_audit_flags_its_position_bias(embedded_server, tmp_path, capsys):
     out = tmp_path / "smollm"
     argv = ["audit", "--judge", "embedded", "--base-url", embedded_server.base_url, "--set", "mixed", "--n", "12",
             "--seed", "0", "--perturb", "none", "--self-generate", "1", "--out", str(out), "--n-boot", "500",

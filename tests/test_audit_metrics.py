@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from audit_scripted_judge import ScriptedJudge
+
 from rewardkit.judges.audit.generators import generate_set
 from rewardkit.judges.audit.metrics import BASELINE, compute_metrics, order_pick_first
 from rewardkit.judges.audit.runner import AuditRunner, load_verdicts

@@ -13,6 +13,7 @@ import subprocess
 import numpy as np
 import pytest
 from audit_scripted_judge import ScriptedJudge
+
 from rewardkit.judges.audit.generators import generate_set
 from rewardkit.judges.audit.metrics import compute_metrics
 from rewardkit.judges.audit.report import render_html, render_markdown, write_report

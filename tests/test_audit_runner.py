@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 from audit_scripted_judge import ScriptedJudge
-from judge_fixtures import fault_server  # noqa: F401  (fixture)
+
+from rewardkit.cli import main
 from rewardkit.judges.audit.generators import generate_set
 from rewardkit.judges.audit.metrics import BASELINE
 from rewardkit.judges.audit.runner import VERDICTS_FILE, AuditRunner, load_verdicts, plan_tasks
 from rewardkit.judges.audit.sets import AuditItem, write_set
-
-from rewardkit.cli import main
 
 TESTS_DIR = Path(__file__).parent
 
@@ -131,7 +130,7 @@ def test_run_directory_refuses_another_set_or_judge(tmp_path):
         AuditRunner(scripted(items, model="other-judge"), items, out, progress=False).run()
 
 
-def test_endpoint_failures_are_not_recorded_and_are_retried_on_resume(tmp_path, fault_server):  # noqa: F811
+def test_endpoint_failures_are_not_recorded_and_are_retried_on_resume(tmp_path, fault_server):
     from rewardkit.judges.factory import make_client
     from rewardkit.judges.pairwise import PairwiseJudge
 
@@ -148,7 +147,7 @@ def test_endpoint_failures_are_not_recorded_and_are_retried_on_resume(tmp_path, 
     assert (summary.reused, summary.judged, summary.failed) == (2, 1, 0)
 
 
-def test_cli_audit_against_a_real_http_judge(tmp_path, fault_server, capsys):  # noqa: F811
+def test_cli_audit_against_a_real_http_judge(tmp_path, fault_server, capsys):
     """make-set -> audit (a judge endpoint that always answers A) -> report -> leakage, via `rewardkit`."""
     set_path = tmp_path / "pairs.jsonl"
     assert main(["audit", "make-set", "--set", "mixed", "--n", "8", "--seed", "4", "--out", str(set_path)]) == 0
@@ -190,6 +189,7 @@ def test_cli_rejects_bad_arguments(tmp_path, capsys):
 def test_own_generations_become_self_preference_items(tmp_path):
     """The judge's client answers; the verifier decides whether its answer is the gold or the wrong side."""
     from fault_server import FaultServer
+
     from rewardkit.judges.audit.metrics import compute_metrics
     from rewardkit.judges.audit.selfgen import OTHER_AUTHOR, own_generation_items
     from rewardkit.judges.factory import make_client

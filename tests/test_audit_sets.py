@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from rewardkit.judges.audit.generators import generate_set
 from rewardkit.judges.audit.leakage import LeakageWarning, find_leaks
 from rewardkit.judges.audit.perturb import PERTURBATIONS, parse_perturbations, perturb
 from rewardkit.judges.audit.sets import AuditItem, item_from_row, read_set, set_hash, write_set
 from rewardkit.judges.audit.verify import summarize, verify_gold
-
 from rewardkit.registry import list_rewards
 
 

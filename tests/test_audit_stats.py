@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+
 from rewardkit.judges.audit.stats import Estimate, bootstrap, cohen_kappa, logistic_regression, sigmoid
 
 

@@ -6,9 +6,9 @@ The control rows show the same tests give the honest solution 1.0, so a zero is 
 from __future__ import annotations
 
 import pytest
-from rewardkit.sandboxes.local import LocalSandbox
 
 from rewardkit import get_reward
+from rewardkit.sandboxes.local import LocalSandbox
 from tests.hostile_programs import HACK_PROBLEM, REWARD_HACKS, RewardHack
 
 TESTS = {

@@ -7,12 +7,12 @@ import pickle
 import shutil
 
 import pytest
+
+from rewardkit import ConfigError, get_reward, list_rewards
 from rewardkit.rewards.code_extract import extract_code
 from rewardkit.rewards.code_harness import decode_plain, output_lines, plan_assert, strict_equal
 from rewardkit.rewards.code_tests_format import AssertTest, BadTestsFormat, parse_tests
 from rewardkit.sandboxes.local import LocalSandbox
-
-from rewardkit import ConfigError, get_reward, list_rewards
 
 
 @pytest.fixture(scope="module")

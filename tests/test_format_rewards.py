@@ -7,9 +7,9 @@ import time
 
 import pytest
 from pydantic import BaseModel
-from rewardkit.rewards.format import extract_json_text, fenced_blocks, mask_code
 
 from rewardkit import ConfigError, get_reward
+from rewardkit.rewards.format import extract_json_text, fenced_blocks, mask_code
 
 FENCE = "```"
 

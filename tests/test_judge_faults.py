@@ -7,7 +7,6 @@ import asyncio
 import time
 
 import pytest
-from judge_fixtures import fault_server  # noqa: F401  (fixture)
 
 from rewardkit.judges.base import ChatParams, JudgeError
 from rewardkit.judges.factory import make_client
@@ -26,7 +25,7 @@ def client_for(server, **kwargs):
 
 
 @pytest.mark.parametrize("fault", ["429", "500", "timeout", "malformed", "cut"])
-def test_transient_fault_is_retried_then_answered(fault_server, fault):  # noqa: F811
+def test_transient_fault_is_retried_then_answered(fault_server, fault):
     fault_server.push(fault)
     client = client_for(fault_server)
     result = client.complete(MESSAGES, ChatParams(max_tokens=4))
@@ -36,7 +35,7 @@ def test_transient_fault_is_retried_then_answered(fault_server, fault):  # noqa:
 
 
 @pytest.mark.parametrize("fault", ["429", "500", "malformed"])
-def test_persistent_fault_raises_judge_error_after_retries(fault_server, fault):  # noqa: F811
+def test_persistent_fault_raises_judge_error_after_retries(fault_server, fault):
     fault_server.push(*[fault] * 4)
     client = client_for(fault_server)
     with pytest.raises(JudgeError, match="gave up after 4 attempts"):
@@ -45,7 +44,7 @@ def test_persistent_fault_raises_judge_error_after_retries(fault_server, fault):
     assert client.report().errors == 1
 
 
-def test_client_error_is_not_retried(fault_server):  # noqa: F811
+def test_client_error_is_not_retried(fault_server):
     fault_server.push("400")
     client = client_for(fault_server)
     with pytest.raises(JudgeError, match="HTTP 400"):
@@ -53,7 +52,7 @@ def test_client_error_is_not_retried(fault_server):  # noqa: F811
     assert len(fault_server.requests) == 1
 
 
-def test_async_path_retries_too(fault_server):  # noqa: F811
+def test_async_path_retries_too(fault_server):
     fault_server.push("500", "429")
     client = client_for(fault_server)
     result = asyncio.run(client.acomplete(MESSAGES, ChatParams(max_tokens=4)))
@@ -75,7 +74,7 @@ PAIRWISE_ANSWERS = [
 
 
 @pytest.mark.parametrize(("script", "winner", "reason"), PAIRWISE_ANSWERS)
-def test_pairwise_abstains_explicitly_never_picks_a_winner(fault_server, script, winner, reason):  # noqa: F811
+def test_pairwise_abstains_explicitly_never_picks_a_winner(fault_server, script, winner, reason):
     fault_server.push(*script)
     judge = PairwiseJudge(client_for(fault_server), use_logprobs=False)
     verdict = judge.judge("2+2?", "4", "5")
@@ -85,7 +84,7 @@ def test_pairwise_abstains_explicitly_never_picks_a_winner(fault_server, script,
     assert verdict.flipped is (winner == "tie")
 
 
-def test_pairwise_soft_label_from_logprobs(fault_server):  # noqa: F811
+def test_pairwise_soft_label_from_logprobs(fault_server):
     # The server gives P(A)=0.7, P(B)=0.3 at the answer token in both orders: pure position preference.
     judge = PairwiseJudge(client_for(fault_server))
     verdict = judge.judge("2+2?", "4", "5")
@@ -96,7 +95,7 @@ def test_pairwise_soft_label_from_logprobs(fault_server):  # noqa: F811
     assert [r["logprobs"] for r in fault_server.requests] == [True, True]
 
 
-def test_cot_verdict_is_clamped(fault_server):  # noqa: F811
+def test_cot_verdict_is_clamped(fault_server):
     fault_server.push("answer:A is clearer. Verdict: A", "answer:Verdict: B")
     verdict = PairwiseJudge(client_for(fault_server), chain_of_thought=True).judge("q", "x", "y")
     assert (verdict.ab.prob_first, verdict.ba.prob_first) == (0.6, 0.4)
@@ -105,7 +104,7 @@ def test_cot_verdict_is_clamped(fault_server):  # noqa: F811
     assert "logprobs" not in fault_server.requests[0]
 
 
-def test_rubric_truncated_and_malformed_answers_abstain(fault_server):  # noqa: F811
+def test_rubric_truncated_and_malformed_answers_abstain(fault_server):
     fault_server.push("answer:My rating would be...", "answer:excellent", "answer:Score: 4")
     judge = RubricJudge(client_for(fault_server), scale=5, use_logprobs=False)
     cut, malformed, ok = (judge.score("p", "r") for _ in range(3))
@@ -114,7 +113,7 @@ def test_rubric_truncated_and_malformed_answers_abstain(fault_server):  # noqa: 
     assert ok.score == 4.0 and ok.normalized == pytest.approx(0.75)
 
 
-def test_cache_serves_rerun_with_zero_requests(fault_server, tmp_path):  # noqa: F811
+def test_cache_serves_rerun_with_zero_requests(fault_server, tmp_path):
     judge = PairwiseJudge(client_for(fault_server, cache_dir=tmp_path))
     first = judge.judge("2+2?", "4", "5")
     assert len(fault_server.requests) == 2
@@ -128,7 +127,7 @@ def test_cache_serves_rerun_with_zero_requests(fault_server, tmp_path):  # noqa:
     assert rerun_client.cache.hits == 2
 
 
-def test_failures_are_not_cached(fault_server, tmp_path):  # noqa: F811
+def test_failures_are_not_cached(fault_server, tmp_path):
     fault_server.push(*["500"] * 4)
     client = client_for(fault_server, cache_dir=tmp_path)
     with pytest.raises(JudgeError):
@@ -137,7 +136,7 @@ def test_failures_are_not_cached(fault_server, tmp_path):  # noqa: F811
     assert len(client.cache) == 1
 
 
-def test_concurrency_is_bounded(fault_server):  # noqa: F811
+def test_concurrency_is_bounded(fault_server):
     fault_server.answer_delay_s = 0.2
     client = client_for(fault_server, concurrency=2, timeout=5)
 
@@ -150,7 +149,7 @@ def test_concurrency_is_bounded(fault_server):  # noqa: F811
     assert fault_server.max_in_flight == 2
 
 
-def test_rpm_limit_paces_requests(fault_server, monkeypatch):  # noqa: F811
+def test_rpm_limit_paces_requests(fault_server, monkeypatch):
     monkeypatch.setattr("rewardkit.judges.limits.WINDOW_S", 1.0)  # a one-second "minute" keeps the test short
     client = client_for(fault_server, rpm=2)
     started = time.monotonic()
@@ -162,7 +161,7 @@ def test_rpm_limit_paces_requests(fault_server, monkeypatch):  # noqa: F811
     assert gaps[1] >= 0.8 and gaps[3] >= 0.8  # the 3rd and 5th requests waited for the window to open
 
 
-def test_cost_accounting_uses_configured_prices(fault_server):  # noqa: F811
+def test_cost_accounting_uses_configured_prices(fault_server):
     client = client_for(fault_server, prices={"fault-judge": {"input": 1.0, "output": 2.0}})
     client.complete(MESSAGES, ChatParams())
     report = client.report()
@@ -182,7 +181,7 @@ REWARD_CASES = [
 
 
 @pytest.mark.parametrize(("script", "score", "reason"), REWARD_CASES)
-def test_llm_judge_reward_none_with_reason_on_failure(fault_server, script, score, reason):  # noqa: F811
+def test_llm_judge_reward_none_with_reason_on_failure(fault_server, script, score, reason):
     fault_server.push(*script)
     reward = get_reward(
         "llm_judge",
@@ -204,7 +203,7 @@ def test_llm_judge_reward_none_with_reason_on_failure(fault_server, script, scor
     assert reason in result.reason
 
 
-def test_llm_judge_reward_timeout_bounds_a_stuck_endpoint(fault_server):  # noqa: F811
+def test_llm_judge_reward_timeout_bounds_a_stuck_endpoint(fault_server):
     fault_server.push(*["timeout"] * 10)
     reward = get_reward(
         "llm_judge",
@@ -218,7 +217,7 @@ def test_llm_judge_reward_timeout_bounds_a_stuck_endpoint(fault_server):  # noqa
     assert time.monotonic() - started < 2.0
 
 
-def test_llm_judge_pairwise_against_reference_column(fault_server):  # noqa: F811
+def test_llm_judge_pairwise_against_reference_column(fault_server):
     fault_server.push("answer:A", "answer:B", "answer:A", "answer:A")
     reward = get_reward(
         "llm_judge",
@@ -236,7 +235,7 @@ def test_llm_judge_pairwise_against_reference_column(fault_server):  # noqa: F81
     assert len(fault_server.requests) == 4
 
 
-def test_cli_judge_pair_prints_verdict(fault_server, capsys):  # noqa: F811
+def test_cli_judge_pair_prints_verdict(fault_server, capsys):
     import json
 
     from rewardkit.cli import main
@@ -251,7 +250,7 @@ def test_cli_judge_pair_prints_verdict(fault_server, capsys):  # noqa: F811
     assert "2 sent" in printed
 
 
-def test_managed_client_pickles_and_keeps_working(fault_server, tmp_path):  # noqa: F811
+def test_managed_client_pickles_and_keeps_working(fault_server, tmp_path):
     import pickle
 
     client = client_for(fault_server, cache_dir=tmp_path, rpm=1000, concurrency=3)
@@ -262,7 +261,7 @@ def test_managed_client_pickles_and_keeps_working(fault_server, tmp_path):  # no
     assert len(fault_server.requests) == 2
 
 
-def test_endpoint_without_logprobs_falls_back_to_parsed_verdicts(fault_server):  # noqa: F811
+def test_endpoint_without_logprobs_falls_back_to_parsed_verdicts(fault_server):
     fault_server.push("400-logprobs", "answer:A", "answer:B")
     client = client_for(fault_server)
     verdict = PairwiseJudge(client).judge("2+2?", "4", "5")

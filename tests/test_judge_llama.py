@@ -10,7 +10,6 @@ import asyncio
 import math
 
 import pytest
-from judge_fixtures import embedded_server  # noqa: F401  (fixture)
 
 from rewardkit.judges.base import ChatParams
 from rewardkit.judges.factory import make_client
@@ -49,7 +48,7 @@ def server_client(server, **kwargs):
     return make_client("openai", model=server.model, base_url=server.base_url, **kwargs)
 
 
-def test_server_returns_text_logprobs_and_usage(embedded_server):  # noqa: F811
+def test_server_returns_text_logprobs_and_usage(embedded_server):
     client = server_client(embedded_server)
     result = client.complete(
         [{"role": "user", "content": "Answer with A or B."}], ChatParams(max_tokens=4, top_logprobs=5)
@@ -60,7 +59,7 @@ def test_server_returns_text_logprobs_and_usage(embedded_server):  # noqa: F811
     assert all(len(entry.top) >= 1 for entry in result.logprobs)
 
 
-def test_pairwise_both_orders_soft_labels_and_flips(embedded_server):  # noqa: F811
+def test_pairwise_both_orders_soft_labels_and_flips(embedded_server):
     client = RecordingClient(server_client(embedded_server))
     judge = PairwiseJudge(client)
     verdicts = [judge.judge(prompt, a, b) for prompt, a, b in PAIRS]
@@ -83,7 +82,7 @@ def test_pairwise_both_orders_soft_labels_and_flips(embedded_server):  # noqa: F
     assert any(0.0 < p < 1.0 for p in soft)  # soft labels, not hard 0/1 verdicts
 
 
-def test_cache_serves_rerun_with_zero_requests(embedded_server, tmp_path):  # noqa: F811
+def test_cache_serves_rerun_with_zero_requests(embedded_server, tmp_path):
     first_client = server_client(embedded_server, cache_dir=tmp_path)
     first = [PairwiseJudge(first_client).judge(*pair) for pair in PAIRS]
     assert first_client.report().requests == 2 * len(PAIRS)
@@ -96,7 +95,7 @@ def test_cache_serves_rerun_with_zero_requests(embedded_server, tmp_path):  # no
     assert [v.prob_a for v in rerun] == [v.prob_a for v in first]
 
 
-def test_async_judging_matches_shape(embedded_server):  # noqa: F811
+def test_async_judging_matches_shape(embedded_server):
     judge = PairwiseJudge(server_client(embedded_server, concurrency=4))
 
     async def run():
@@ -107,7 +106,7 @@ def test_async_judging_matches_shape(embedded_server):  # noqa: F811
     assert all(v.prob_a is None or 0.0 <= v.prob_a <= 1.0 for v in verdicts)
 
 
-def test_rubric_expected_score_is_in_range(embedded_server):  # noqa: F811
+def test_rubric_expected_score_is_in_range(embedded_server):
     judge = RubricJudge(server_client(embedded_server), rubric="Is the answer correct?", scale=5)
     verdict = judge.score("What is 2 + 2?", "4")
     if verdict.source == "logprobs":
@@ -116,7 +115,7 @@ def test_rubric_expected_score_is_in_range(embedded_server):  # noqa: F811
     assert verdict.normalized is None or 0.0 <= verdict.normalized <= 1.0
 
 
-def test_rank_round_robin(embedded_server):  # noqa: F811
+def test_rank_round_robin(embedded_server):
     verdict = RankJudge(server_client(embedded_server)).rank("What is 2 + 2?", ["5", "4", "four"])
     assert len(verdict.pairs) == 3
     if verdict.order is not None:
@@ -139,7 +138,7 @@ def test_embedded_backend_starts_and_stops_its_own_server():
     assert process.poll() is not None
 
 
-def test_llm_judge_inside_grpo_trainer(embedded_server, tiny_model_dir, tmp_path):  # noqa: F811
+def test_llm_judge_inside_grpo_trainer(embedded_server, tiny_model_dir, tmp_path):
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+
 from rewardkit.rewards.math_extract import boxed_contents, extract_answer, extract_gold, strip_math_delimiters
 
 ANSWERS = [

@@ -10,9 +10,9 @@ import threading
 import time
 
 import pytest
-from rewardkit.rewards.math import MathEquivalence
 
 from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
+from rewardkit.rewards.math import MathEquivalence
 
 TIMEOUT_S = 1.5
 LIMIT_S = TIMEOUT_S * 1.10

@@ -7,9 +7,9 @@ go through the hard-timeout worker pool.
 from __future__ import annotations
 
 import pytest
-from rewardkit.rewards.math import MathEquivalence
 
 from rewardkit import get_reward
+from rewardkit.rewards.math import MathEquivalence
 
 B = r"\boxed"
 

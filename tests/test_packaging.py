@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBPACKAGES = ["rewardkit.rewards", "rewardkit.judges", "rewardkit.sandboxes", "rewardkit.adapters", "rewardkit.constitutions"]
+SUBPACKAGES = [
+    "rewardkit.rewards",
+    "rewardkit.judges",
+    "rewardkit.sandboxes",
+    "rewardkit.adapters",
+    "rewardkit.constitutions",
+]
 
 PROBE = """
 import importlib, json, sys
@@ -44,7 +50,9 @@ def test_wheel_install_has_subpackages_and_data(tmp_path: Path) -> None:
     wheel_dir = tmp_path / "wheel"
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheel_dir), str(ROOT)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = wheel_dir.glob("rewardkit-*.whl")
@@ -53,15 +61,15 @@ def test_wheel_install_has_subpackages_and_data(tmp_path: Path) -> None:
         assert f"{sub.replace('.', '/')}/__init__.py" in names, sub
     # Non-Python files of the card folders ship as package data.
     data_files = [n for n in names if n.startswith("rewardkit/") and not n.endswith(".py") and "dist-info" not in n]
-    shipped_sources = [
-        p for p in ROOT.glob("constitutions/**/*.yaml")
-    ]
+    shipped_sources = [p for p in ROOT.glob("constitutions/**/*.yaml")]
     for source in shipped_sources:
         assert f"rewardkit/constitutions/{source.relative_to(ROOT / 'constitutions')}" in names, source
     target = tmp_path / "site"
     install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(wheel)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert install.returncode == 0, install.stderr[-2000:]
     env = {**os.environ, "PYTHONPATH": str(target)}

@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-from judge_fixtures import embedded_server  # noqa: F401  (pytest fixture)
 
 from rewardkit.constitutions.loader import constitution_hash, load_constitution
 
@@ -140,7 +139,7 @@ def test_dpo_trainer_trains_on_the_demo_dataset(demo_run, tiny_model_dir, tmp_pa
 
 
 @pytest.mark.slow
-def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):  # noqa: F811
+def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):
     from datasets import load_dataset
 
     from rewardkit.cli import main
@@ -173,7 +172,7 @@ def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):  
 
 
 @pytest.mark.slow
-def test_pairs_from_candidates_generated_by_a_policy(embedded_server, tiny_model_dir, tmp_path):  # noqa: F811
+def test_pairs_from_candidates_generated_by_a_policy(embedded_server, tiny_model_dir, tmp_path):
     from datasets import load_dataset
 
     from rewardkit.cli import main
@@ -239,7 +238,7 @@ def test_missing_candidates_without_a_policy_is_a_clear_error(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_sigkilled_cli_run_resumes_to_the_uninterrupted_result(demo_run, embedded_server, tmp_path):  # noqa: F811
+def test_sigkilled_cli_run_resumes_to_the_uninterrupted_result(demo_run, embedded_server, tmp_path):
     import signal
     import time
 

@@ -3,8 +3,6 @@ a failed pair is counted, not recorded as a verdict, and judged by the next run.
 
 from __future__ import annotations
 
-from judge_fixtures import fault_server  # noqa: F401  (pytest fixture)
-
 from rewardkit.constitutions.loader import load_constitution
 from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline
 from rewardkit.constitutions.prompts import PromptItem
@@ -28,7 +26,7 @@ def run(server, store_path):
     return summary, records
 
 
-def test_http_500_is_a_retried_failure_not_an_abstain(fault_server, tmp_path):  # noqa: F811
+def test_http_500_is_a_retried_failure_not_an_abstain(fault_server, tmp_path):
     fault_server.push("500", "500")  # both presentation orders of the first pair
     summary, records = run(fault_server, tmp_path / "pairs.jsonl")
     assert summary.failed == 1

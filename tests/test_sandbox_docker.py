@@ -7,10 +7,10 @@ import threading
 import time
 
 import pytest
+
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
 from rewardkit.sandboxes.docker import RUN_UID, DockerSandbox, _verdict
 from rewardkit.sandboxes.fusion_api import program_request
-
 from tests.docker_engine import require_docker
 
 

@@ -12,9 +12,9 @@ import os
 import time
 
 import pytest
+
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
 from rewardkit.sandboxes.docker import DockerSandbox
-
 from tests.docker_engine import require_docker
 from tests.hostile_programs import SANDBOX_ATTACKS, HostileCase, render
 from tests.test_sandbox_security import HOST_CHECKS, host  # noqa: F401 - the live host fixture is shared

@@ -8,6 +8,7 @@ import pickle
 import signal
 
 import pytest
+
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus, SandboxBackend
 from rewardkit.sandboxes.local import LocalSandbox
 from rewardkit.sandboxes.local_forkserver import bwrap_command, classify_exit

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
+
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
 from rewardkit.sandboxes.local import LocalSandbox
-
 from tests.hostile_programs import SANDBOX_ATTACKS, HostileCase, render
 
 

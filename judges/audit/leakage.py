@@ -15,9 +15,9 @@ import warnings
 from collections.abc import Sequence
 
 from pydantic import BaseModel
-from rewardkit.judges.audit.sets import AuditItem, set_hash
 
 from rewardkit.data import read_records
+from rewardkit.judges.audit.sets import AuditItem, set_hash
 from rewardkit.types import prompt_text
 
 logger = logging.getLogger(__name__)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from rewardkit.judges.audit.sets import AuditItem
 from rewardkit.judges.audit.stats import Estimate, bootstrap, cohen_kappa, logistic_regression, sigmoid
 from rewardkit.judges.base import OrderVerdict, PairwiseVerdict

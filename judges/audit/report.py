@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from rewardkit.judges.audit.stats import Estimate, sigmoid
 
 METRICS_FILE = "metrics.json"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+
 from rewardkit.judges.audit.metrics import BASELINE
 from rewardkit.judges.audit.perturb import perturb
 from rewardkit.judges.audit.sets import AuditItem, read_set, set_hash, write_set
@@ -167,7 +168,9 @@ class AuditRunner:
 
         with (self.out_dir / VERDICTS_FILE).open("a", encoding="utf-8") as fh:
             try:
-                for future in asyncio.as_completed([one(t) for t in pending]):
+                # Tasks are created in set order so the semaphore admits items in that order (reproducible runs).
+                futures = [asyncio.ensure_future(one(t)) for t in pending]
+                for future in asyncio.as_completed(futures):
                     task, verdict, error = await future
                     bar.update(1)
                     if verdict is None or _failed(verdict):

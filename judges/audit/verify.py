@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel
-from rewardkit.judges.audit.sets import AuditItem
 
+from rewardkit.judges.audit.sets import AuditItem
 from rewardkit.reward import ConfigError
 
 Status = Literal["verified", "contradicted", "unverified", "unchecked"]
