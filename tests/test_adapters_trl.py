@@ -6,26 +6,15 @@ End to end on the tiny offline model with real TRL 1.16 trainers.
 from __future__ import annotations
 
 import math
-import tempfile
 
 import pytest
-import torch
+from trl_helpers import tiny_dpo_config, tiny_grpo_config
 
 import rewardkit
 from rewardkit.adapters.spec import RewardSpec, load_spec
 from rewardkit.adapters.tasks import arithmetic, arithmetic_pairs
 from rewardkit.adapters.trl import dpo_dataset, grpo_config_kwargs, grpo_rewards
 from rewardkit.reward import AsyncReward, ConfigError
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models on a shared CPU run many times faster on one thread (no spinning workers)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 HAVE = set(rewardkit.list_rewards())
 needs = pytest.mark.skipif(not {"math_equivalence", "think_format"} <= HAVE, reason="math/format families absent")
@@ -34,8 +23,12 @@ SPEC = {
     "rewards": [
         {"name": "math_equivalence", "config": {"workers": 1}, "weight": 1.0, "gate": "think_format"},
         {"name": "think_format", "weight": 0.25},
-        {"name": "route", "weight": 0.5, "label": "by_task",
-         "config": {"column": "task", "routes": {"arithmetic": "think_format"}}},
+        {
+            "name": "route",
+            "weight": 0.5,
+            "label": "by_task",
+            "config": {"column": "task", "routes": {"arithmetic": "think_format"}},
+        },
     ]
 }
 
@@ -63,7 +56,8 @@ def test_spec_from_yaml_file_and_async(tmp_path):
     assert all(isinstance(f, AsyncReward) for f in funcs) and spec.reward_weights() == [1.0, 0.5]
     combined = spec.combined()
     assert combined(["<think>a</think> b"])[0] == pytest.approx(
-        funcs[0].reward(["<think>a</think> b"])[0] + 0.5 * funcs[1].reward(["<think>a</think> b"])[0])
+        funcs[0].reward(["<think>a</think> b"])[0] + 0.5 * funcs[1].reward(["<think>a</think> b"])[0]
+    )
 
 
 @pytest.mark.parametrize(
@@ -89,24 +83,52 @@ def test_bare_list_is_a_spec():
 
 # -- RLAIF rows -> DPO datasets --------------------------------------------------------------------
 RLAIF_ROWS = [
-    {"status": "pair", "prompt": "Be kind?", "chosen": "Yes.", "rejected": "No.", "prob_chosen": 0.8,
-     "judge_model": "smol", "principles": ["harmless"]},
-    {"status": "pair", "prompt": [{"role": "system", "content": "S"}, {"role": "user", "content": "Q?"}],
-     "chosen": [{"role": "assistant", "content": "A"}], "rejected": [{"role": "assistant", "content": "B"}],
-     "prob_chosen": 0.7, "judge_model": "smol", "principles": ["honest"]},
-    {"status": "dropped", "reason": "tie", "prompt": "x", "response_a": "a", "response_b": "b",
-     "judge_model": "smol", "principles": ["honest"]},
+    {
+        "status": "pair",
+        "prompt": "Be kind?",
+        "chosen": "Yes.",
+        "rejected": "No.",
+        "prob_chosen": 0.8,
+        "judge_model": "smol",
+        "principles": ["harmless"],
+    },
+    {
+        "status": "pair",
+        "prompt": [{"role": "system", "content": "S"}, {"role": "user", "content": "Q?"}],
+        "chosen": [{"role": "assistant", "content": "A"}],
+        "rejected": [{"role": "assistant", "content": "B"}],
+        "prob_chosen": 0.7,
+        "judge_model": "smol",
+        "principles": ["honest"],
+    },
+    {
+        "status": "dropped",
+        "reason": "tie",
+        "prompt": "x",
+        "response_a": "a",
+        "response_b": "b",
+        "judge_model": "smol",
+        "principles": ["honest"],
+    },
     {"status": "pair", "prompt": "same", "chosen": "z", "rejected": "z", "judge_model": "smol", "principles": []},
 ]
 
 # (format, keep_provenance, expected columns, expected rows as (prompt, chosen, rejected))
 DPO_TABLE = [
     ("plain", False, ["prompt", "chosen", "rejected"], [("Be kind?", "Yes.", "No."), ("Q?", "A", "B")]),
-    ("conversational", True,
-     ["prompt", "chosen", "rejected", "status", "prob_chosen", "judge_model", "principles"],
-     [([{"role": "user", "content": "Be kind?"}], [{"role": "assistant", "content": "Yes."}],
-       [{"role": "assistant", "content": "No."}]),
-      (RLAIF_ROWS[1]["prompt"], RLAIF_ROWS[1]["chosen"], RLAIF_ROWS[1]["rejected"])]),
+    (
+        "conversational",
+        True,
+        ["prompt", "chosen", "rejected", "status", "prob_chosen", "judge_model", "principles"],
+        [
+            (
+                [{"role": "user", "content": "Be kind?"}],
+                [{"role": "assistant", "content": "Yes."}],
+                [{"role": "assistant", "content": "No."}],
+            ),
+            (RLAIF_ROWS[1]["prompt"], RLAIF_ROWS[1]["chosen"], RLAIF_ROWS[1]["rejected"]),
+        ],
+    ),
 ]
 
 
@@ -137,26 +159,31 @@ def test_dpo_dataset_system_prompt_and_errors(tmp_path):
 
 
 # -- end to end with TRL ---------------------------------------------------------------------------
-def _common(**kw):
-    return {"output_dir": tempfile.mkdtemp(), "use_cpu": True, "bf16": False, "report_to": "none",
-            "save_strategy": "no", "logging_steps": 1, **kw}
-
-
 @needs
 @pytest.mark.slow
 @pytest.mark.parametrize("use_async", [False, True])
-def test_grpo_trainer_end_to_end_with_math_and_format(tiny_model_dir, use_async):
+def test_grpo_trainer_end_to_end_with_math_and_format(tiny_model_dir, tmp_path, use_async):
     from datasets import Dataset
     from transformers import AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
-    funcs, weights = grpo_rewards({"rewards": [{"name": "math_equivalence", "config": {"workers": 1}},
-                                               {"name": "think_format", "weight": 0.5}], "async": use_async})
-    args = GRPOConfig(**_common(num_generations=4, per_device_train_batch_size=4, max_completion_length=16,
-                                max_steps=2, reward_weights=weights))
-    trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=funcs, args=args,
-                          train_dataset=Dataset.from_list(arithmetic(8, conversational=True)),
-                          processing_class=AutoTokenizer.from_pretrained(tiny_model_dir))
+    funcs, weights = grpo_rewards(
+        {
+            "rewards": [
+                {"name": "math_equivalence", "config": {"workers": 1}},
+                {"name": "think_format", "weight": 0.5},
+            ],
+            "async": use_async,
+        }
+    )
+    args = tiny_grpo_config(tmp_path, reward_weights=weights)
+    trainer = GRPOTrainer(
+        model=str(tiny_model_dir),
+        reward_funcs=funcs,
+        args=args,
+        train_dataset=Dataset.from_list(arithmetic(8, conversational=True)),
+        processing_class=AutoTokenizer.from_pretrained(tiny_model_dir),
+    )
     trainer.train()
     logged = [h for h in trainer.state.log_history if "rewards/math_equivalence/mean" in h]
     assert len(logged) == 2
@@ -166,15 +193,19 @@ def test_grpo_trainer_end_to_end_with_math_and_format(tiny_model_dir, use_async)
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("fmt", "keep"), [("plain", False), ("conversational", True)])
-def test_dpo_trainer_end_to_end_on_pairs(tiny_model_dir, fmt, keep):
+def test_dpo_trainer_end_to_end_on_pairs(tiny_model_dir, tmp_path, fmt, keep):
     from transformers import AutoTokenizer
-    from trl import DPOConfig, DPOTrainer
+    from trl import DPOTrainer
 
     rows = [r | {"judge_model": "smol", "prob_chosen": 0.9} for r in arithmetic_pairs(8)]
     ds = dpo_dataset(rows, format=fmt, keep_provenance=keep)
-    args = DPOConfig(**_common(per_device_train_batch_size=4, max_steps=3, learning_rate=1e-3))
-    trainer = DPOTrainer(model=str(tiny_model_dir), args=args, train_dataset=ds,
-                         processing_class=AutoTokenizer.from_pretrained(tiny_model_dir))
+    args = tiny_dpo_config(tmp_path, max_steps=3, learning_rate=1e-3)
+    trainer = DPOTrainer(
+        model=str(tiny_model_dir),
+        args=args,
+        train_dataset=ds,
+        processing_class=AutoTokenizer.from_pretrained(tiny_model_dir),
+    )
     trainer.train()
     logged = [h for h in trainer.state.log_history if "rewards/margins" in h]
     assert len(logged) == 3 and logged[0]["loss"] == pytest.approx(math.log(2), abs=1e-3)

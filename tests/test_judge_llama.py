@@ -10,6 +10,7 @@ import asyncio
 import math
 
 import pytest
+from trl_helpers import tiny_grpo_config
 
 from rewardkit.judges.base import ChatParams
 from rewardkit.judges.factory import make_client
@@ -140,7 +141,7 @@ def test_embedded_backend_starts_and_stops_its_own_server():
 
 def test_llm_judge_inside_grpo_trainer(embedded_server, tiny_model_dir, tmp_path):
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     reward = get_reward(
         "llm_judge",
@@ -151,18 +152,7 @@ def test_llm_judge_inside_grpo_trainer(embedded_server, tiny_model_dir, tmp_path
         },
     )
     dataset = Dataset.from_dict({"prompt": ["What is 2 + 2?", "Say hello.", "What is 3 + 5?", "Name a color."]})
-    args = GRPOConfig(
-        output_dir=str(tmp_path),
-        use_cpu=True,
-        bf16=False,
-        report_to="none",
-        save_strategy="no",
-        num_generations=4,
-        per_device_train_batch_size=4,
-        max_completion_length=8,
-        max_steps=2,
-        logging_steps=1,
-    )
+    args = tiny_grpo_config(tmp_path, max_completion_length=8)
     trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=[reward.as_async()], args=args, train_dataset=dataset)
     trainer.train()
     assert trainer.state.global_step == 2

@@ -19,22 +19,16 @@ from rewardkit.types import RewardResult
 
 pytestmark = pytest.mark.slow
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models on a shared CPU run many times faster on one thread (no spinning workers)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 BASE = {"learning_rate": 1e-2, "batch_size": 4, "num_generations": 8, "max_completion_length": 16, "progress": False}
 
 
 def test_grpo_raises_mean_reward_on_a_toy_verifiable_task(tiny_model_dir, tmp_path):
     log = tmp_path / "metrics.jsonl"
-    history = train_grpo({**BASE, "model": str(tiny_model_dir), "max_steps": 16, "seed": 0, "log_file": str(log)},
-                         digit_run(32), CharacterShare())
+    history = train_grpo(
+        {**BASE, "model": str(tiny_model_dir), "max_steps": 16, "seed": 0, "log_file": str(log)},
+        digit_run(32),
+        CharacterShare(),
+    )
     rewards = [h["reward"] for h in history]
     first, last = sum(rewards[:3]) / 3, sum(rewards[-3:]) / 3
     assert last > first + 0.2, rewards  # measurable rise, not a fixed target
@@ -60,8 +54,16 @@ class OnlyEvenIndex(Reward):
 
 
 def test_options_kl_iterations_aggregation_and_unscorable(tiny_model_dir):
-    cfg = {**BASE, "model": str(tiny_model_dir), "max_steps": 4, "beta": 0.1, "num_iterations": 2,
-           "loss_aggregation": "token_mean", "scale_rewards": "none", "epsilon_high": 0.28}
+    cfg = {
+        **BASE,
+        "model": str(tiny_model_dir),
+        "max_steps": 4,
+        "beta": 0.1,
+        "num_iterations": 2,
+        "loss_aggregation": "token_mean",
+        "scale_rewards": "none",
+        "epsilon_high": 0.28,
+    }
     trainer = MiniGRPOTrainer(cfg, digit_run(8), [(CharacterShare(), 1.0), (OnlyEvenIndex(), 0.5)])
     assert trainer.reference is not None
     history = trainer.train()
@@ -89,8 +91,9 @@ def test_group_of_identical_rewards_gives_no_gradient(tiny_model_dir):
 
 @pytest.mark.skipif("math_equivalence" not in __import__("rewardkit").list_rewards(), reason="math family absent")
 def test_spec_rewards_on_arithmetic_with_conversational_prompts(tiny_model_dir):
-    spec = {"rewards": [{"name": "math_equivalence", "config": {"workers": 1}},
-                        {"name": "think_format", "weight": 0.5}]}
+    spec = {
+        "rewards": [{"name": "math_equivalence", "config": {"workers": 1}}, {"name": "think_format", "weight": 0.5}]
+    }
     cfg = MiniGRPOConfig(**{**BASE, "model": str(tiny_model_dir), "max_steps": 1, "rewards": spec})
     history = MiniGRPOTrainer(cfg, arithmetic(4, conversational=True)).train()
     assert {"rewards/math_equivalence", "rewards/think_format"} <= set(history[0])
@@ -119,14 +122,29 @@ def test_sampler_matches_generate_when_greedy_and_respects_eos(tiny_model_dir):
     tok.padding_side = "left"
     enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
     assert int(enc["attention_mask"].sum()) < enc["attention_mask"].numel()  # left padding is exercised
-    ours = sample_tokens(model, enc["input_ids"], enc["attention_mask"], max_new_tokens=12, temperature=1e-6,
-                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
-    ref = model.generate(**enc, do_sample=False, max_new_tokens=12, min_new_tokens=12,
-                         pad_token_id=tok.pad_token_id)[:, enc["input_ids"].size(1):]
+    ours = sample_tokens(
+        model,
+        enc["input_ids"],
+        enc["attention_mask"],
+        max_new_tokens=12,
+        temperature=1e-6,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
+    ref = model.generate(**enc, do_sample=False, max_new_tokens=12, min_new_tokens=12, pad_token_id=tok.pad_token_id)[
+        :, enc["input_ids"].size(1) :
+    ]
     assert torch.equal(ours, ref)
     eos = int(ref[0, 2])  # pretend the third greedy token of row 0 is EOS: row 0 then emits only pad
-    stopped = sample_tokens(model, enc["input_ids"], enc["attention_mask"], max_new_tokens=12, temperature=1e-6,
-                            eos_token_id=eos, pad_token_id=tok.pad_token_id)
+    stopped = sample_tokens(
+        model,
+        enc["input_ids"],
+        enc["attention_mask"],
+        max_new_tokens=12,
+        temperature=1e-6,
+        eos_token_id=eos,
+        pad_token_id=tok.pad_token_id,
+    )
     first = int((ref[0] == eos).int().argmax())
     assert torch.equal(stopped[0, : first + 1], ref[0, : first + 1])
     assert (stopped[0, first + 1 :] == tok.pad_token_id).all()

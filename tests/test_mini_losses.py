@@ -8,21 +8,13 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from trl_helpers import tiny_config
 
 from rewardkit.adapters.mini_common import Encoded, per_token_logps, sequence_logps
 from rewardkit.adapters.mini_dpo import dpo_loss, ipo_loss
 from rewardkit.adapters.mini_grpo import combine_rewards, completion_logps, group_advantages, grpo_loss
 from rewardkit.adapters.mini_kto import kl_estimate, kto_loss
 from rewardkit.adapters.mini_orpo import odds_ratio_term, orpo_loss
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models on a shared CPU run many times faster on one thread (no spinning workers)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def t(*values: float) -> torch.Tensor:
@@ -147,8 +139,7 @@ def _perturb(model: torch.nn.Module, seed: int = 1, scale: float = 0.05) -> None
 
 
 def _args(cls, **kw):
-    return cls(output_dir=tempfile.mkdtemp(), use_cpu=True, bf16=False, report_to="none", save_strategy="no",
-               per_device_train_batch_size=4, max_steps=1, **kw)
+    return tiny_config(cls, tempfile.mkdtemp(), per_device_train_batch_size=4, max_steps=1, **kw)
 
 
 @pytest.mark.slow
@@ -161,14 +152,21 @@ def test_dpo_and_ipo_match_trl(tiny_model_dir, loss_type, beta):
     from rewardkit.adapters.trl import dpo_dataset
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
-    trainer = DPOTrainer(model=str(tiny_model_dir), args=_args(DPOConfig, loss_type=[loss_type], beta=beta),
-                         train_dataset=dpo_dataset(arithmetic_pairs(8, seed=3)), processing_class=tok)
+    trainer = DPOTrainer(
+        model=str(tiny_model_dir),
+        args=_args(DPOConfig, loss_type=[loss_type], beta=beta),
+        train_dataset=dpo_dataset(arithmetic_pairs(8, seed=3)),
+        processing_class=tok,
+    )
     _perturb(trainer.model)
     inputs = next(iter(trainer.get_train_dataloader()))
     trl_loss = float(trainer.compute_loss(trainer.model, inputs))
 
-    batch = Encoded(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"],
-                    completion_mask=inputs["completion_mask"])
+    batch = Encoded(
+        input_ids=inputs["input_ids"],
+        attention_mask=inputs["attention_mask"],
+        completion_mask=inputs["completion_mask"],
+    )
     with torch.no_grad():
         logps, mask = per_token_logps(trainer.model, batch)
         ref_logps, _ = per_token_logps(trainer.ref_model, batch)
@@ -192,17 +190,26 @@ def test_kto_matches_trl(tiny_model_dir):
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     rows = [{k: r[k] for k in ("prompt", "completion", "label")} for r in arithmetic_unpaired(8, seed=5)]
-    trainer = KTOTrainer(model=str(tiny_model_dir), args=_args(KTOConfig, beta=0.5, desirable_weight=1.3),
-                         train_dataset=Dataset.from_list(rows), processing_class=tok)
+    trainer = KTOTrainer(
+        model=str(tiny_model_dir),
+        args=_args(KTOConfig, beta=0.5, desirable_weight=1.3),
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tok,
+    )
     _perturb(trainer.model)
     inputs = next(iter(trainer.get_train_dataloader()))
     assert trainer.calculate_KL and 0 < int(inputs["label"].sum()) < len(inputs["label"])
     trl_loss = float(trainer.compute_loss(trainer.model, inputs))
 
     def logps_of(model, prefix=""):
-        return sequence_logps(model, Encoded(input_ids=inputs[f"{prefix}input_ids"],
-                                             attention_mask=inputs[f"{prefix}attention_mask"],
-                                             completion_mask=inputs[f"{prefix}completion_mask"]))
+        return sequence_logps(
+            model,
+            Encoded(
+                input_ids=inputs[f"{prefix}input_ids"],
+                attention_mask=inputs[f"{prefix}attention_mask"],
+                completion_mask=inputs[f"{prefix}completion_mask"],
+            ),
+        )
 
     with torch.no_grad():
         kl = kl_estimate(logps_of(trainer.model, "KL_"), logps_of(trainer.ref_model, "KL_"))
@@ -232,30 +239,60 @@ def test_grpo_loss_matches_trl(tiny_model_dir, loss_type):
     from rewardkit.adapters.tasks import CharacterShare, digit_run
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
-    args = _args(GRPOConfig, num_generations=4, max_completion_length=6, beta=0.2, loss_type=loss_type,
-                 epsilon=0.2, epsilon_high=0.28)
-    trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=[CharacterShare()], args=args,
-                          train_dataset=Dataset.from_list(digit_run(8)), processing_class=tok)
+    args = _args(
+        GRPOConfig,
+        num_generations=4,
+        max_completion_length=6,
+        beta=0.2,
+        loss_type=loss_type,
+        epsilon=0.2,
+        epsilon_high=0.28,
+    )
+    trainer = GRPOTrainer(
+        model=str(tiny_model_dir),
+        reward_funcs=[CharacterShare()],
+        args=args,
+        train_dataset=Dataset.from_list(digit_run(8)),
+        processing_class=tok,
+    )
     trainer.current_gradient_accumulation_steps = 1
     gen = torch.Generator().manual_seed(2)
     prompt_ids = torch.randint(3, 300, (4, 5), generator=gen)
     completion_ids = torch.randint(3, 300, (4, 6), generator=gen)
     completion_mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 0], [1, 0, 0, 0, 0, 0]])
     advantages = torch.tensor([1.2, -0.4, 0.3, -1.1])
-    batch = Encoded(input_ids=torch.cat([prompt_ids, completion_ids], 1),
-                    attention_mask=torch.cat([torch.ones_like(prompt_ids), completion_mask], 1),
-                    completion_mask=torch.cat([torch.zeros_like(prompt_ids), completion_mask], 1))
+    batch = Encoded(
+        input_ids=torch.cat([prompt_ids, completion_ids], 1),
+        attention_mask=torch.cat([torch.ones_like(prompt_ids), completion_mask], 1),
+        completion_mask=torch.cat([torch.zeros_like(prompt_ids), completion_mask], 1),
+    )
     with torch.no_grad():
         ref = completion_logps(trainer.ref_model, batch, 6)
         current = completion_logps(trainer.model, batch, 6)
     old = current + torch.randn(current.shape, generator=gen) * 0.3  # off-policy: ratios leave the clip range
-    inputs = {"prompt_ids": prompt_ids, "prompt_mask": torch.ones_like(prompt_ids), "completion_ids": completion_ids,
-              "completion_mask": completion_mask, "advantages": advantages, "old_per_token_logps": old,
-              "ref_per_token_logps": ref + 0.1, "num_items_in_batch": completion_mask.sum()}
+    inputs = {
+        "prompt_ids": prompt_ids,
+        "prompt_mask": torch.ones_like(prompt_ids),
+        "completion_ids": completion_ids,
+        "completion_mask": completion_mask,
+        "advantages": advantages,
+        "old_per_token_logps": old,
+        "ref_per_token_logps": ref + 0.1,
+        "num_items_in_batch": completion_mask.sum(),
+    }
     trl_loss = float(trainer._compute_loss(trainer.model, inputs))
     aggregation = {"grpo": "sequence_mean", "dapo": "token_mean", "dr_grpo": "dr_grpo"}[loss_type]
     with torch.no_grad():
-        ours, _ = grpo_loss(completion_logps(trainer.model, batch, 6), old, advantages, completion_mask.float(),
-                            epsilon_low=0.2, epsilon_high=0.28, beta=0.2, ref_logps=ref + 0.1,
-                            aggregation=aggregation, max_completion_length=6)
+        ours, _ = grpo_loss(
+            completion_logps(trainer.model, batch, 6),
+            old,
+            advantages,
+            completion_mask.float(),
+            epsilon_low=0.2,
+            epsilon_high=0.28,
+            beta=0.2,
+            ref_logps=ref + 0.1,
+            aggregation=aggregation,
+            max_completion_length=6,
+        )
     assert float(ours) == pytest.approx(trl_loss, rel=1e-4, abs=1e-6)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from trl_helpers import tiny_dpo_config
 
 from rewardkit.constitutions.loader import constitution_hash, load_constitution
 
@@ -114,23 +115,13 @@ def test_dpo_trainer_trains_on_the_demo_dataset(demo_run, tiny_model_dir, tmp_pa
     pytest.importorskip("trl")
     from datasets import load_dataset
     from transformers import AutoTokenizer
-    from trl import DPOConfig, DPOTrainer
+    from trl import DPOTrainer
 
     out, _ = demo_run
     dataset = load_dataset("parquet", data_files=str(out / "train.parquet"), split="train")
     dataset = dataset.select_columns(["prompt", "chosen", "rejected"])
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    args = DPOConfig(
-        output_dir=str(tmp_path / "dpo"),
-        use_cpu=True,
-        bf16=False,
-        report_to="none",
-        save_strategy="no",
-        max_steps=2,
-        per_device_train_batch_size=2,
-        max_length=128,
-        logging_steps=1,
-    )
+    args = tiny_dpo_config(tmp_path / "dpo", per_device_train_batch_size=2, max_length=128)
     trainer = DPOTrainer(model=str(tiny_model_dir), args=args, train_dataset=dataset, processing_class=tokenizer)
     trainer.train()
     assert trainer.state.global_step == 2

@@ -8,21 +8,11 @@ import subprocess
 import sys
 
 import pytest
-import torch
 import yaml
 
 from rewardkit.cli import main
 
 pytestmark = pytest.mark.slow
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny models on a shared CPU run many times faster on one thread (no spinning workers)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 SMALL = {"max_steps": 2, "batch_size": 2, "progress": False, "learning_rate": 1e-3, "num_threads": 1}
 
@@ -65,8 +55,23 @@ def test_train_from_data_file_and_overrides(tiny_model_dir, tmp_path, capsys):
     write_jsonl(data, [r | {"judge_model": "smol"} for r in arithmetic_pairs(6)])
     config = write(tmp_path / "c.yaml", {"model": str(tiny_model_dir), **SMALL, "data": str(data)})
     out_dir, log = tmp_path / "model", tmp_path / "m.jsonl"
-    assert main(["train", "dpo", "--config", config, "--max-steps", "3", "--log-file", str(log),
-                 "--output-dir", str(out_dir)]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "dpo",
+                "--config",
+                config,
+                "--max-steps",
+                "3",
+                "--log-file",
+                str(log),
+                "--output-dir",
+                str(out_dir),
+            ]
+        )
+        == 0
+    )
     assert len(log.read_text().splitlines()) == 3
     assert (out_dir / "config.json").exists() and (out_dir / "tokenizer.json").exists()
 
@@ -92,10 +97,16 @@ def test_invalid_configs_exit_2_with_the_reason(tmp_path, capsys, algorithm, con
 
 
 def test_console_entry_point(tmp_path):
-    config = write(tmp_path / "c.yaml", {"model": "tiny", **SMALL, "max_steps": 1,
-                                         "task": {"name": "arithmetic_unpaired", "n": 4}})
+    config = write(
+        tmp_path / "c.yaml", {"model": "tiny", **SMALL, "max_steps": 1, "task": {"name": "arithmetic_unpaired", "n": 4}}
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, "-m", "rewardkit", "train", "kto", "--config", config],
-                          capture_output=True, text=True, timeout=240, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rewardkit", "train", "kto", "--config", config],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1])["steps"] == 1

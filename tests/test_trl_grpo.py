@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 import pytest
+from trl_helpers import tiny_grpo_config
 
 from rewardkit import Reward, get_reward
 
@@ -65,22 +66,9 @@ def math_only() -> Reward:
 
 
 def train(model_dir, dataset, reward_funcs, output_dir):
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
-    args = GRPOConfig(
-        output_dir=str(output_dir),
-        use_cpu=True,
-        bf16=False,
-        report_to="none",
-        save_strategy="no",
-        num_generations=4,
-        per_device_train_batch_size=4,
-        max_completion_length=16,
-        max_steps=2,
-        logging_steps=1,
-        seed=0,
-        disable_tqdm=True,
-    )
+    args = tiny_grpo_config(output_dir, seed=0, disable_tqdm=True)
     trainer = GRPOTrainer(model=str(model_dir), reward_funcs=reward_funcs, args=args, train_dataset=dataset)
     trainer.train()
     return trainer
