@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -255,11 +256,51 @@ def _fill_candidates(args: argparse.Namespace, items: list[Any], out: Path, cach
     return [by_index[i] for i in sorted(by_index)], failed
 
 
-def cmd_pairs(args: argparse.Namespace) -> int:
-    from rewardkit.constitutions.loader import load_constitution
-    from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline, check_fingerprint, export_pairs, pair_tasks
+def _run_dirs(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The run's output folder and its cache folder (``--cache-dir``, else inside the run's state)."""
+    out = Path(args.out)
+    return out, Path(args.cache_dir) if args.cache_dir else out / STATE / "cache"
+
+
+def _run_pipeline(
+    args: argparse.Namespace,
+    pipeline: Any,
+    items: list[Any],
+    *,
+    total: int,
+    desc: str,
+    accountant: Any,
+    store_name: str,
+    export: Callable[[Any], dict[str, Path]],
+) -> Any:
+    """Run ``pipeline`` over ``items``, resuming from the state in ``--out``; ``export(store)`` writes the datasets.
+
+    Refuses a state made with other settings, writes ``summary.json``, prints the summary and returns it.
+    """
+    from rewardkit.constitutions.pairs import check_fingerprint
     from rewardkit.constitutions.progress import RunProgress
     from rewardkit.constitutions.store import KeyedStore
+
+    out = Path(args.out)
+    check_fingerprint(out / STATE, pipeline.fingerprint())
+    progress = RunProgress(total, desc, accountant, enabled=not args.no_progress)
+    with KeyedStore(out / STATE / store_name) as store:
+        try:
+            summary = pipeline.run(items, store, progress)
+        finally:
+            progress.close()
+        written = export(store)
+    summary.outputs = {name: str(path) for name, path in written.items()}
+    if accountant is not None:
+        summary.usage = accountant.report().summary()
+    (out / "summary.json").write_text(json.dumps(summary.model_dump(), indent=2))
+    print(summary.describe())
+    return summary
+
+
+def cmd_pairs(args: argparse.Namespace) -> int:
+    from rewardkit.constitutions.loader import load_constitution
+    from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline, export_pairs, pair_tasks
 
     started = time.monotonic()
     formats = _formats(args.format)
@@ -276,27 +317,21 @@ def cmd_pairs(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
     )
     items = _items(args)
-    out = Path(args.out)
-    cache_dir = Path(args.cache_dir) if args.cache_dir else out / STATE / "cache"
+    out, cache_dir = _run_dirs(args)
     items, generation_failed = _fill_candidates(args, items, out, cache_dir)
 
     judge = build_pairwise_judge(args, constitution, cache_dir, out / STATE)
     pipeline = PairsPipeline(judge, constitution, config)
-    check_fingerprint(out / STATE, pipeline.fingerprint())
-    total = len(pair_tasks(items, config))
-    accountant = _accountant(judge.client) if hasattr(judge, "client") else None
-    progress = RunProgress(total, "judging pairs", accountant, enabled=not args.no_progress)
-    with KeyedStore(out / STATE / "pairs.jsonl") as store:
-        try:
-            summary = pipeline.run(items, store, progress)
-        finally:
-            progress.close()
-        written = export_pairs(store, out, formats, keys={task.key for task in pair_tasks(items, config)})
-    summary.outputs = {name: str(path) for name, path in written.items()}
-    if accountant is not None:
-        summary.usage = accountant.report().summary()
-    (out / "summary.json").write_text(json.dumps(summary.model_dump(), indent=2))
-    print(summary.describe())
+    summary = _run_pipeline(
+        args,
+        pipeline,
+        items,
+        total=len(pair_tasks(items, config)),
+        desc="judging pairs",
+        accountant=_accountant(judge.client) if hasattr(judge, "client") else None,
+        store_name="pairs.jsonl",
+        export=lambda store: export_pairs(store, out, formats, keys={task.key for task in pair_tasks(items, config)}),
+    )
     print(
         f"judge: {judge.model}; constitution: {constitution.name} ({pipeline.constitution_digest}); "
         f"{time.monotonic() - started:.0f}s"
@@ -328,8 +363,6 @@ def cmd_revise(args: argparse.Namespace) -> int:
     import asyncio
 
     from rewardkit.constitutions.loader import load_constitution
-    from rewardkit.constitutions.pairs import check_fingerprint
-    from rewardkit.constitutions.progress import RunProgress
     from rewardkit.constitutions.revise import ReviseConfig, RevisePipeline, export_revisions, revision_tasks
     from rewardkit.constitutions.store import KeyedStore
 
@@ -346,8 +379,7 @@ def cmd_revise(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
     )
     items = _items(args)
-    out = Path(args.out)
-    cache_dir = Path(args.cache_dir) if args.cache_dir else out / STATE / "cache"
+    out, cache_dir = _run_dirs(args)
     client = _client(args, "reviser", cache_dir)
     missing = [item for item in items if not item.candidates]
     generation_failed = 0
@@ -365,20 +397,17 @@ def cmd_revise(args: argparse.Namespace) -> int:
         items = [by_index[i] for i in sorted(by_index)]
 
     pipeline = RevisePipeline(client, constitution, config)
-    check_fingerprint(out / STATE, pipeline.fingerprint())
-    progress = RunProgress(
-        len(revision_tasks(items)), "critique -> revision", _accountant(client), enabled=not args.no_progress
+    summary = _run_pipeline(
+        args,
+        pipeline,
+        items,
+        total=len(revision_tasks(items)),
+        desc="critique -> revision",
+        accountant=_accountant(client),
+        store_name="revisions.jsonl",
+        export=lambda store: export_revisions(
+            store, out, formats, conversational=args.conversational, keys={task.key for task in revision_tasks(items)}
+        ),
     )
-    with KeyedStore(out / STATE / "revisions.jsonl") as store:
-        try:
-            summary = pipeline.run(items, store, progress)
-        finally:
-            progress.close()
-        keys = {task.key for task in revision_tasks(items)}
-        written = export_revisions(store, out, formats, conversational=args.conversational, keys=keys)
-    summary.outputs = {name: str(path) for name, path in written.items()}
-    summary.usage = _accountant(client).report().summary()
-    (out / "summary.json").write_text(json.dumps(summary.model_dump(), indent=2))
-    print(summary.describe())
     print(f"model: {client.model}; constitution: {constitution.name}; {time.monotonic() - started:.0f}s")
     return 1 if summary.failed or generation_failed else 0

@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rewardkit.constitutions.loader import constitution_hash
-from rewardkit.constitutions.progress import RunProgress
+from rewardkit.constitutions.progress import RunProgress, describe_run
 from rewardkit.constitutions.prompts import PromptItem, content_key
 from rewardkit.constitutions.schema import Constitution, Principle
 from rewardkit.constitutions.store import KeyedStore, export_dataset
@@ -256,15 +256,10 @@ class PairsSummary(BaseModel):
     usage: str = ""
 
     def describe(self) -> str:
-        dropped = ", ".join(f"{reason} {count}" for reason, count in sorted(self.dropped.items())) or "none"
-        lines = [
-            f"pairs: {self.pairs_total} compared, {self.kept} kept, dropped: {dropped}"
-            + (f", {self.failed} FAILED (rerun the same command to retry them)" if self.failed else ""),
-            f"resumed from an earlier run: {self.resumed}" if self.resumed else "",
-        ]
+        details: list[str] = []
         if self.judged:
             rate = self.flipped / self.judged
-            lines.append(
+            details.append(
                 f"position flips: {self.flipped}/{self.judged} ({rate:.0%})"
                 + (
                     " - the judge mostly follows the position, not the content: use a stronger judge, "
@@ -274,13 +269,11 @@ class PairsSummary(BaseModel):
                 )
             )
         if self.reference_pairs:
-            lines.append(
+            details.append(
                 f"agreement with the data's 'better' marks: {self.reference_agreed}/{self.reference_pairs} "
                 f"({self.reference_agreed / self.reference_pairs:.0%})"
             )
-        lines.append(self.usage)
-        lines += [f"{fmt}: {path}" for fmt, path in self.outputs.items()]
-        return "\n".join(line for line in lines if line)
+        return describe_run(self, f"pairs: {self.pairs_total} compared, {self.kept} kept, dropped: ", details)
 
 
 class PairsPipeline:

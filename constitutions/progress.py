@@ -7,6 +7,7 @@ so the bar can show cost whatever backend is used (cache hits are free).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from rewardkit.judges.accounting import Accountant
@@ -76,3 +77,19 @@ class RunProgress:
 
     def close(self) -> None:
         self._bar.close()
+
+
+def describe_run(summary: Any, headline: str, details: Iterable[str] = ()) -> str:
+    """A run summary as text: ``headline`` ending in the dropped counts and any failures, work resumed from an
+    earlier run, ``details``, token usage and the files written (``summary`` has ``dropped``, ``failed``,
+    ``resumed``, ``usage`` and ``outputs``)."""
+    dropped = ", ".join(f"{reason} {count}" for reason, count in sorted(summary.dropped.items())) or "none"
+    failed = f", {summary.failed} FAILED (rerun the same command to retry them)" if summary.failed else ""
+    lines = [
+        headline + dropped + failed,
+        f"resumed from an earlier run: {summary.resumed}" if summary.resumed else "",
+        *details,
+        summary.usage,
+        *(f"{name}: {path}" for name, path in summary.outputs.items()),
+    ]
+    return "\n".join(line for line in lines if line)

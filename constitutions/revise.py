@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rewardkit.constitutions.loader import constitution_hash
 from rewardkit.constitutions.pairs import sample_principles
-from rewardkit.constitutions.progress import RunProgress
+from rewardkit.constitutions.progress import RunProgress, describe_run
 from rewardkit.constitutions.prompts import PromptItem, content_key
 from rewardkit.constitutions.schema import Constitution, Principle
 from rewardkit.constitutions.store import KeyedStore, export_dataset
@@ -178,15 +178,9 @@ class ReviseSummary(BaseModel):
     usage: str = ""
 
     def describe(self) -> str:
-        dropped = ", ".join(f"{reason} {count}" for reason, count in sorted(self.dropped.items())) or "none"
-        lines = [
-            f"responses: {self.responses_total}, revised: {self.revised}, not usable as DPO pairs: {dropped}"
-            + (f", {self.failed} FAILED (rerun the same command to retry them)" if self.failed else ""),
-            f"resumed from an earlier run: {self.resumed}" if self.resumed else "",
-            self.usage,
-        ]
-        lines += [f"{name}: {path}" for name, path in self.outputs.items()]
-        return "\n".join(line for line in lines if line)
+        return describe_run(
+            self, f"responses: {self.responses_total}, revised: {self.revised}, not usable as DPO pairs: "
+        )
 
 
 class RevisePipeline:

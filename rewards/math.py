@@ -19,7 +19,8 @@ from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
 from rewardkit.rewards.math_extract import Extraction, extract_answer, extract_gold
-from rewardkit.rewards.math_grade import Verdict, clean_latex, fast_verdict, symbolic_verdict
+from rewardkit.rewards.math_grade import Verdict, fast_verdict, symbolic_verdict
+from rewardkit.rewards.math_normalize import clean_latex
 from rewardkit.types import RewardResult
 
 
@@ -131,8 +132,13 @@ class MathEquivalence(Reward):
 
     def answer_of(self, completion: str) -> Extraction:
         cfg: MathEquivalenceConfig = self.config  # type: ignore[assignment]
-        return extract_answer(completion, boxed=cfg.boxed, anchors=cfg.anchors,
-                              fallback_last_number=cfg.fallback_last_number, reasoning_end=cfg.reasoning_end)
+        return extract_answer(
+            completion,
+            boxed=cfg.boxed,
+            anchors=cfg.anchors,
+            fallback_last_number=cfg.fallback_last_number,
+            reasoning_end=cfg.reasoning_end,
+        )
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         results: list[RewardResult | None] = []

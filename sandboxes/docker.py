@@ -107,6 +107,39 @@ os.write(1, spec['ready'].encode('latin-1'))
 os.execvp('timeout', ['timeout', '-s', 'KILL', spec['wall_s']] + spec['argv'])
 """
 
+FETCH_BUDGET_BYTES = 64 << 20
+# Runs inside the container as uid 10001 after the run: argv[1] is a JSON list of paths relative to /sandbox,
+# argv[2] a byte budget. Prints a JSON map path -> base64 content of the regular files that exist.
+FETCH = r"""
+import base64, json, os, stat, sys
+budget, files = int(sys.argv[2]), {}
+for rel in json.loads(sys.argv[1]):
+    path = os.path.normpath(os.path.join('/sandbox', rel))
+    if not path.startswith('/sandbox/'):
+        continue
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        continue
+    chunks, size = [], 0
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            while size <= budget:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        else:
+            size = budget + 1
+    finally:
+        os.close(fd)
+    if size <= budget:
+        files[rel] = base64.b64encode(b''.join(chunks)).decode('ascii')
+        budget -= size
+sys.stdout.write(json.dumps(files))
+"""
+
 
 class DockerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -347,7 +380,25 @@ class DockerSandbox(BatchMixin):
                 message = "the sandbox container stopped during the run"
                 return RunResult(status=RunStatus.SANDBOX_ERROR, wall_time_s=wall, message=message), False
         reusable = exit_code is not None and _clean(container.handle.id)
-        return result.model_copy(update={"stdout": stdout, "stderr": stderr}), reusable
+        files = self._fetch(container, request.fetch_files) if request.fetch_files else {}
+        return result.model_copy(update={"stdout": stdout, "stderr": stderr, "files": files}), reusable
+
+    def _fetch(self, container: _Container, paths: list[str]) -> dict[str, bytes]:
+        """Read ``paths`` (relative to the work directory) back from the container's tmpfs before the next run
+        wipes it; missing or non-regular files are left out. ``docker cp`` cannot see tmpfs mounts: one exec reads
+        them instead."""
+        api = self.client.api
+        exec_id = api.exec_create(
+            container.handle.id,
+            ["python3", "-I", "-S", "-c", FETCH, json.dumps(paths), str(FETCH_BUDGET_BYTES)],
+            user=f"{RUN_UID}:{RUN_UID}",
+            workdir="/sandbox",
+        )["Id"]
+        stdout, stderr = api.exec_start(exec_id, demux=True)
+        if _exit_code(api, exec_id) != 0:
+            detail = (stderr or b"").decode("utf-8", "replace").strip()[-300:]
+            raise RuntimeError(f"reading fetch_files back from the container failed: {detail}")
+        return {path: base64.b64decode(data) for path, data in json.loads(stdout or b"{}").items()}
 
 
 def _verdict(exit_code: int | None, wall: float, limits: Limits, oom: bool) -> RunResult:

@@ -7,8 +7,10 @@ cleared environment. For each request it forks a *supervisor* that
 1. enters a fresh mount and PID namespace, mounts fresh size-capped tmpfs on ``/work`` and ``/tmp`` and
    writes the request's files there;
 2. forks the *program*, which is PID 1 of that namespace (so every orphan, ``setsid`` or not, dies with it),
-   mounts its own ``/proc`` (other runs and the forkserver are invisible), sets rlimits, drops to a fresh
-   unprivileged uid (no capabilities left), sets ``no_new_privs``, loads the seccomp BPF and then either
+   joins the run's cgroups (created by the host, reached through directory descriptors passed in at start,
+   never through a mount), mounts its own ``/proc`` (other runs and the forkserver are invisible), sets
+   rlimits, drops to a fresh unprivileged uid (no capabilities left), sets ``no_new_privs``, loads the seccomp
+   BPF and then either
    ``exec``s the command or, for ``python3 FILE.py``, runs the file in this already-warm interpreter;
 3. reports the program's PID, wait status and rusage to the forkserver over a pipe the program never holds.
 
@@ -128,11 +130,25 @@ def set_limits(limits, argv0):
     resource.setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
 
 
+def join_cgroups(name):
+    """Move this process (still root, before any untrusted code) into the run's cgroups."""
+    if not name.replace("-", "").isalnum() or not CGROUP_FDS:
+        raise ValueError(f"cannot join cgroup {name!r}: bad name or no cgroup directories passed in")
+    for dir_fd in CGROUP_FDS:
+        fd = os.open(f"{name}/cgroup.procs", os.O_WRONLY, dir_fd=dir_fd)
+        try:
+            os.write(fd, b"0")
+        finally:
+            os.close(fd)
+
+
 def become_program(req, fds, seccomp_program, error_fd):
     """In the PID-1 child: finish isolation, then exec or run Python inline. Never returns."""
     stdin_fd, stdout_fd, stderr_fd = fds
     argv = req["argv"]
     uid = req["uid"]
+    if req.get("cgroup"):
+        join_cgroups(req["cgroup"])
     os.setsid()
     check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mount /proc")
     set_limits(req["limits"], argv[0])
@@ -433,6 +449,7 @@ def main():
     init = read_frame(REQUEST_FD)
     if init is None:
         return
+    CGROUP_FDS[:] = [int(fd) for fd in init.get("cgroup_fds") or []]
     seccomp_program = unb64(init.get("seccomp") or "")
     write_frame(RESPONSE_FD, {"ready": True, "pid": os.getpid(), "python": sys.executable})
     while True:
@@ -447,6 +464,7 @@ def main():
 
 
 REQUEST_FD = RESPONSE_FD = -1
+CGROUP_FDS = []  # directory descriptors of the rewardkit parent cgroups, one per hierarchy
 
 if __name__ == "__main__":
     main()

@@ -134,8 +134,9 @@ def program_request(
     files: dict[str, str | bytes] | None = None,
     limits: Limits | None = None,
     compile_timeout_s: float = 10.0,
+    fetch_files: list[str] | None = None,
 ) -> RunRequest:
-    """A :class:`RunRequest` that runs ``code`` as ``language``.
+    """A :class:`RunRequest` that runs ``code`` as ``language`` (``fetch_files`` are read back after the run).
 
     A compiled language compiles and runs in one sandbox run; its wall and CPU limits grow by ``compile_timeout_s``
     and a failed compile exits with :data:`COMPILE_FAILED_EXIT` after printing :data:`COMPILE_FAILED_MARKER`.
@@ -145,8 +146,9 @@ def program_request(
     spec = LANGUAGES[language]
     limits = limits or Limits()
     all_files: dict[str, str | bytes] = {**(files or {}), spec.source: code}
+    fetch = list(fetch_files or [])
     if spec.compile is None:
-        return RunRequest(argv=list(spec.run), files=all_files, stdin=stdin, limits=limits)
+        return RunRequest(argv=list(spec.run), files=all_files, stdin=stdin, limits=limits, fetch_files=fetch)
     grown = limits.model_copy(
         update={
             "wall_time_s": limits.wall_time_s + compile_timeout_s,
@@ -154,7 +156,7 @@ def program_request(
         }
     )
     argv = ["sh", "-c", _compile_and_run_script(spec, compile_timeout_s)]
-    return RunRequest(argv=argv, files=all_files, stdin=stdin, limits=grown)
+    return RunRequest(argv=argv, files=all_files, stdin=stdin, limits=grown, fetch_files=fetch)
 
 
 def compile_failure(result: RunResult) -> int | None:
@@ -186,12 +188,18 @@ def encode_files(files: dict[str, str | bytes]) -> dict[str, str]:
     return {path: base64.b64encode(_as_bytes(content)).decode("ascii") for path, content in files.items()}
 
 
+def check_relative_path(path: str) -> str:
+    """``path`` itself; raises ValueError unless it is relative and stays inside the working directory."""
+    if not path or path.startswith("/") or ".." in path.split("/"):
+        raise ValueError(f"file path must be relative and stay inside the working directory: {path!r}")
+    return path
+
+
 def decode_files(files: dict[str, str | None]) -> dict[str, bytes]:
     """Base64 file contents to bytes; raises ValueError on bad base64 or unsafe paths."""
     decoded: dict[str, bytes] = {}
     for path, content in files.items():
-        if path.startswith("/") or ".." in path.split("/"):
-            raise ValueError(f"file path must be relative and stay inside the working directory: {path!r}")
+        check_relative_path(path)
         try:
             decoded[path] = base64.b64decode(content or "", validate=True)
         except (binascii.Error, ValueError) as exc:
@@ -250,6 +258,7 @@ def fusion_request_for(request: RunRequest, compile_timeout_s: float = 10.0) -> 
         memory_limit_MB=request.limits.memory_mb,
         stdin=_as_text(request.stdin),
         files=encode_files(files),
+        fetch_files=list(request.fetch_files),
     )
 
 
@@ -257,7 +266,18 @@ def fusion_request_for(request: RunRequest, compile_timeout_s: float = 10.0) -> 
 
 
 def run_result_from_response(response: RunCodeResponse) -> RunResult:
-    """The sandbox verdict a SandboxFusion response stands for (client side)."""
+    """The sandbox verdict a SandboxFusion response stands for (client side), with its fetched ``files``.
+
+    Raises ValueError when ``files`` is not base64 (a malformed response).
+    """
+    files = decode_files(dict(response.files)) if response.files else {}
+    result = _verdict_of(response)
+    if result.status is not RunStatus.SANDBOX_ERROR:
+        result.files = files
+    return result
+
+
+def _verdict_of(response: RunCodeResponse) -> RunResult:
     if response.status is FusionStatus.SANDBOX_ERROR:
         return RunResult(
             status=RunStatus.SANDBOX_ERROR, message=f"SandboxFusion SandboxError: {response.message}".strip()
@@ -350,6 +370,7 @@ def response_from_run_result(result: RunResult, language: str) -> RunCodeRespons
                 status=FusionStatus.FAILED,
                 message="compile time limit exceeded" if killed else "compilation failed",
                 compile_result=compile_result,
+                files=encode_files(result.files),
                 rewardkit_status=RunStatus.TIMEOUT if killed else RunStatus.RUNTIME_ERROR,
             )
         compile_result = CommandRunResult(status=CommandStatus.FINISHED, return_code=0, stdout="", stderr="")
@@ -358,5 +379,6 @@ def response_from_run_result(result: RunResult, language: str) -> RunCodeRespons
         message=result.message,
         compile_result=compile_result,
         run_result=_command_result(result),
+        files=encode_files(result.files),
         rewardkit_status=result.status,
     )

@@ -17,6 +17,10 @@ Tiers, strongest first (chosen once per instance, the weaker one announced by a 
 ``subprocess``
     rlimits, a fresh temp directory, an empty environment and (as root) an unprivileged uid; no namespaces.
 
+In every tier, where the kernel lets this process manage cgroups (see :mod:`rewardkit.sandboxes.cgroups`), each
+run also gets its own cgroup: ``memory_mb`` bounds the memory of all its processes together (an OOM kill there
+is reported as ``MEMORY``) and ``max_processes`` its task count; without them a warning says so once.
+
 >>> from rewardkit.sandboxes.base import RunRequest
 >>> box = LocalSandbox()
 >>> box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": "print(6 * 7)"})).stdout
@@ -33,6 +37,7 @@ import threading
 from typing import Any, ClassVar, Literal
 
 from rewardkit.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
+from rewardkit.sandboxes.cgroups import CgroupManager, RunCgroup, cgroup_manager
 from rewardkit.sandboxes.local_bwrap_exec import run_in_bwrap
 from rewardkit.sandboxes.local_fallback import run_in_subprocess
 from rewardkit.sandboxes.local_forkserver import (
@@ -90,6 +95,7 @@ class LocalSandbox(BatchMixin):
         self._all: list[ForkserverProcess] = []
         self._tier: str | None = None
         self._seccomp_bpf: bytes | None = None
+        self._cgroups: CgroupManager | None = None
         self._startup_error = ""
 
     def __getstate__(self) -> dict[str, Any]:
@@ -113,6 +119,12 @@ class LocalSandbox(BatchMixin):
     def seccomp_active(self) -> bool:
         return self._resolve_tier() == "bwrap" and self._seccomp_bpf is not None
 
+    @property
+    def cgroup_controllers(self) -> frozenset[str]:
+        """The per-run cgroup limits in force (``memory``, ``pids``); empty when only rlimits apply."""
+        self._resolve_tier()
+        return self._cgroups.controllers if self._cgroups is not None else frozenset()
+
     def run(self, request: RunRequest) -> RunResult:
         if request.limits.network:
             return RunResult(status=RunStatus.SANDBOX_ERROR, message="the local sandbox never grants network access")
@@ -123,9 +135,9 @@ class LocalSandbox(BatchMixin):
             bwrap = find_bwrap()
             if bwrap is None:
                 return RunResult(status=RunStatus.SANDBOX_ERROR, message="bwrap disappeared")
-            return run_in_bwrap(request, self._environment(sandboxed=True), bwrap, self._seccomp_bpf)
+            return run_in_bwrap(request, self._environment(sandboxed=True), bwrap, self._seccomp_bpf, self._cgroups)
         if tier == "subprocess":
-            return run_in_subprocess(request, self._environment(sandboxed=False))
+            return run_in_subprocess(request, self._environment(sandboxed=False), self._cgroups)
         message = f"local sandbox unavailable: {self._startup_error}"
         return RunResult(status=RunStatus.SANDBOX_ERROR, message=message)
 
@@ -156,14 +168,27 @@ class LocalSandbox(BatchMixin):
         except ForkserverError as exc:
             return RunResult(status=RunStatus.SANDBOX_ERROR, message=str(exc))
         uid = 100_000 + secrets.randbelow(1 << 30)
-        payload = request_payload(request, uid, self._environment(sandboxed=True))
+        cgroup: RunCgroup | None = None
+        if self._cgroups is not None:
+            try:
+                cgroup = self._cgroups.create(request.limits.memory_mb, request.limits.max_processes)
+            except OSError as exc:
+                self._idle.put(server)
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"cannot create the run's cgroup: {exc}")
+        payload = request_payload(request, uid, self._environment(sandboxed=True), cgroup.name if cgroup else None)
+        memory_killed = False
         try:
             report = server.call(payload, timeout_s=request.limits.wall_time_s + 15.0)
         except (ForkserverError, ValueError) as exc:
             self._discard(server)
             return RunResult(status=RunStatus.SANDBOX_ERROR, message=str(exc))
+        finally:
+            if cgroup is not None:
+                cgroup.kill_all()
+                memory_killed = cgroup.memory_killed()
+                cgroup.close()
         self._idle.put(server)
-        return result_from_report(report, request.limits)
+        return result_from_report(report, request.limits, memory_killed=memory_killed)
 
     def _checkout(self) -> ForkserverProcess:
         while True:
@@ -179,7 +204,7 @@ class LocalSandbox(BatchMixin):
         bwrap = find_bwrap()
         if bwrap is None:
             raise ForkserverError("bwrap is not installed")
-        server = ForkserverProcess(bwrap, self._seccomp_bpf)
+        server = ForkserverProcess(bwrap, self._seccomp_bpf, cgroup_parents=self._cgroup_parents())
         with self._lock:
             self._all.append(server)
         return server
@@ -200,7 +225,11 @@ class LocalSandbox(BatchMixin):
             self._tier = tier
         return tier
 
+    def _cgroup_parents(self) -> list[str]:
+        return [hierarchy.parent for hierarchy in self._cgroups.hierarchies] if self._cgroups else []
+
     def _probe(self) -> str:
+        self._cgroups = cgroup_manager()
         if self.requested_tier == "subprocess":
             return "subprocess"
         if self.seccomp:
@@ -219,7 +248,7 @@ class LocalSandbox(BatchMixin):
             try:
                 if os.geteuid() != 0:
                     raise ForkserverError("the forkserver tier needs root (it builds a namespace per run)")
-                server = ForkserverProcess(bwrap, self._seccomp_bpf)
+                server = ForkserverProcess(bwrap, self._seccomp_bpf, cgroup_parents=self._cgroup_parents())
                 self._all.append(server)  # the caller holds self._lock
                 self._idle.put(server)
                 return "bwrap"

@@ -13,7 +13,8 @@ import tempfile
 from pathlib import Path
 
 from rewardkit.sandboxes.base import RunRequest, RunResult, RunStatus
-from rewardkit.sandboxes.local_fallback import Preexec, processes_of, run_prepared, write_workdir
+from rewardkit.sandboxes.cgroups import CgroupManager
+from rewardkit.sandboxes.local_fallback import Preexec, create_cgroup, processes_of, run_prepared, write_workdir
 from rewardkit.sandboxes.local_forkserver import readonly_system_args
 
 SANDBOX_UID = 65534
@@ -34,13 +35,23 @@ def bwrap_exec_command(
     return [*cmd, "--", *argv]
 
 
-def run_in_bwrap(request: RunRequest, env: dict[str, str], bwrap: str, seccomp_bpf: bytes | None) -> RunResult:
+def run_in_bwrap(
+    request: RunRequest,
+    env: dict[str, str],
+    bwrap: str,
+    seccomp_bpf: bytes | None,
+    cgroups: CgroupManager | None = None,
+) -> RunResult:
     """Run ``request`` in a fresh bwrap sandbox; the program's whole PID namespace dies with the run."""
     with tempfile.TemporaryDirectory(prefix="rewardkit-run-") as workdir:
         os.chmod(workdir, 0o755)
         error = write_workdir(workdir, request.files, None)
         if error:
             return RunResult(status=RunStatus.SANDBOX_ERROR, message=error)
+        try:
+            cgroup = create_cgroup(cgroups, request, extra_tasks=2)  # bwrap and its init join the cgroup too
+        except OSError as exc:
+            return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"cannot create the run's cgroup: {exc}")
         seccomp_fd = None
         if seccomp_bpf:
             seccomp_fd, writer = os.pipe()
@@ -53,7 +64,7 @@ def run_in_bwrap(request: RunRequest, env: dict[str, str], bwrap: str, seccomp_b
                 memory = max(2 * memory, memory + 2048)
             nproc = processes_of(os.getuid()) + limits.max_processes + 2  # + bwrap's own helpers
             argv = bwrap_exec_command(bwrap, workdir, list(request.argv), env, seccomp_fd)
-            preexec = Preexec(limits, None, nproc, address_space_mb=memory)
+            preexec = Preexec(limits, None, nproc, address_space_mb=memory, cgroup=cgroup)
             fds = (seccomp_fd,) if seccomp_fd is not None else ()
             result = run_prepared(argv, workdir, request, {}, preexec, fds, exit_code_encodes_signal=True)
             # bwrap's rusage does not include the sandboxed program's: report "unknown" rather than a wrong number
@@ -61,3 +72,5 @@ def run_in_bwrap(request: RunRequest, env: dict[str, str], bwrap: str, seccomp_b
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
+            if cgroup is not None:
+                cgroup.close()

@@ -17,19 +17,30 @@ import time
 from pathlib import Path
 
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
+from rewardkit.sandboxes.cgroups import CgroupManager, RunCgroup
 from rewardkit.sandboxes.local_forkserver import classify_exit
 
 
 class Preexec:
     """Runs in the child between fork and exec (a class, so the limits travel without a closure)."""
 
-    def __init__(self, limits: Limits, uid: int | None, nproc: int, address_space_mb: int | None = None) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        uid: int | None,
+        nproc: int,
+        address_space_mb: int | None = None,
+        cgroup: RunCgroup | None = None,
+    ) -> None:
         self.limits = limits
         self.uid = uid
         self.nproc = nproc
         self.address_space_mb = address_space_mb or limits.memory_mb
+        self.cgroup = cgroup
 
     def __call__(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.join()
         mb = 1 << 20
         limits = self.limits
         cpu = max(1, int(limits.cpu_time_s + 0.999))
@@ -107,6 +118,10 @@ def run_prepared(
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    memory_killed = False
+    if preexec.cgroup is not None:
+        preexec.cgroup.kill_all()  # also the orphans that left the process group
+        memory_killed = preexec.cgroup.memory_killed()
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     if exit_code_encodes_signal and 128 < process.returncode < 128 + 65:
@@ -125,10 +140,17 @@ def run_prepared(
         "cpu_time_s": usage.ru_utime + usage.ru_stime,
         "files": files,
     }
-    return classify_exit(status, killed, request.limits, common)
+    return classify_exit(status, killed, request.limits, common, memory_killed)
 
 
-def run_in_subprocess(request: RunRequest, env: dict[str, str]) -> RunResult:
+def create_cgroup(cgroups: CgroupManager | None, request: RunRequest, extra_tasks: int = 0) -> RunCgroup | None:
+    """The run's cgroup (``None`` without cgroup support); raises ``OSError`` when it cannot be created."""
+    if cgroups is None:
+        return None
+    return cgroups.create(request.limits.memory_mb, request.limits.max_processes + extra_tasks)
+
+
+def run_in_subprocess(request: RunRequest, env: dict[str, str], cgroups: CgroupManager | None = None) -> RunResult:
     """Run ``request`` in a bare subprocess with rlimits; the whole process group is killed at the end."""
     uid = 100_000 + secrets.randbelow(1 << 30) if os.geteuid() == 0 else None
     nproc = request.limits.max_processes
@@ -139,7 +161,16 @@ def run_in_subprocess(request: RunRequest, env: dict[str, str]) -> RunResult:
         if error:
             return RunResult(status=RunStatus.SANDBOX_ERROR, message=error)
         env = {**env, "HOME": workdir, "TMPDIR": workdir}
-        return run_prepared(list(request.argv), workdir, request, env, Preexec(request.limits, uid, nproc))
+        try:
+            cgroup = create_cgroup(cgroups, request)
+        except OSError as exc:
+            return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"cannot create the run's cgroup: {exc}")
+        try:
+            preexec = Preexec(request.limits, uid, nproc, cgroup=cgroup)
+            return run_prepared(list(request.argv), workdir, request, env, preexec)
+        finally:
+            if cgroup is not None:
+                cgroup.close()
 
 
 def _pump(process: subprocess.Popen, stdin: bytes, deadline: float, limits: Limits) -> tuple[bytes, bytes, str | None]:

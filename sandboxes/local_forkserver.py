@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,18 +91,32 @@ def find_bwrap() -> str | None:
 class ForkserverProcess:
     """One bwrap sandbox with a warm forkserver inside; serves one request at a time."""
 
-    def __init__(self, bwrap: str, seccomp_bpf: bytes | None, start_timeout_s: float = 20.0) -> None:
+    def __init__(
+        self,
+        bwrap: str,
+        seccomp_bpf: bytes | None,
+        start_timeout_s: float = 20.0,
+        cgroup_parents: Sequence[str] = (),
+    ) -> None:
         python = str(Path(sys.executable).resolve())
-        self.process = subprocess.Popen(
-            bwrap_command(bwrap, python),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            close_fds=True,
-        )
+        # The runs join their cgroups through these descriptors: the cgroup tree is never mounted in the sandbox.
+        cgroup_fds = [os.open(parent, os.O_RDONLY | os.O_DIRECTORY) for parent in cgroup_parents]
         try:
-            self._send({"seccomp": base64.b64encode(seccomp_bpf).decode() if seccomp_bpf else None})
+            self.process = subprocess.Popen(
+                bwrap_command(bwrap, python),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=cgroup_fds,
+            )
+        finally:
+            for fd in cgroup_fds:
+                os.close(fd)
+        try:
+            seccomp = base64.b64encode(seccomp_bpf).decode() if seccomp_bpf else None
+            self._send({"seccomp": seccomp, "cgroup_fds": cgroup_fds})
             ready = self._receive(time.monotonic() + start_timeout_s)
         except ForkserverError:
             self.close()
@@ -171,8 +186,8 @@ class ForkserverProcess:
             return ""
 
 
-def request_payload(request: RunRequest, uid: int, env: dict[str, str]) -> dict[str, Any]:
-    """What the forkserver needs for one run; bytes travel base64-encoded."""
+def request_payload(request: RunRequest, uid: int, env: dict[str, str], cgroup: str | None = None) -> dict[str, Any]:
+    """What the forkserver needs for one run; bytes travel base64-encoded. ``cgroup``: the run's cgroup name."""
     limits = request.limits
     return {
         "argv": list(request.argv),
@@ -184,11 +199,15 @@ def request_payload(request: RunRequest, uid: int, env: dict[str, str]) -> dict[
         "tmpfs_mb": max(16, 4 * limits.file_size_mb),
         "fetch_files": list(request.fetch_files),
         "fetch_bytes": FETCH_BUDGET_BYTES,
+        "cgroup": cgroup,
     }
 
 
-def result_from_report(report: dict[str, Any], limits: Limits) -> RunResult:
-    """Turn the forkserver's raw facts into a :class:`RunResult`. Pure; the program cannot write these facts."""
+def result_from_report(report: dict[str, Any], limits: Limits, memory_killed: bool = False) -> RunResult:
+    """Turn the forkserver's raw facts into a :class:`RunResult`. Pure; the program cannot write these facts.
+
+    ``memory_killed``: the run's cgroup reports an OOM kill (read by the host after the run).
+    """
     stdout = base64.b64decode(report.get("stdout") or "")
     stderr = base64.b64decode(report.get("stderr") or "")
     common = {
@@ -204,10 +223,14 @@ def result_from_report(report: dict[str, Any], limits: Limits) -> RunResult:
         return RunResult(status=RunStatus.SANDBOX_ERROR, message=str(report["setup_error"]), **common)
     if report.get("unfinished") or "wait_status" not in report:
         return RunResult(status=RunStatus.SANDBOX_ERROR, message="the run did not report an exit status", **common)
-    return classify_exit(int(report["wait_status"]), report.get("killed"), limits, common)
+    return classify_exit(int(report["wait_status"]), report.get("killed"), limits, common, memory_killed)
 
 
-def classify_exit(wait_status: int, killed: str | None, limits: Limits, common: dict[str, Any]) -> RunResult:
+def classify_exit(
+    wait_status: int, killed: str | None, limits: Limits, common: dict[str, Any], memory_killed: bool = False
+) -> RunResult:
+    """The verdict of one finished run. ``memory_killed``: the kernel OOM-killed a process of the run's cgroup
+    (a fact from outside the program; without cgroups the stderr markers of an allocation failure are used)."""
     exit_code = os.waitstatus_to_exitcode(wait_status)
     code, sig = (exit_code, None) if exit_code >= 0 else (None, -exit_code)
     cpu = common.get("cpu_time_s") or 0.0
@@ -216,6 +239,9 @@ def classify_exit(wait_status: int, killed: str | None, limits: Limits, common: 
     if killed == "output_limit":
         message = f"output over {limits.output_bytes} bytes"
         return RunResult(status=RunStatus.OUTPUT_LIMIT, exit_code=code, signal=sig, message=message, **common)
+    if memory_killed:
+        message = f"memory limit ({limits.memory_mb} MiB for the whole run)"
+        return RunResult(status=RunStatus.MEMORY, exit_code=code, signal=sig, message=message, **common)
     if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu >= limits.cpu_time_s):
         return RunResult(status=RunStatus.TIMEOUT, exit_code=code, signal=sig, message="CPU-time limit", **common)
     if code == 0:

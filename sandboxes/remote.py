@@ -16,7 +16,7 @@ import time
 import urllib.error
 import urllib.request
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rewardkit.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
 from rewardkit.sandboxes.fusion_api import (
@@ -93,10 +93,9 @@ class RemoteSandbox(BatchMixin):
                 message=f"{self.config.base_url}/run_code unreachable or failing: {exc}",
             )
         try:
-            response = RunCodeResponse.model_validate_json(raw)
-        except ValidationError as exc:
+            return run_result_from_response(RunCodeResponse.model_validate_json(raw))
+        except ValueError as exc:  # pydantic's ValidationError included
             return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"malformed SandboxFusion response: {exc}")
-        return run_result_from_response(response)
 
     def _post_with_retries(self, body: bytes, timeout: float) -> bytes:
         delay = self.config.backoff_s

@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rewardkit.sandboxes.base import Limits, RunResult, RunStatus, SandboxBackend
 from rewardkit.sandboxes.fusion_api import (
     LANGUAGES,
-    FusionStatus,
     RunCodeRequest,
     RunCodeResponse,
+    check_relative_path,
     decode_files,
     program_request,
     response_from_run_result,
@@ -62,15 +62,13 @@ def execute(backend: SandboxBackend, request: RunCodeRequest, policy: ServerPoli
             files=decode_files(request.files),
             limits=limits_for(request, policy),
             compile_timeout_s=min(request.compile_timeout, policy.max_compile_timeout_s),
+            fetch_files=[check_relative_path(path) for path in request.fetch_files],
         )
         result = backend.run(run_request)
     except Exception as exc:  # a backend fault is the service's failure, reported as SandboxError
         logger.warning("sandbox backend failed: %s", exc)
         result = RunResult(status=RunStatus.SANDBOX_ERROR, message=f"{type(exc).__name__}: {exc}")
-    response = response_from_run_result(result, request.language)
-    if request.fetch_files and response.status is not FusionStatus.SANDBOX_ERROR:
-        response.message = (response.message + "; " if response.message else "") + "fetch_files is not supported"
-    return response
+    return response_from_run_result(result, request.language)
 
 
 class SandboxServer(ThreadingHTTPServer):
@@ -129,6 +127,8 @@ class _Handler(BaseHTTPRequestHandler):
             if request.language not in LANGUAGES:
                 raise ValueError(f"unsupported language {request.language!r}; supported: {sorted(LANGUAGES)}")
             decode_files(request.files)
+            for path in request.fetch_files:
+                check_relative_path(path)
         except (ValidationError, ValueError) as exc:
             self._send_json(HTTPStatus.UNPROCESSABLE_ENTITY, {"detail": str(exc)})
             return

@@ -42,6 +42,19 @@ def test_ok_with_files_and_stdin(box):
 
 
 @pytest.mark.docker
+def test_fetch_files_are_read_back_from_the_tmpfs_workdir(box):
+    code = "import os\nos.makedirs('out')\nopen('out/r.bin', 'wb').write(bytes(range(256)))\n"
+    code += "os.symlink('/etc/passwd', 'ln')"
+    request = RunRequest(
+        argv=["python3", "main.py"], files={"main.py": code}, fetch_files=["out/r.bin", "ln", "missing", "../etc/hosts"]
+    )
+    result = box.run(request)
+    assert result.status is RunStatus.OK, result
+    assert result.files == {"out/r.bin": bytes(range(256))}, "only regular files inside the workdir come back"
+    assert box.run(py("print(1)")).files == {}
+
+
+@pytest.mark.docker
 def test_large_stdin_the_program_never_reads_does_not_block(box):
     result = box.run(py("print('done')", stdin=b"x" * (4 << 20)))
     assert result.status is RunStatus.OK and result.stdout == b"done\n"

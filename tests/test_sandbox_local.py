@@ -6,10 +6,12 @@ import logging
 import os
 import pickle
 import signal
+from pathlib import Path
 
 import pytest
 
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus, SandboxBackend
+from rewardkit.sandboxes.cgroups import CgroupManager
 from rewardkit.sandboxes.local import LocalSandbox
 from rewardkit.sandboxes.local_forkserver import bwrap_command, classify_exit
 from rewardkit.sandboxes.registry import open_backend
@@ -167,6 +169,93 @@ def test_auto_tier_without_bwrap_falls_back_with_one_loud_warning(caplog, monkey
     assert len(warnings) == 1
 
 
+MEMORY_SPLIT = """
+import os, time
+children = []
+for _ in range({n}):
+    pid = os.fork()
+    if pid == 0:
+        block = bytearray({mb} << 20)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        time.sleep(1.5)
+        os._exit(0)
+    children.append(pid)
+print([os.waitpid(pid, 0)[1] for pid in children])
+"""
+
+
+def needs_memory_cgroup(box):
+    if "memory" not in box.cgroup_controllers:
+        pytest.skip("no memory cgroup here: a run's total memory is bounded by rlimits only")
+
+
+def test_memory_bomb_split_across_processes_is_stopped_by_the_cgroup(box):
+    needs_memory_cgroup(box)
+    code = MEMORY_SPLIT.format(n=6, mb=100)  # 600 MiB in all, each process far under RLIMIT_AS
+    result = box.run(py(code, limits=Limits(memory_mb=256, max_processes=16, wall_time_s=20)))
+    assert result.status is RunStatus.MEMORY, (result.status, result.message, result.stdout, result.stderr[-300:])
+
+
+def test_a_program_just_under_the_memory_limit_succeeds(box):
+    needs_memory_cgroup(box)
+    code = MEMORY_SPLIT.format(n=3, mb=60)  # 180 MiB in all under a 256 MiB ceiling
+    result = box.run(py(code, limits=Limits(memory_mb=256, max_processes=16, wall_time_s=20)))
+    assert result.status is RunStatus.OK, (result.status, result.message, result.stderr[-300:])
+    assert result.stdout == b"[0, 0, 0]\n"
+    single = box.run(py("b = bytearray(180 << 20)\nb[::4096] = b'x' * len(b[::4096])\nprint(len(b) >> 20)"))
+    assert single.status is RunStatus.OK and single.stdout == b"180\n", single.stderr[-300:]
+
+
+def test_run_cgroups_are_removed_after_the_run(box):
+    if not box.cgroup_controllers:
+        pytest.skip("no cgroups here")
+    parents = [hierarchy.parent for hierarchy in box._cgroups.hierarchies]
+    assert box.run(py("import os\nos.fork() or print(open('/proc/self/cgroup').read())")).ok
+    mine = [name for parent in parents for name in os.listdir(parent) if name.startswith(f"{os.getpid()}-")]
+    assert mine == []
+
+
+def test_without_cgroups_the_manager_reports_what_is_missing(tmp_path):
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    manager = CgroupManager(mounts_file=str(empty), own_file=str(empty))
+    assert not manager.available and manager.controllers == frozenset()
+    assert any("memory" in problem for problem in manager.problems)
+    assert any("pids" in problem for problem in manager.problems)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_cgroup_layout_and_limits_on_a_fake_hierarchy(tmp_path, version):
+    """Where the parent and run cgroups go and what is written there, on plain directories standing in for
+    cgroupfs (v2: one unified tree with ``memory`` and ``pids`` delegated; v1: one tree per controller)."""
+    mounts, own = tmp_path / "mounts", tmp_path / "cgroup"
+    if version == 2:
+        (tmp_path / "v2" / "job").mkdir(parents=True)
+        (tmp_path / "v2" / "job" / "cgroup.controllers").write_text("cpu memory pids\n")
+        mounts.write_text(f"cgroup2 {tmp_path / 'v2'} cgroup2 rw 0 0\n")
+        own.write_text("0::/job\n")
+    else:
+        for controller in ("memory", "pids"):
+            (tmp_path / controller / "job").mkdir(parents=True)
+        mounts.write_text(
+            f"cgroup {tmp_path / 'memory'} cgroup rw,memory 0 0\ncgroup {tmp_path / 'pids'} cgroup rw,pids 0 0\n"
+        )
+        own.write_text("4:memory:/job\n8:pids:/job\n0::/\n")
+    manager = CgroupManager(mounts_file=str(mounts), own_file=str(own))
+    assert manager.controllers == {"memory", "pids"}, manager.problems
+    run = manager.create(memory_mb=100, max_tasks=7)
+    written = {path.name: path.read_text() for _, d in run.dirs for path in Path(d).iterdir()}
+    if version == 2:
+        assert (tmp_path / "v2" / "job" / "cgroup.subtree_control").read_text() == "+memory +pids"
+        assert Path(run.dirs[0][1]).parent == tmp_path / "v2" / "job" / "rewardkit"
+        assert written == {"memory.max": str(100 << 20), "pids.max": "7"}
+    else:
+        assert {Path(d).parent for _, d in run.dirs} == {tmp_path / c / "job" / "rewardkit" for c in ("memory", "pids")}
+        assert written == {"memory.limit_in_bytes": str(100 << 20), "pids.max": "7"}
+    assert all(Path(d).name.startswith(f"{os.getpid()}-") for _, d in run.dirs)
+
+
 def test_bwrap_command_asks_for_full_isolation():
     cmd = bwrap_command("/usr/bin/bwrap", "/usr/bin/python3")
     for flag in ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--clearenv", "--new-session"):
@@ -192,3 +281,11 @@ def test_bwrap_command_asks_for_full_isolation():
 def test_exit_classification(wait_status, killed, cpu, stderr, expected):
     common = {"stdout": b"", "stderr": stderr, "wall_time_s": 0.1, "cpu_time_s": cpu, "files": {}}
     assert classify_exit(wait_status, killed, Limits(cpu_time_s=2), common).status is expected
+
+
+@pytest.mark.parametrize(("wait_status", "killed"), [(0, None), (signal.SIGKILL, None), (1 << 8, None)])
+def test_a_cgroup_oom_kill_is_a_memory_verdict(wait_status, killed):
+    common = {"stdout": b"", "stderr": b"", "wall_time_s": 0.1, "cpu_time_s": 0.1, "files": {}}
+    assert classify_exit(wait_status, killed, Limits(), common, memory_killed=True).status is RunStatus.MEMORY
+    wall = classify_exit(signal.SIGKILL, "wall_time", Limits(), common, memory_killed=True)
+    assert wall.status is RunStatus.TIMEOUT

@@ -6,6 +6,7 @@ and to count requests in flight.
 
 from __future__ import annotations
 
+import base64
 import json
 import pickle
 import re
@@ -149,6 +150,28 @@ def test_arbitrary_argv_and_binary_files_go_through_bash(remote: RemoteSandbox) 
     result = remote.run(request)
     assert result.status is RunStatus.OK, result
     assert result.stdout.split() == [b"00", b"ff", b"0a", b"arg", b"with", b"space"]
+
+
+def test_fetch_files_come_back_through_the_server(remote: RemoteSandbox) -> None:
+    code = "open('out/answer.bin', 'wb').write(bytes([0, 255, 42]))\nopen('note.txt', 'w').write('hi')"
+    request = RunRequest(
+        argv=["python3", "main.py"],
+        files={"main.py": code, "out/keep": ""},
+        fetch_files=["out/answer.bin", "note.txt", "missing.txt"],
+    )
+    assert fusion_request_for(request).fetch_files == ["out/answer.bin", "note.txt", "missing.txt"]
+    result = remote.run(request)
+    assert result.status is RunStatus.OK, result
+    assert result.files == {"out/answer.bin": bytes([0, 255, 42]), "note.txt": b"hi"}
+
+
+def test_server_answers_fetch_files_in_base64(server_url: str) -> None:
+    body = {"code": "open('r.txt', 'w').write('done')", "language": "python", "fetch_files": ["r.txt"]}
+    code, payload = post_raw(server_url, body)
+    assert code == 200 and payload["status"] == "Success", payload
+    assert payload["files"] == {"r.txt": base64.b64encode(b"done").decode()}
+    assert post_raw(server_url, {"code": "", "language": "python", "fetch_files": ["../etc/passwd"]})[0] == 422
+    assert post_raw(server_url, {"code": "", "language": "python", "fetch_files": ["/etc/passwd"]})[0] == 422
 
 
 def test_batch_keeps_order(remote: RemoteSandbox) -> None:
@@ -403,6 +426,13 @@ def test_response_mapping(response: dict, expected: RunStatus) -> None:
     assert result.status is expected
     if expected is RunStatus.RUNTIME_ERROR and response["run_result"] and response["run_result"]["return_code"] < 0:
         assert result.signal == 9
+
+
+def test_response_files_are_decoded_and_bad_base64_is_a_sandbox_error() -> None:
+    ok = {"status": "Success", "run_result": run(), "files": {"a/b.txt": base64.b64encode(b"xyz").decode()}}
+    assert run_result_from_response(RunCodeResponse.model_validate(ok)).files == {"a/b.txt": b"xyz"}
+    with pytest.raises(ValueError):
+        run_result_from_response(RunCodeResponse.model_validate({**ok, "files": {"a": "not base64!"}}))
 
 
 @pytest.mark.parametrize(
