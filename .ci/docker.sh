@@ -52,6 +52,7 @@ if docker image inspect "${IMAGE}" >/dev/null 2>&1; then
 fi
 echo "docker.sh: building image ${IMAGE} offline (debootstrap; a cached root filesystem makes this seconds)"
 if ! "${PYTHON}" -m rewardkit sandbox build-image --image "${IMAGE}"; then
-  echo "docker.sh: SKIP docker: image build failed (see above); docker tests will skip"
-  exit 0
+  # The engine answers, so a failed build is a rewardkit bug, not a missing engine: fail loudly.
+  echo "docker.sh: FAILED: the engine answers but building ${IMAGE} failed (see above)" >&2
+  exit 1
 fi

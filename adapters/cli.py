@@ -9,6 +9,13 @@ come from: ``data`` (any file ``datasets`` reads) or ``task`` (a procedural gene
     max_steps: 20
     learning_rate: 0.01
     log_file: runs/grpo.jsonl
+    output_dir: runs/grpo       # final model, and checkpoints when save_steps > 0
+    save_steps: 5               # checkpoint every 5 steps (0: only the final model)
+
+Resuming is explicit: ``--resume`` continues from the newest checkpoint in ``output_dir`` (same data order
+and random streams, the metrics log appended without repeating steps) and starts fresh when there is none,
+so one command line serves both the first start and every restart. Without it, a run refuses to start over
+an ``output_dir`` that holds checkpoints unless ``--overwrite`` says to delete them.
 """
 
 from __future__ import annotations
@@ -27,8 +34,12 @@ ALGORITHMS = ("grpo", "dpo", "ipo", "kto", "orpo")
 
 #: Which row shape each algorithm reads, and the procedural tasks that produce it.
 ROW_SHAPES = {"grpo": "prompt", "dpo": "pair", "ipo": "pair", "orpo": "pair", "kto": "unpaired"}
-TASK_SHAPES = {"arithmetic": "prompt", "digit_run": "prompt", "arithmetic_pairs": "pair",
-               "arithmetic_unpaired": "unpaired"}
+TASK_SHAPES = {
+    "arithmetic": "prompt",
+    "digit_run": "prompt",
+    "arithmetic_pairs": "pair",
+    "arithmetic_unpaired": "unpaired",
+}
 
 
 class TaskSpec(BaseModel):
@@ -92,8 +103,10 @@ def load_run_config(algorithm: str, path: str | Path, overrides: dict[str, Any] 
     if (config.data is None) == (config.task is None):
         raise ValueError(f"{path}: give exactly one of 'data' or 'task'")
     if config.task is not None and TASK_SHAPES[config.task.name] != ROW_SHAPES[algorithm]:
-        raise ValueError(f"{path}: task {config.task.name!r} makes {TASK_SHAPES[config.task.name]} rows; "
-                         f"{algorithm} needs {ROW_SHAPES[algorithm]} rows")
+        raise ValueError(
+            f"{path}: task {config.task.name!r} makes {TASK_SHAPES[config.task.name]} rows; "
+            f"{algorithm} needs {ROW_SHAPES[algorithm]} rows"
+        )
     return config
 
 
@@ -140,7 +153,14 @@ def _default_reward(name: str) -> Any:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    overrides = {"max_steps": args.max_steps, "log_file": args.log_file, "output_dir": args.output_dir}
+    overrides = {
+        "max_steps": args.max_steps,
+        "log_file": args.log_file,
+        "output_dir": args.output_dir,
+        "save_steps": args.save_steps,
+        "resume": args.resume or None,
+        "overwrite": args.overwrite or None,
+    }
     config = load_run_config(args.algorithm, args.config, overrides)
     history = run(args.algorithm, config)
     print(json.dumps(summary(args.algorithm, history, config.log_file)))
@@ -169,4 +189,16 @@ def add_commands(subparsers: Any) -> None:
         p.add_argument("--max-steps", type=int, default=None, help="override max_steps")
         p.add_argument("--log-file", default=None, help="override log_file (metrics jsonl)")
         p.add_argument("--output-dir", default=None, help="override output_dir (save the trained model)")
+        p.add_argument(
+            "--save-steps", type=int, default=None, help="override save_steps (checkpoint every N steps; 0: at the end)"
+        )
+        restart = p.add_mutually_exclusive_group()
+        restart.add_argument(
+            "--resume",
+            action="store_true",
+            help="continue from the newest checkpoint in output_dir (starts fresh when there is none)",
+        )
+        restart.add_argument(
+            "--overwrite", action="store_true", help="start fresh, deleting the checkpoints in output_dir"
+        )
         p.set_defaults(func=cmd_train, algorithm=name)

@@ -122,6 +122,7 @@ def train_dpo(
         batch = pair_batch(tokenizer, batch_rows, config.max_length).to(device)
         return preference_loss(config, model, reference, batch)
 
-    history = train_loop(config, model, rows, step_loss, f"mini {'DPO' if config.loss == 'sigmoid' else 'IPO'}")
+    desc = f"mini {'DPO' if config.loss == 'sigmoid' else 'IPO'}"
+    history = train_loop(config, model, rows, step_loss, desc, tokenizer)
     save_model(model, tokenizer, config.output_dir)
     return history

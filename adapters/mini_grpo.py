@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
 from pydantic import Field, field_validator
 
 from rewardkit.adapters.mini_common import (
+    BatchFeed,
+    Checkpointer,
     Encoded,
     MetricsLog,
     MiniConfig,
-    batches,
     frozen_copy,
     load_model_and_tokenizer,
     make_optimizer,
@@ -156,8 +158,9 @@ def sample_tokens(
     per-call and per-token machinery is most of a small model's generation time. After EOS a row emits pad.
     """
     positions = (prompt_mask.cumsum(-1) - 1).clamp(min=0)
-    out = model(input_ids=prompt_ids, attention_mask=prompt_mask, position_ids=positions, use_cache=True,
-                logits_to_keep=1)
+    out = model(
+        input_ids=prompt_ids, attention_mask=prompt_mask, position_ids=positions, use_cache=True, logits_to_keep=1
+    )
     mask, last = prompt_mask, positions[:, -1:]
     done = torch.zeros(prompt_ids.size(0), dtype=torch.bool, device=prompt_ids.device)
     tokens = []
@@ -176,8 +179,9 @@ def sample_tokens(
             break
         mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
         last = last + 1
-        out = model(input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=last, use_cache=True,
-                    **_cache_kwargs(out))
+        out = model(
+            input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=last, use_cache=True, **_cache_kwargs(out)
+        )
     return torch.stack(tokens, dim=1)
 
 
@@ -270,13 +274,13 @@ class MiniGRPOTrainer:
         """Sample the group for each prompt; returns the sequences, the completion mask and the texts."""
         cfg, tok = self.config, self.tokenizer
         texts = [render_prompt(tok, r["prompt"]) for r in batch_rows]
-        ids = [tok(t, add_special_tokens=False)["input_ids"][-cfg.max_prompt_length:] for t in texts]
+        ids = [tok(t, add_special_tokens=False)["input_ids"][-cfg.max_prompt_length :] for t in texts]
         width = max(len(x) for x in ids)
         prompt_ids = torch.full((len(ids), width), tok.pad_token_id, dtype=torch.long)
         prompt_mask = torch.zeros_like(prompt_ids)
         for i, x in enumerate(ids):  # left padding for generation
-            prompt_ids[i, width - len(x):] = torch.tensor(x)
-            prompt_mask[i, width - len(x):] = 1
+            prompt_ids[i, width - len(x) :] = torch.tensor(x)
+            prompt_mask[i, width - len(x) :] = 1
         prompt_ids = prompt_ids.repeat_interleave(cfg.num_generations, 0).to(self.device)
         prompt_mask = prompt_mask.repeat_interleave(cfg.num_generations, 0).to(self.device)
         self.model.eval()
@@ -313,50 +317,107 @@ class MiniGRPOTrainer:
         columns = {("prompts" if k == "prompt" else k): [r.get(k) for r in repeated] for k in repeated[0]}
         return self.terms.score(shaped, columns)
 
-    def train(self) -> list[dict[str, float]]:
+    def new_round(self, batch_rows: list[Mapping[str, Any]]) -> Round:
+        """Generate, score and baseline one batch of prompts: everything its ``num_iterations`` steps reuse."""
         cfg = self.config
-        log = MetricsLog(cfg.log_file, cfg.max_steps, "mini GRPO", cfg.progress)
-        feed = batches(self.rows, cfg.batch_size, cfg.seed)
+        batch, mask, completions = self.generate(batch_rows)
+        per_term = self.score(batch_rows, completions)
+        rewards = combine_rewards(per_term, self.terms.weights)
+        advantages = group_advantages(rewards, cfg.num_generations, cfg.scale_rewards).to(self.device)
+        mask = mask.to(torch.float32)
+        width = mask.size(1)
+        with torch.no_grad():
+            old = completion_logps(self.model, batch, width) if cfg.num_iterations > 1 else None
+            ref = completion_logps(self.reference, batch, width) if self.reference is not None else None
+        metrics = _reward_metrics(rewards, per_term, self.terms.names, mask)
+        return Round(batch, mask, advantages, old, ref, metrics)
+
+    def train(self) -> list[dict[str, float]]:
+        """Run to ``max_steps`` optimizer steps, checkpointing and resuming per the config."""
+        cfg = self.config
+        feed = BatchFeed(self.rows, cfg.batch_size, cfg.seed)
+        checkpoints = Checkpointer(cfg, self.model, self.tokenizer, self.optimizer)
+        resumed = checkpoints.start()
+        step, current = 0, None
+        if resumed is not None:
+            feed.load_state_dict(resumed.feed)
+            step = resumed.step
+            current = Round.from_state(resumed.extra, self.device) if resumed.extra else None
+        log = MetricsLog(cfg.log_file, cfg.max_steps, "mini GRPO", cfg.progress, resumed)
         eps_high = cfg.epsilon_high if cfg.epsilon_high is not None else cfg.epsilon
-        step = 0
         try:
             while step < cfg.max_steps:
-                batch_rows = next(feed)
-                batch, mask, completions = self.generate(batch_rows)
-                per_term = self.score(batch_rows, completions)
-                rewards = combine_rewards(per_term, self.terms.weights)
-                advantages = group_advantages(rewards, cfg.num_generations, cfg.scale_rewards).to(self.device)
-                mask = mask.to(torch.float32)
-                width = mask.size(1)
-                with torch.no_grad():
-                    old = completion_logps(self.model, batch, width) if cfg.num_iterations > 1 else None
-                    ref = completion_logps(self.reference, batch, width) if self.reference is not None else None
-                round_metrics = _reward_metrics(rewards, per_term, self.terms.names, mask)
-                for _ in range(cfg.num_iterations):
-                    if step >= cfg.max_steps:
-                        break
-                    logps = completion_logps(self.model, batch, width)
-                    loss, stats = grpo_loss(
-                        logps,
-                        old if old is not None else logps.detach(),
-                        advantages,
-                        mask,
-                        epsilon_low=cfg.epsilon,
-                        epsilon_high=eps_high,
-                        beta=cfg.beta,
-                        ref_logps=ref,
-                        aggregation=cfg.loss_aggregation,
-                        max_completion_length=cfg.max_completion_length,
-                        kl_importance_correction=cfg.kl_importance_correction,
-                    )
-                    loss.backward()
-                    grad_norm = optimizer_step(self.model, self.optimizer, cfg)
-                    step += 1
-                    log.log(step, {"loss": float(loss.detach()), "grad_norm": grad_norm, **stats, **round_metrics})
+                if current is None:
+                    current = self.new_round(next(feed))
+                logps = completion_logps(self.model, current.batch, current.mask.size(1))
+                loss, stats = grpo_loss(
+                    logps,
+                    current.old if current.old is not None else logps.detach(),
+                    current.advantages,
+                    current.mask,
+                    epsilon_low=cfg.epsilon,
+                    epsilon_high=eps_high,
+                    beta=cfg.beta,
+                    ref_logps=current.ref,
+                    aggregation=cfg.loss_aggregation,
+                    max_completion_length=cfg.max_completion_length,
+                    kl_importance_correction=cfg.kl_importance_correction,
+                )
+                loss.backward()
+                grad_norm = optimizer_step(self.model, self.optimizer, cfg)
+                step += 1
+                current.iterations += 1
+                log.log(step, {"loss": float(loss.detach()), "grad_norm": grad_norm, **stats, **current.metrics})
+                if current.iterations >= cfg.num_iterations:
+                    current = None
+                if checkpoints.due(step):
+                    checkpoints.save(step, feed, log, current.state() if current is not None else None)
         finally:
             log.close()
         save_model(self.model, self.tokenizer, cfg.output_dir)
         return log.history
+
+
+@dataclass
+class Round:
+    """One generation round: sequences, completion mask, advantages, old/reference log-probs, reward metrics.
+
+    With ``num_iterations > 1`` a checkpoint can fall inside a round; its state is saved so the remaining
+    iterations reuse the same generations after a resume.
+    """
+
+    batch: Encoded
+    mask: torch.Tensor
+    advantages: torch.Tensor
+    old: torch.Tensor | None
+    ref: torch.Tensor | None
+    metrics: dict[str, float]
+    iterations: int = 0
+
+    def state(self) -> dict[str, Any]:
+        tensors = {"mask": self.mask, "advantages": self.advantages, "old": self.old, "ref": self.ref}
+        return {
+            **{k: v.cpu() for k, v in self.batch},
+            **{k: None if v is None else v.cpu() for k, v in tensors.items()},
+            "metrics": dict(self.metrics),
+            "iterations": self.iterations,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], device: torch.device) -> Round:
+        def move(value: torch.Tensor | None) -> torch.Tensor | None:
+            return None if value is None else value.to(device)
+
+        batch = Encoded(**{k: state[k] for k in ("input_ids", "attention_mask", "completion_mask")}).to(device)
+        return cls(
+            batch,
+            move(state["mask"]),
+            move(state["advantages"]),
+            move(state["old"]),
+            move(state["ref"]),
+            dict(state["metrics"]),
+            int(state["iterations"]),
+        )
 
 
 def _reward_metrics(

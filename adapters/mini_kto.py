@@ -97,9 +97,7 @@ def train_kto(
                 shifted = completions[-1:] + completions[:-1]
                 mismatched = encode_pairs(tokenizer, prompts, shifted, config.max_length).to(device)
                 kl = kl_estimate(sequence_logps(model, mismatched), sequence_logps(reference, mismatched))
-        losses = kto_loss(
-            logps, ref_logps, labels, kl, config.beta, config.desirable_weight, config.undesirable_weight
-        )
+        losses = kto_loss(logps, ref_logps, labels, kl, config.beta, config.desirable_weight, config.undesirable_weight)
         rewards = config.beta * (logps - ref_logps).detach()
         metrics = {"kl": float(kl)}
         if labels.any():
@@ -108,6 +106,6 @@ def train_kto(
             metrics["rewards/undesirable"] = float(rewards[~labels].mean())
         return losses.mean(), metrics
 
-    history = train_loop(config, model, rows, step_loss, "mini KTO")
+    history = train_loop(config, model, rows, step_loss, "mini KTO", tokenizer)
     save_model(model, tokenizer, config.output_dir)
     return history

@@ -82,6 +82,6 @@ def train_orpo(
         }
         return loss, metrics
 
-    history = train_loop(config, model, rows, step_loss, "mini ORPO")
+    history = train_loop(config, model, rows, step_loss, "mini ORPO", tokenizer)
     save_model(model, tokenizer, config.output_dir)
     return history

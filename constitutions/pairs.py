@@ -13,7 +13,12 @@ For every pair of distinct candidates of a prompt:
    dropped with its reason: ``tie``, ``abstain`` (every principle abstained), ``flipped`` (when
    ``drop_flipped``), ``identical`` or ``empty`` responses. ``chosen == rejected`` never happens.
 
-Every finished pair (kept or dropped) is appended to a :class:`KeyedStore` before the next one, so a
+A prompt without two distinct non-empty candidates makes no pair: it is dropped as a whole with the
+reason ``fewer_than_two_distinct_candidates`` (one bad row never stops a run). Kept pairs whose
+``|P - 0.5| < LOW_CONFIDENCE_BAND`` are counted in the summary: with the default margin 0 they are
+near coin flips that still become training pairs.
+
+Every finished pair or dropped prompt is appended to a :class:`KeyedStore` before the next one, so a
 killed run resumes where it stopped. Judge failures (:class:`JudgeError`) are not recorded: they are
 counted as ``failed`` and retried by the next run.
 """
@@ -33,11 +38,16 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rewardkit.constitutions.loader import constitution_hash
 from rewardkit.constitutions.progress import RunProgress, describe_run
-from rewardkit.constitutions.prompts import PromptItem, content_key
+from rewardkit.constitutions.prompts import PromptItem, content_key, is_pairable
 from rewardkit.constitutions.schema import Constitution, Principle
 from rewardkit.constitutions.store import KeyedStore, export_dataset
 from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
 from rewardkit.types import completion_text
+
+#: Reason recorded for a prompt that has no two distinct non-empty candidates.
+UNPAIRABLE = "fewer_than_two_distinct_candidates"
+#: Kept pairs with ``|P(chosen better) - 0.5|`` below this are reported as low-confidence.
+LOW_CONFIDENCE_BAND = 0.05
 
 
 class PairsConfig(BaseModel):
@@ -75,6 +85,16 @@ class PairTask:
 
 
 @dataclass(frozen=True)
+class PromptDrop:
+    """A prompt dropped before judging (``reason``), keyed like a pair so a resumed run skips it."""
+
+    order: tuple[int, int, int]
+    key: str
+    item: PromptItem
+    reason: str = UNPAIRABLE
+
+
+@dataclass(frozen=True)
 class Decision:
     """The outcome of one pair: ``winner`` is ``"a"``/``"b"`` when kept, else ``reason`` says why not."""
 
@@ -93,9 +113,11 @@ class Decision:
 
 
 def pair_tasks(items: Sequence[PromptItem], config: PairsConfig) -> list[PairTask]:
-    """All unordered pairs of distinct candidates per prompt (optionally a seeded sample of them)."""
+    """All unordered pairs of distinct candidates per pairable prompt (optionally a seeded sample of them)."""
     tasks = []
     for item in items:
+        if not is_pairable(item):
+            continue
         candidates = list(dict.fromkeys(item.candidates))  # identical candidates make no pair
         pairs = list(itertools.combinations(range(len(candidates)), 2))
         if config.max_pairs_per_prompt is not None and len(pairs) > config.max_pairs_per_prompt:
@@ -106,6 +128,21 @@ def pair_tasks(items: Sequence[PromptItem], config: PairsConfig) -> list[PairTas
             key = content_key("pair", item.prompt, a, b)
             tasks.append(PairTask(order=(item.index, i, j), key=key, item=item, response_a=a, response_b=b))
     return tasks
+
+
+def prompt_drops(items: Sequence[PromptItem]) -> list[PromptDrop]:
+    """The prompts that cannot make a single pair (see :func:`~rewardkit.constitutions.prompts.is_pairable`)."""
+    drops = []
+    for item in items:
+        if not is_pairable(item):
+            key = content_key("prompt-drop", item.prompt, list(item.candidates))
+            drops.append(PromptDrop(order=(item.index, -1, -1), key=key, item=item))
+    return drops
+
+
+def planned_keys(items: Sequence[PromptItem], config: PairsConfig) -> set[str]:
+    """Store keys of everything a run over ``items`` records: its pairs and its dropped prompts."""
+    return {task.key for task in pair_tasks(items, config)} | {drop.key for drop in prompt_drops(items)}
 
 
 def sample_principles(constitution: Constitution, key: str, seed: int, count: int) -> list[Principle]:
@@ -237,6 +274,29 @@ def decision_record(
     return row
 
 
+def prompt_drop_record(
+    drop: PromptDrop, *, judge_model: str, constitution: Constitution, constitution_digest: str
+) -> dict[str, Any]:
+    """The store record of a dropped prompt, with the columns of a dropped pair (no response was compared)."""
+    return {
+        "status": "dropped",
+        "reason": drop.reason,
+        "prompt": drop.item.text,
+        "response_a": None,
+        "response_b": None,
+        "prob_a": None,
+        "abstained": False,
+        "flip": False,
+        "candidates": list(drop.item.candidates),
+        "prompt_id": drop.item.prompt_id,
+        "principles": [],
+        "judge_model": judge_model,
+        "constitution": constitution.name,
+        "constitution_hash": constitution_digest,
+        "order": list(drop.order),
+    }
+
+
 # -- the pipeline --------------------------------------------------------------------------------
 
 
@@ -246,6 +306,13 @@ class PairsSummary(BaseModel):
     pairs_total: int = 0
     kept: int = 0
     dropped: dict[str, int] = Field(default_factory=dict)
+    prompts_dropped: dict[str, int] = Field(
+        default_factory=dict, description="prompts that made no pair, by reason (in dropped.jsonl too)"
+    )
+    low_confidence_kept: int = Field(
+        0, description="kept pairs with |P(chosen better) - 0.5| < low_confidence_band: close to a coin flip"
+    )
+    low_confidence_band: float = LOW_CONFIDENCE_BAND
     failed: int = 0
     resumed: int = 0
     flipped: int = Field(0, description="judged pairs whose two presentation orders picked different responses")
@@ -268,6 +335,20 @@ class PairsSummary(BaseModel):
                     else ""
                 )
             )
+        if self.kept:
+            share = self.low_confidence_kept / self.kept
+            details.append(
+                f"low-confidence kept pairs (|P - 0.5| < {self.low_confidence_band:g}): "
+                f"{self.low_confidence_kept}/{self.kept} ({share:.0%})"
+                + (
+                    f" - near coin flips kept as training pairs: --margin {self.low_confidence_band:g} drops them"
+                    if self.low_confidence_kept
+                    else ""
+                )
+            )
+        if self.prompts_dropped:
+            counts = ", ".join(f"{reason} {count}" for reason, count in sorted(self.prompts_dropped.items()))
+            details.append(f"prompts dropped before judging (see dropped.jsonl): {counts}")
         if self.reference_pairs:
             details.append(
                 f"agreement with the data's 'better' marks: {self.reference_agreed}/{self.reference_pairs} "
@@ -314,6 +395,14 @@ class PairsPipeline:
                 raise JudgeError(failure)
         return decide(task, verdicts, [p.id for p in principles], self.config)
 
+    def drop_record(self, drop: PromptDrop) -> dict[str, Any]:
+        return prompt_drop_record(
+            drop,
+            judge_model=self.judge.model,
+            constitution=self.constitution,
+            constitution_digest=self.constitution_digest,
+        )
+
     def record(self, task: PairTask, decision: Decision) -> dict[str, Any]:
         return decision_record(
             task,
@@ -328,10 +417,17 @@ class PairsPipeline:
         self, items: Sequence[PromptItem], store: KeyedStore, progress: RunProgress | None = None
     ) -> PairsSummary:
         tasks = pair_tasks(items, self.config)
+        drops = prompt_drops(items)
         todo = [task for task in tasks if task.key not in store]
-        summary = PairsSummary(pairs_total=len(tasks), resumed=len(tasks) - len(todo))
+        new_drops = [drop for drop in drops if drop.key not in store]
+        resumed = len(tasks) - len(todo) + len(drops) - len(new_drops)
+        summary = PairsSummary(pairs_total=len(tasks), resumed=resumed)
         if progress is not None:
             progress.skip(summary.resumed)
+        for drop in new_drops:
+            store.append(drop.key, self.drop_record(drop))
+            if progress is not None:
+                progress.add("dropped")
         semaphore = asyncio.Semaphore(self.config.concurrency)
 
         async def one(task: PairTask) -> None:
@@ -358,13 +454,19 @@ class PairsPipeline:
                     )
 
         await asyncio.gather(*(one(task) for task in todo))
-        return self._tally(tasks, store, summary)
+        return self._tally(tasks, drops, store, summary)
 
     def run(self, items: Sequence[PromptItem], store: KeyedStore, progress: RunProgress | None = None) -> PairsSummary:
         return asyncio.run(self.arun(items, store, progress))
 
     @staticmethod
-    def _tally(tasks: Sequence[PairTask], store: KeyedStore, summary: PairsSummary) -> PairsSummary:
+    def _tally(
+        tasks: Sequence[PairTask], drops: Sequence[PromptDrop], store: KeyedStore, summary: PairsSummary
+    ) -> PairsSummary:
+        for drop in drops:
+            record = store.get(drop.key)
+            if record is not None:
+                summary.prompts_dropped[record["reason"]] = summary.prompts_dropped.get(record["reason"], 0) + 1
         for task in tasks:
             record = store.get(task.key)
             if record is None:
@@ -373,6 +475,7 @@ class PairsPipeline:
                 summary.kept += 1
                 summary.judged += 1
                 summary.flipped += bool(record["flip"])
+                summary.low_confidence_kept += abs(record["prob_chosen"] - 0.5) < summary.low_confidence_band
                 reference = task.item.reference
                 if reference is not None and reference in (task.response_a, task.response_b):
                     summary.reference_pairs += 1
@@ -404,11 +507,15 @@ def export_pairs(
 ) -> dict[str, Path]:
     """Write ``train.{jsonl,parquet}`` (kept pairs, input order) and ``dropped.jsonl`` from the store.
 
-    ``keys`` limits the export to the pairs of the current input (a store may hold pairs of a larger run).
+    ``keys`` limits the export to the records of the current input (a store may hold those of a larger
+    run; see :func:`planned_keys`). Dropped pairs and dropped prompts share one file, every row with
+    every column.
     """
     records = sorted((r for r in store.records() if keys is None or r["key"] in keys), key=lambda r: tuple(r["order"]))
     kept = [{k: v for k, v in r.items() if k != "status"} for r in records if r["status"] == "pair"]
     dropped = [{k: v for k, v in r.items() if k != "status"} for r in records if r["status"] != "pair"]
+    columns = list(dict.fromkeys(column for row in dropped for column in row))
+    dropped = [{column: row.get(column) for column in columns} for row in dropped]
     written = export_dataset(kept, out_dir, "train", formats)
     written["dropped"] = export_dataset(dropped, out_dir, "dropped", ("jsonl",))["jsonl"]
     return written

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -52,6 +52,20 @@ def prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
     if len(turns) == 1 and turns[0][0] == "user":
         return turns[0][1]
     return "\n\n".join(f"{role}: {content}" for role, content in turns)
+
+
+def distinct_candidates(candidates: Iterable[str]) -> list[str]:
+    """The candidates that can take part in a pair: non-empty, one per text up to surrounding whitespace."""
+    seen: dict[str, str] = {}
+    for candidate in candidates:
+        seen.setdefault(candidate.strip(), candidate)
+    seen.pop("", None)
+    return list(seen.values())
+
+
+def is_pairable(item: PromptItem) -> bool:
+    """Whether ``item`` has two candidates a judge can compare (else it is dropped, not judged)."""
+    return len(distinct_candidates(item.candidates)) >= 2
 
 
 def content_key(*parts: Any) -> str:

@@ -6,6 +6,11 @@ worker process; on overrun the worker's process group is killed and a fresh one 
 background, so the caller gets :data:`CallStatus.TIMEOUT` after ``timeout_s`` plus a few milliseconds,
 from any thread and from inside spawned or daemonic processes.
 
+The timeout is one deadline on the caller's clock that covers *everything*, waiting for a ready worker
+included: a cold pool or one whose workers were all just killed answers TIMEOUT (``started=False``)
+rather than letting the caller wait for a start-up. A spare process is kept started beyond ``workers``,
+so that a call right after a kill normally finds a ready worker.
+
 Workers are plain ``python -m rewardkit.hard_timeout`` subprocesses talking over a socketpair (no
 ``multiprocessing``: no re-import of the caller's ``__main__``, no "daemonic processes are not allowed
 to have children"). Functions travel by reference, so they must be importable module-level functions.
@@ -20,9 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import os
 import pickle
-import queue
 import signal
 import socket
 import subprocess
@@ -55,6 +60,7 @@ class CallOutcome:
     value: Any = None
     error: str = ""
     elapsed_s: float = 0.0
+    started: bool = True  # False when no worker was ready in time (or none could start): the call never ran
 
     @property
     def ok(self) -> bool:
@@ -135,23 +141,154 @@ class _Worker:
             self.proc.wait(timeout=10)
 
 
-def _kill_all(workers: list[_Worker]) -> None:
-    for worker in list(workers):
-        worker.kill()
-    workers.clear()
+def _spawn_worker(
+    preload: tuple[str, ...],
+    memory_limit_mb: int | None,
+    startup_timeout_s: float,
+    warm_call: tuple[Callable[..., Any], tuple[Any, ...]] | None,
+) -> _Worker:
+    """Start one worker and run its warm-up call; raises when it cannot start."""
+    worker = _Worker(preload, memory_limit_mb, startup_timeout_s)
+    if warm_call is not None:
+        fn, args = warm_call
+        worker.run(pickle.dumps((fn, tuple(args)), protocol=pickle.HIGHEST_PROTOCOL), startup_timeout_s)
+        if not worker.alive:
+            worker.kill()
+            raise RuntimeError("worker died during its warm-up call")
+    return worker
+
+
+def _reap_later(worker: _Worker) -> None:
+    try:
+        threading.Thread(target=worker.reap, daemon=True).start()
+    except RuntimeError:  # no new threads at interpreter shutdown; the OS reaps it with us
+        pass
+
+
+class _Workers:
+    """The processes of one pool generation: idle ones, busy ones and those being started.
+
+    Keeps ``target`` processes alive (the pool's workers plus spares) by starting replacements in
+    background threads, ``parallel_starts`` at a time. Replaced wholesale on close and after fork,
+    so a start that finishes late lands in a closed generation and is killed.
+    """
+
+    def __init__(self, spawn: Callable[[], _Worker], target: int, parallel_starts: int) -> None:
+        self.spawn = spawn
+        self.target = target
+        self.parallel_starts = parallel_starts
+        self.cond = threading.Condition()
+        self.idle: list[_Worker] = []
+        self.live: list[_Worker] = []
+        self.starting = 0
+        self.failures = 0
+        self.last_error = ""
+        self.closed = False
+
+    def top_up(self) -> None:
+        """Start missing processes in the background (call with ``cond`` held)."""
+        missing = self.target - len(self.live) - self.starting
+        while not self.closed and missing > 0 and self.starting < self.parallel_starts:
+            try:
+                threading.Thread(target=self._start_one, daemon=True).start()
+            except RuntimeError:  # interpreter shutting down
+                return
+            self.starting += 1
+            missing -= 1
+
+    def _start_one(self) -> None:
+        try:
+            worker: _Worker | None = self.spawn()
+            error = ""
+        except Exception as exc:
+            worker, error = None, f"{type(exc).__name__}: {exc}"
+        with self.cond:
+            self.starting -= 1
+            if worker is None:
+                self.failures += 1
+                self.last_error = error
+            elif self.closed:
+                worker.kill(wait=False)
+                _reap_later(worker)
+            else:
+                self.live.append(worker)
+                self.idle.append(worker)
+                self.top_up()  # a failure does not retry by itself: the next caller does
+            self.cond.notify_all()
+
+    def acquire(self, deadline: float) -> tuple[_Worker | None, str]:
+        """A ready worker, or ``(None, why)`` when none is ready by ``deadline`` or starting failed."""
+        with self.cond:
+            failures_before = self.failures
+            while True:
+                while self.idle:
+                    worker = self.idle.pop()
+                    if worker.alive:
+                        return worker, ""
+                    self._drop(worker)
+                self.top_up()
+                if self.failures > failures_before and self.starting == 0:
+                    return None, f"could not start worker: {self.last_error}"
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None, "timeout"
+                self.cond.wait(remaining)
+
+    def release(self, worker: _Worker) -> None:
+        with self.cond:
+            if worker.alive and not self.closed:
+                self.idle.append(worker)
+            else:
+                self._drop(worker)
+                self.top_up()
+            self.cond.notify_all()
+
+    def _drop(self, worker: _Worker) -> None:
+        with contextlib.suppress(ValueError):
+            self.live.remove(worker)
+        worker.kill(wait=False)
+        _reap_later(worker)
+
+    def wait_full(self, timeout_s: float) -> None:
+        """Start every missing process and wait until all are ready (or a start fails, or time is up)."""
+        deadline = time.monotonic() + timeout_s
+        with self.cond:
+            failures_before = self.failures
+            self.top_up()
+            while len(self.live) < self.target and not self.closed:
+                if self.failures > failures_before and self.starting == 0:
+                    return
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                self.cond.wait(remaining)
+                self.top_up()
+
+    def close(self) -> None:
+        with self.cond:
+            self.closed = True
+            doomed = list(self.live)
+            self.live.clear()
+            self.idle.clear()
+            self.cond.notify_all()
+        for worker in doomed:
+            worker.kill()
 
 
 class HardTimeoutPool:
-    """A lazily started pool of worker processes; each call is killed if it overruns ``timeout_s``.
+    """A lazily started pool of worker processes; no call takes longer than its timeout.
 
     Args:
-        workers: number of worker processes (default ``os.cpu_count()``).
-        timeout_s: per-call limit, counted from the moment the call reaches a ready worker.
+        workers: calls that can run at once (default ``os.cpu_count()``).
+        timeout_s: per-call limit on the caller's clock, *waiting for a ready worker included*: a call
+            that finds no ready worker in time ends as :data:`CallStatus.TIMEOUT` with ``started=False``.
         preload: modules each worker imports before it reports ready (so the first call is not slow).
         warm_call: ``(fn, args)`` run once in each new worker before it takes calls (lazy caches, parsers);
-            its result is ignored and its time is not charged to any caller's timeout.
+            it runs in the background, before the worker counts as ready.
         memory_limit_mb: ``RLIMIT_AS`` of each worker; an allocation past it fails inside the worker.
         startup_timeout_s: how long a worker may take to start.
+        spares: processes kept started beyond ``workers``, so that a call arriving right after a kill
+            finds a ready worker instead of waiting for a replacement to start (1-2 s here).
 
     The pool pickles as its configuration only (no processes), so objects that hold one stay picklable.
     A pool inherited through ``fork`` notices the new pid and starts its own workers.
@@ -165,57 +302,68 @@ class HardTimeoutPool:
         warm_call: tuple[Callable[..., Any], tuple[Any, ...]] | None = None,
         memory_limit_mb: int | None = None,
         startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+        spares: int = 1,
     ) -> None:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
         n = workers if workers is not None else (os.cpu_count() or 1)
         if n < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
+        if spares < 0:
+            raise ValueError(f"spares must be >= 0, got {spares}")
         self.workers = n
         self.timeout_s = float(timeout_s)
         self.preload = tuple(preload)
         self.warm_call = warm_call
         self.memory_limit_mb = memory_limit_mb
         self.startup_timeout_s = startup_timeout_s
+        self.spares = spares
         self._reset()
+
+    _SETTINGS = ("workers", "timeout_s", "preload", "warm_call", "memory_limit_mb", "startup_timeout_s", "spares")
 
     def _reset(self) -> None:
         self._lock = threading.Lock()
         self._pid = os.getpid()
-        self._slots: queue.Queue[_Worker | None] | None = None
-        self._live: list[_Worker] = []
+        self._generation: _Workers | None = None
         self._finalizer: weakref.finalize | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("workers", "timeout_s", "preload", "warm_call", "memory_limit_mb",
-                                               "startup_timeout_s")}
+        return {k: getattr(self, k) for k in self._SETTINGS}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("spares", 1)
         self._reset()
 
     # -- public API ------------------------------------------------------------------------------
     def call(self, fn: Callable[..., Any], *args: Any, timeout_s: float | None = None) -> CallOutcome:
-        """Run ``fn(*args)`` in a worker; never raises, never waits past the timeout once a worker is ready."""
+        """Run ``fn(*args)`` in a worker; never raises, never takes longer than the timeout (plus the kill)."""
+        budget = self.timeout_s if timeout_s is None else timeout_s
+        start = time.monotonic()
+        deadline = start + budget
         try:
             payload = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             return CallOutcome(CallStatus.ERROR, error=f"cannot send call: {type(exc).__name__}: {exc}")
-        slots = self._ensure_slots()
-        worker = slots.get()
-        outcome: CallOutcome | None = None
+        generation = self._ensure_generation()
+        worker, why = generation.acquire(deadline)
+        if worker is None:
+            elapsed = time.monotonic() - start
+            if why == "timeout":
+                return CallOutcome(CallStatus.TIMEOUT, error=f"no worker ready within {budget:g} s",
+                                   elapsed_s=elapsed, started=False)
+            return CallOutcome(CallStatus.CRASHED, error=why, elapsed_s=elapsed, started=False)
         try:
-            if worker is None or not worker.alive:
-                worker = None
-                worker = self._start_worker()
-            outcome = worker.run(payload, self.timeout_s if timeout_s is None else timeout_s)
+            outcome = worker.run(payload, max(deadline - time.monotonic(), 0.0))
         except Exception as exc:
-            what = "could not start worker" if worker is None else "worker failed"
-            outcome = CallOutcome(CallStatus.CRASHED, error=f"{what}: {type(exc).__name__}: {exc}")
-            if worker is not None:
-                worker.kill(wait=False)
-        finally:  # the slot always goes back, whatever happened (even KeyboardInterrupt)
-            self._return_slot(slots, worker)
+            worker.kill(wait=False)
+            outcome = CallOutcome(CallStatus.CRASHED, error=f"worker failed: {type(exc).__name__}: {exc}")
+        finally:  # the worker always goes back (or is replaced), whatever happened (even KeyboardInterrupt)
+            generation.release(worker)
+        if outcome.status is CallStatus.TIMEOUT:
+            outcome = CallOutcome(CallStatus.TIMEOUT, error=f"timeout after {budget:g} s",
+                                  elapsed_s=time.monotonic() - start)
         return outcome
 
     def map(self, fn: Callable[..., Any], arg_tuples: Iterable[Sequence[Any]],
@@ -230,21 +378,8 @@ class HardTimeoutPool:
             return list(executor.map(lambda a: self.call(fn, *a, timeout_s=timeout_s), items))
 
     def warm_up(self) -> None:
-        """Start every worker now (otherwise each starts on first use)."""
-        slots = self._ensure_slots()
-        taken = [slots.get() for _ in range(self.workers)]
-
-        def ready(worker: _Worker | None) -> _Worker | None:
-            if worker is not None and worker.alive:
-                return worker
-            try:
-                return self._start_worker()
-            except Exception:
-                return None  # the next call retries
-
-        with ThreadPoolExecutor(max_workers=self.workers) as executor:  # start them side by side
-            for worker in executor.map(ready, taken):
-                slots.put(worker)
+        """Start every worker (and spare) now and wait until they are ready; otherwise they start on first use."""
+        self._ensure_generation().wait_full(self.startup_timeout_s * (self.workers + self.spares))
 
     def close(self) -> None:
         """Kill every worker; the pool starts new ones if used again."""
@@ -254,51 +389,21 @@ class HardTimeoutPool:
             self._reset()
 
     # -- internals -------------------------------------------------------------------------------
-    def _ensure_slots(self) -> queue.Queue[_Worker | None]:
+    def _ensure_generation(self) -> _Workers:
         with self._lock:
             if self._pid != os.getpid():  # inherited through fork: the parent's workers are not ours
                 if self._finalizer is not None:
                     self._finalizer.detach()
                 self._reset()
-            if self._slots is None:
-                self._slots = queue.Queue()
-                for _ in range(self.workers):
-                    self._slots.put(None)
-                self._finalizer = weakref.finalize(self, _kill_all, self._live)
-            return self._slots
-
-    def _start_worker(self) -> _Worker:
-        worker = _Worker(self.preload, self.memory_limit_mb, self.startup_timeout_s)
-        if self.warm_call is not None:
-            fn, args = self.warm_call
-            worker.run(pickle.dumps((fn, tuple(args)), protocol=pickle.HIGHEST_PROTOCOL), self.startup_timeout_s)
-            if not worker.alive:
-                raise RuntimeError("worker died during its warm-up call")
-        with self._lock:
-            self._live.append(worker)
-        return worker
-
-    def _forget(self, worker: _Worker) -> None:
-        with self._lock, contextlib.suppress(ValueError):
-            self._live.remove(worker)
-
-    def _return_slot(self, slots: queue.Queue[_Worker | None], worker: _Worker | None) -> None:
-        if worker is None or worker.alive:
-            slots.put(worker)
-            return
-        self._forget(worker)
-        # Reap and replace the killed worker off the caller's clock; the slot returns once it is ready.
-        try:
-            threading.Thread(target=self._refill, args=(slots, worker), daemon=True).start()
-        except RuntimeError:  # no new threads (interpreter shutting down): the next caller starts one
-            slots.put(None)
-
-    def _refill(self, slots: queue.Queue[_Worker | None], dead: _Worker) -> None:
-        dead.reap()
-        try:
-            slots.put(self._start_worker())
-        except Exception:
-            slots.put(None)  # the next caller retries the start
+            if self._generation is None:
+                spawn = functools.partial(
+                    _spawn_worker, self.preload, self.memory_limit_mb, self.startup_timeout_s, self.warm_call
+                )
+                target = self.workers + self.spares
+                parallel = max(1, min(target, (os.cpu_count() or 1) // 2))
+                self._generation = _Workers(spawn, target, parallel)
+                self._finalizer = weakref.finalize(self, _Workers.close, self._generation)
+            return self._generation
 
 
 # -- worker side -------------------------------------------------------------------------------

@@ -13,21 +13,56 @@ from rewardkit.judges.cache import RequestCache, cache_key
 from rewardkit.judges.factory import JudgeClientConfig
 from rewardkit.judges.limits import RateLimiter
 from rewardkit.judges.pairwise import combine_orders, read_order
-from rewardkit.judges.parsing import option_distribution, parse_choice, parse_ranking, parse_score
+from rewardkit.judges.parsing import option_distribution, parse_choice, parse_ranking, parse_score, read_choice
 from rewardkit.judges.rank import rank_from_pairs
 from rewardkit.judges.rubric import read_score
 from rewardkit.judges.templates import TemplateError, packaged_templates, render_messages
 from rewardkit.reward import ConfigError
 
 CHOICES = [
+    # (judge answer, expected label or None = abstain)
     ("A", "A"),
+    ("B", "B"),
     (" (B).", "B"),
+    ("(A)", "A"),
+    ("**A**", "A"),
     ("Response A", "A"),
     ("B because it is correct", "B"),
     ("A: the first one", "A"),
     ("I think A is nice. Verdict: B", "B"),
+    ("Verdict: B", "B"),
+    ("**Verdict:** A", "A"),
+    ("Answer: A", "A"),
     ("The answer is (A)", "A"),
+    ("[[A]]", "A"),
+    ("Verdict: [[B]]", "B"),
+    ("After weighing both, my final verdict is: [[B]]", "B"),
     ('{"verdict": "B"}', "B"),
+    ('{"winner": "Response A"}', "A"),
+    ("Response B is better.", "B"),
+    ("B is better", "B"),
+    ("A is better than B.", "A"),
+    ("Option (B) is more helpful.", "B"),
+    ("I prefer B.", "B"),
+    ("Response A is better in tone. Verdict: B", "B"),
+    # the article "a" is not option A
+    ("The winner is B. It gives a better answer a user can follow.", "B"),
+    ("Both try to answer a tricky question, but B is clearly better.", "B"),
+    ("a", None),
+    ("a user would like this one", None),
+    ("A user would prefer the first reply.", None),
+    ("The answer is a matter of taste.", None),
+    # both labels named without one explicit verdict
+    ("A or B, hard to say", None),
+    ("A and B are both fine", None),
+    ("Verdict: A/B", None),
+    ("Neither A nor B is better.", None),
+    ("Response A is better in tone, but B is better overall.", None),
+    ("Verdict: A. On reflection, Verdict: B", None),
+    # no verdict at all, a tie, or a label that is not an option
+    ("I don't think B is better.", None),
+    ("[[C]]", None),
+    ("Verdict: tie", None),
     ('{"verdict": "C"}', None),
     ("Both are good", None),
     ("Apples", None),
@@ -41,21 +76,55 @@ def test_parse_choice(text, expected):
     assert parse_choice(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("A or B, hard to say", "names both A and B"),
+        ("Response A is better in tone, but B is better overall.", "conflicting"),
+        ("Verdict: A. On reflection, Verdict: B", "conflicting"),
+        ("[[C]]", "tie"),
+        ("Apples", "no verdict"),
+        ("", "empty"),
+    ],
+)
+def test_choice_abstain_says_why(text, reason):
+    reading = read_choice(text)
+    assert reading.choice is None
+    assert reason in reading.reason
+
+
+def test_parse_choice_other_labels():
+    assert parse_choice("Verdict: 2", labels=("1", "2")) == "2"
+    assert parse_choice("1 or 2, hard to say", labels=("1", "2")) is None
+
+
 SCORES = [
-    ("4", 4),
-    ("**5**", 5),
-    ("Score: 3", 3),
-    ("I'd give it 2/5.", 2),
-    ('{"score": 1, "reason": "wrong"}', 1),
-    ("7", None),  # outside 1..5
-    ("0", None),
-    ("great answer", None),
+    # (answer, scale, expected score or None)
+    ("4", 5, 4),
+    ("**5**", 5, 5),
+    ("Score: 3", 5, 3),
+    ("Score: 3.", 5, 3),
+    ("I'd give it 2/5.", 5, 2),
+    ('{"score": 1, "reason": "wrong"}', 5, 1),
+    ("Rating: [[4]]", 5, 4),
+    ("[[2]]", 5, 2),
+    ("Rating: 4.5", 10, 4.5),
+    ("Score: 4.5/5", 5, 4.5),
+    ('{"score": 3.5}', 5, 3.5),
+    ("Rating: 10", 10, 10),
+    ("Score: 4/5", 5, 4),
+    ("7", 5, None),  # outside 1..5
+    ("0", 5, None),
+    ("Score: 5.5", 5, None),
+    ("Score: -1", 5, None),
+    ("Score: 2. Actually, Score: 4", 5, None),  # two different scores: abstain
+    ("great answer", 5, None),
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), SCORES)
-def test_parse_score(text, expected):
-    assert parse_score(text, 5) == expected
+@pytest.mark.parametrize(("text", "scale", "expected"), SCORES)
+def test_parse_score(text, scale, expected):
+    assert parse_score(text, scale) == expected
 
 
 @pytest.mark.parametrize(
@@ -90,6 +159,8 @@ def test_option_distribution_normalises_over_option_variants():
 
 def test_option_distribution_none_without_an_option_token():
     assert option_distribution([lp("Hello", {"Hello": -0.1})], ["A", "B"]) is None
+    # a first token "a" is the article, not option A; its uppercase alternative is not the answer either
+    assert option_distribution([lp(" a", {" a": math.log(0.9), " A": math.log(0.1)})], ["A", "B"]) is None
     assert option_distribution(None, ["A", "B"]) is None
 
 

@@ -6,6 +6,10 @@ its own PID namespace (it cannot see the test runner, ``kill(-1)`` reaches only 
 unprivileged uid with ``RLIMIT_NPROC``. Without bubblewrap these cases are skipped, never run against the host.
 The containment checks are real: a real TCP listener on the host's 127.0.0.1, a real secret file and a real
 secret environment variable in this process, the host's process table for orphans.
+
+A second guard in case the first regresses: when a session also collects ``tests/test_hostile_in_pidns.py``
+and ``unshare`` works, this module's tests are deselected there and re-run inside a fresh PID namespace
+(``unshare --pid --fork --mount-proc``), so a containment failure cannot reach the host's other processes.
 """
 
 from __future__ import annotations

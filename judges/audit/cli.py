@@ -135,6 +135,7 @@ def build_judge(args: argparse.Namespace, cache_dir: Path) -> Any:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from rewardkit.judges.audit.leakage import register_set
     from rewardkit.judges.audit.perturb import parse_perturbations
     from rewardkit.judges.audit.runner import AuditRunner
 
@@ -160,6 +161,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         items = items + own
     runner = AuditRunner(judge, items, out, perturbations=perturbations, concurrency=args.concurrency,
                          progress=not args.no_progress)
+    register_set(runner.items, name=set_name)  # rlaif runs warn when they reuse these prompts
     summary = runner.run()
     print(f"{summary.total} judge tasks: {summary.reused} reused, {summary.judged} judged, {summary.failed} failed",
           file=sys.stderr)
