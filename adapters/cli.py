@@ -179,18 +179,30 @@ def summary(algorithm: str, history: list[dict[str, float]], log_file: str | Non
     return out
 
 
+RESTART_POLICY = (
+    "Checkpoints (save_steps > 0) go to output_dir/checkpoint-NNNNNN, newest only, written atomically. "
+    "Resuming is explicit: --resume continues from the newest checkpoint (same data order and random streams; "
+    "the metrics log is appended without repeating steps) and starts fresh when there is none, so the same "
+    "command serves the first start and every restart. Without --resume a run refuses an output_dir that "
+    "holds checkpoints; --overwrite deletes them and starts fresh."
+)
+
+
 def add_commands(subparsers: Any) -> None:
     """Add ``train`` with one sub-command per algorithm."""
     train = subparsers.add_parser("train", help="train a causal LM with the mini trainers (GRPO, DPO, IPO, KTO, ORPO)")
     algos = train.add_subparsers(title="algorithms", metavar="ALGORITHM")
     for name in ALGORITHMS:
-        p = algos.add_parser(name, help=f"mini {name.upper()} from a YAML config")
+        p = algos.add_parser(name, help=f"mini {name.upper()} from a YAML config", description=RESTART_POLICY)
         p.add_argument("--config", required=True, help="YAML config (model: tiny | DIR; data: FILE or task: ...)")
         p.add_argument("--max-steps", type=int, default=None, help="override max_steps")
         p.add_argument("--log-file", default=None, help="override log_file (metrics jsonl)")
         p.add_argument("--output-dir", default=None, help="override output_dir (save the trained model)")
         p.add_argument(
-            "--save-steps", type=int, default=None, help="override save_steps (checkpoint every N steps; 0: at the end)"
+            "--save-steps",
+            type=int,
+            default=None,
+            help="override save_steps (checkpoint every N steps and at the last; 0: final model only)",
         )
         restart = p.add_mutually_exclusive_group()
         restart.add_argument(

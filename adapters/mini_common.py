@@ -387,19 +387,24 @@ def _config_record(config: MiniConfig) -> dict[str, Any]:
         return {k: repr(v) for k, v in config}
 
 
+def _fsync(path: Path) -> None:
+    """Flush a file or a folder's entries to disk (best effort: some filesystems refuse folders)."""
+    flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if path.is_dir() else 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _fsync_tree(root: Path) -> None:
     for path in [*root.rglob("*"), root]:
-        flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if path.is_dir() else 0)
-        try:
-            fd = os.open(path, flags)
-        except OSError:
-            continue
-        try:
-            os.fsync(fd)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        _fsync(path)
 
 
 class Checkpointer:
@@ -485,7 +490,7 @@ class Checkpointer:
             if final.exists():
                 shutil.rmtree(final)
             os.replace(tmp, final)
-            _fsync_tree(root)
+            _fsync(root)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise

@@ -29,9 +29,9 @@ from rewardkit.reward import ConfigError, Reward
 
 
 class RewardTerm(BaseModel):
-    """One term of the spec: ``weight * reward`` (optionally behind a gate)."""
+    """One term of the spec: ``weight * reward`` (optionally behind a gate). Numbers must be finite."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(description="registered reward name (`rewardkit rewards list`)")
     config: dict[str, Any] = Field(default_factory=dict, description="the reward's config")
@@ -74,8 +74,14 @@ class RewardSpec(BaseModel):
 
     @model_validator(mode="after")
     def _buildable(self) -> RewardSpec:
-        for term in self.rewards:
-            term.build()
+        names = [term.build().__name__ for term in self.rewards]
+        for name in dict.fromkeys(names):
+            terms = [i for i, n in enumerate(names) if n == name]
+            if len(terms) > 1:
+                raise ValueError(
+                    f"{', '.join(f'rewards.{i}' for i in terms)} are all logged as {name!r}, so TRL's "
+                    f"rewards/{name}/mean and {name}_reason would mix them; give all but one a distinct 'label'"
+                )
         return self
 
     # -- builders ----------------------------------------------------------------------------------

@@ -224,22 +224,36 @@ def _accountant(client: Any) -> Any:
 
 
 def _fill_candidates(args: argparse.Namespace, items: list[Any], out: Path, cache_dir: Path) -> tuple[list[Any], int]:
-    """Generate K candidates for the prompts that have fewer than two (returns items, failed prompts)."""
+    """Generate K candidates for the prompts that have fewer than two (returns items, failed prompts).
+
+    Without a policy such prompts are left as they are, and the pipeline drops them with their reason;
+    only an input where no prompt at all has two candidates (a wrong column, a forgotten policy) is an error.
+    """
     import asyncio
 
     from rewardkit.constitutions.generate import GenerationConfig, agenerate
+    from rewardkit.constitutions.pairs import UNPAIRABLE
     from rewardkit.constitutions.progress import RunProgress
+    from rewardkit.constitutions.prompts import is_pairable
     from rewardkit.constitutions.store import KeyedStore
 
-    given = [item for item in items if len(set(item.candidates)) >= 2]
-    missing = [item for item in items if len(set(item.candidates)) < 2]
+    given = [item for item in items if is_pairable(item)]
+    missing = [item for item in items if not is_pairable(item)]
     if not missing:
         return items, 0
     if not args.policy_backend:
-        raise ValueError(
-            f"{len(missing)} prompt(s) have fewer than two candidates in column {args.responses_column!r}: "
-            "give a policy to generate them (--policy-backend openai|transformers|embedded, --policy-model ...)"
+        if not given:
+            raise ValueError(
+                f"{len(missing)} prompt(s) have fewer than two distinct candidates in column "
+                f"{args.responses_column!r} and none has two: give a policy to generate them "
+                "(--policy-backend openai|transformers|embedded, --policy-model ...)"
+            )
+        print(
+            f"{len(missing)} of {len(items)} prompt(s) have fewer than two distinct non-empty candidates and no "
+            f"--policy-backend generates more: dropped as {UNPAIRABLE} (see dropped.jsonl)",
+            file=sys.stderr,
         )
+        return items, 0
     if args.k < 2:
         raise ValueError("--k must be at least 2 to make pairs")
     config = GenerationConfig(
@@ -293,14 +307,33 @@ def _run_pipeline(
     summary.outputs = {name: str(path) for name, path in written.items()}
     if accountant is not None:
         summary.usage = accountant.report().summary()
-    (out / "summary.json").write_text(json.dumps(summary.model_dump(), indent=2))
+    leaks = _audit_leaks(items)
+    (out / "summary.json").write_text(
+        json.dumps({**summary.model_dump(), "leakage": [leak.model_dump() for leak in leaks]}, indent=2)
+    )
     print(summary.describe())
+    for leak in leaks:
+        print(f"WARNING: {leak.message()}", file=sys.stderr)
     return summary
+
+
+def _audit_leaks(items: list[Any]) -> list[Any]:
+    """Registered audit sets (every ``rewardkit audit`` run records its set) whose prompts this run uses."""
+    from rewardkit.judges.audit.leakage import find_registered_leaks
+
+    return find_registered_leaks(item.prompt for item in items)
 
 
 def cmd_pairs(args: argparse.Namespace) -> int:
     from rewardkit.constitutions.loader import load_constitution
-    from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline, export_pairs, pair_tasks
+    from rewardkit.constitutions.pairs import (
+        PairsConfig,
+        PairsPipeline,
+        export_pairs,
+        pair_tasks,
+        planned_keys,
+        prompt_drops,
+    )
 
     started = time.monotonic()
     formats = _formats(args.format)
@@ -322,15 +355,16 @@ def cmd_pairs(args: argparse.Namespace) -> int:
 
     judge = build_pairwise_judge(args, constitution, cache_dir, out / STATE)
     pipeline = PairsPipeline(judge, constitution, config)
+    keys = planned_keys(items, config)
     summary = _run_pipeline(
         args,
         pipeline,
         items,
-        total=len(pair_tasks(items, config)),
+        total=len(pair_tasks(items, config)) + len(prompt_drops(items)),
         desc="judging pairs",
         accountant=_accountant(judge.client) if hasattr(judge, "client") else None,
         store_name="pairs.jsonl",
-        export=lambda store: export_pairs(store, out, formats, keys={task.key for task in pair_tasks(items, config)}),
+        export=lambda store: export_pairs(store, out, formats, keys=keys),
     )
     print(
         f"judge: {judge.model}; constitution: {constitution.name} ({pipeline.constitution_digest}); "

@@ -4,7 +4,8 @@ A pairwise judge takes a template name or a ``.jinja`` path (``rewardkit.judges`
 When a constitution overrides the comparison template or ships comparison examples, the effective
 template is written once into the run's state folder and its path is handed to the judge. Example
 turns are inserted before the first user turn as literal text, answered the way the judge is
-asked to answer (a letter, or reasoning then ``Verdict: X`` with chain-of-thought).
+asked to answer (a letter, or reasoning then ``Verdict: X`` with chain-of-thought). The template is
+rendered in jinja's sandbox (see :mod:`rewardkit.judges.templates`) and checked before it is written.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def comparison_template(
     constitution: Constitution, base: str | None, *, chain_of_thought: bool, state_dir: Path
 ) -> str | None:
     """A template name or path for the judge; ``base`` (or the judge's default when ``None``) if nothing to add."""
-    from rewardkit.judges.templates import template_text
+    from rewardkit.judges.templates import check_source, template_text
 
     examples = constitution.examples.comparison
     if constitution.templates.comparison is None and not examples:
@@ -30,6 +31,7 @@ def comparison_template(
     source = constitution.templates.comparison or template_text(
         base or ("pairwise_cot" if chain_of_thought else "pairwise")
     )
+    check_source(source, name="comparison template", prompt="p", first="a", second="b", question=None)
     if examples:
         source = with_examples(source, examples, chain_of_thought=chain_of_thought)
     digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
@@ -44,16 +46,19 @@ def comparison_template(
 
 def with_examples(source: str, examples: tuple[ComparisonExample, ...], *, chain_of_thought: bool) -> str:
     """``source`` with one solved user/assistant exchange per example before its first user turn."""
-    import jinja2
+    from rewardkit.judges.templates import check_source, split_roles
 
-    from rewardkit.judges.templates import split_roles
-
-    template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(source)
     turns = []
     for example in examples:
-        rendered = split_roles(
-            template.render(prompt=example.prompt, first=example.response_a, second=example.response_b, question=None)
+        text = check_source(
+            source,
+            name="comparison template",
+            prompt=example.prompt,
+            first=example.response_a,
+            second=example.response_b,
+            question=None,
         )
+        rendered = split_roles(text)
         asked = "\n\n".join(m["content"] for m in rendered if m["role"] == "user")
         if chain_of_thought:
             answer = f"{example.explanation}\nVerdict: {example.preferred}".strip()

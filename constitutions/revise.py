@@ -80,10 +80,27 @@ def revision_tasks(items: Sequence[PromptItem]) -> list[RevisionTask]:
     return tasks
 
 
-def render(template: str, **variables: Any) -> str:
-    import jinja2
+#: Sample values for a dry render of each revision-stage template, so a broken one fails before any request.
+TEMPLATE_SAMPLES: dict[str, dict[str, str]] = {
+    "critique": {"critique_request": "Critique it.", "prompt": "p", "response": "r"},
+    "revision": {"revision_request": "Revise it.", "prompt": "p", "response": "r", "critique": "c"},
+}
 
-    return jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(template).render(**variables).strip()
+
+def render(template: str, *, kind: str = "template", **variables: Any) -> str:
+    """Render a constitution's critique/revision template in jinja's sandbox (it is user-supplied text)."""
+    from rewardkit.judges.templates import render_source
+
+    return render_source(template, name=f"{kind} template", **variables).strip()
+
+
+def check_revision_templates(constitution: Constitution) -> None:
+    """Dry-render the constitution's critique and revision templates; raise ``TemplateError`` if one fails."""
+    from rewardkit.judges.templates import check_source
+
+    for kind, default in (("critique", DEFAULT_CRITIQUE_TEMPLATE), ("revision", DEFAULT_REVISION_TEMPLATE)):
+        source = getattr(constitution.templates, kind) or default
+        check_source(source, name=f"{kind} template of constitution {constitution.name!r}", **TEMPLATE_SAMPLES[kind])
 
 
 def clean_revision(text: str) -> str:
@@ -110,6 +127,7 @@ def critique_messages(
                     "role": "user",
                     "content": render(
                         critique_template,
+                        kind="critique",
                         critique_request=principle.critique,
                         prompt=example.prompt,
                         response=example.response,
@@ -120,6 +138,7 @@ def critique_messages(
                     "role": "user",
                     "content": render(
                         revision_template,
+                        kind="revision",
                         revision_request=principle.revision,
                         prompt=example.prompt,
                         response=example.response,
@@ -135,7 +154,11 @@ def critique_messages(
         {
             "role": "user",
             "content": render(
-                critique_template, critique_request=principle.critique, prompt=prompt_text, response=response
+                critique_template,
+                kind="critique",
+                critique_request=principle.critique,
+                prompt=prompt_text,
+                response=response,
             ),
         },
     ]
@@ -159,6 +182,7 @@ def revision_messages(
             "role": "user",
             "content": render(
                 revision_template,
+                kind="revision",
                 revision_request=principle.revision,
                 prompt=prompt_text,
                 response=response,
@@ -187,6 +211,7 @@ class RevisePipeline:
     """Critique and revise responses with ``client`` (any :class:`ChatClient`) under a constitution."""
 
     def __init__(self, client: ChatClient, constitution: Constitution, config: ReviseConfig | None = None) -> None:
+        check_revision_templates(constitution)
         self.client = client
         self.constitution = constitution
         self.config = config or ReviseConfig()

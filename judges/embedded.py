@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import weakref
@@ -91,6 +92,8 @@ class EmbeddedServer:
         self.process: subprocess.Popen | None = None
         self.log_path: Path | None = None
         self._finalizer: weakref.finalize | None = None
+        # Re-entrant: a failed start stops its process while holding the lock.
+        self._lock = threading.RLock()
 
     @property
     def base_url(self) -> str:
@@ -117,8 +120,15 @@ class EmbeddedServer:
         return command
 
     def start(self) -> EmbeddedServer:
+        """Start the server unless it runs; concurrent callers wait for one start instead of racing their own."""
+        with self._lock:
+            return self._start()
+
+    def _start(self) -> EmbeddedServer:
         if self.running:
             return self
+        if self.process is not None:  # it exited on its own: release it before starting another
+            self.stop()
         missing = llama_server_missing()
         if missing:
             raise JudgeError(f"cannot start the embedded llama.cpp server: {missing}")
@@ -160,13 +170,15 @@ class EmbeddedServer:
         return self.log_path.read_text(errors="replace")[-chars:]
 
     def stop(self) -> None:
-        if self._finalizer is not None:
-            self._finalizer()  # terminates the process once
-            self._finalizer = None
-        self.process = None
-        if self.log_path is not None:
-            with contextlib.suppress(OSError):
-                self.log_path.unlink()
+        """Terminate the server this object started (waits for a start in progress to finish first)."""
+        with self._lock:
+            if self._finalizer is not None:
+                self._finalizer()  # terminates the process once
+                self._finalizer = None
+            self.process = None
+            if self.log_path is not None:
+                with contextlib.suppress(OSError):
+                    self.log_path.unlink()
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()
@@ -202,6 +214,9 @@ class EmbeddedServerClient:
         self._owner = True
         self._transport: OpenAIChatClient | None = None
         self._client_cls = OpenAIChatClient
+        # Concurrent first requests (threads, or ``acomplete`` calls that start the server in a thread)
+        # must share one server: the first starts it, the others wait for it.
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"EmbeddedServerClient(model={self.model!r}, running={self.server.running})"
@@ -226,12 +241,17 @@ class EmbeddedServerClient:
         return self._transport.stats if self._transport is not None else TransportStats()
 
     def transport(self):
-        if self._transport is None:
-            self.server.start()
-            self._transport = self._client_cls(
-                self.model, base_url=self.server.base_url, timeout=self.timeout, max_retries=self.max_retries
-            )
-        return self._transport
+        """The HTTP transport to the server, starting the server on the first call (once, whatever the threads)."""
+        transport = self._transport
+        if transport is None:
+            with self._lock:
+                if self._transport is None:
+                    self.server.start()
+                    self._transport = self._client_cls(
+                        self.model, base_url=self.server.base_url, timeout=self.timeout, max_retries=self.max_retries
+                    )
+                transport = self._transport
+        return transport
 
     def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
         return self.transport().complete(messages, params)
@@ -239,18 +259,21 @@ class EmbeddedServerClient:
     async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
         import asyncio
 
-        if self._transport is None:  # starting the server blocks for a couple of seconds
-            await asyncio.to_thread(self.transport)
-        return await self.transport().acomplete(messages, params)
+        transport = self._transport
+        if transport is None:  # starting the server blocks for a couple of seconds
+            transport = await asyncio.to_thread(self.transport)
+        return await transport.acomplete(messages, params)
 
     async def aclose(self) -> None:
         if self._transport is not None:
             await self._transport.aclose()
 
     def close(self) -> None:
-        if self._owner:
-            self.server.stop()
-        self._transport = None
+        """Stop the server this client started (a pickled copy owns none); a later request starts a new one."""
+        with self._lock:
+            if self._owner:
+                self.server.stop()
+            self._transport = None
 
 
 def embedded_transport(*, base_url: str | None = None, timeout: float = 60.0, max_retries: int = 4):

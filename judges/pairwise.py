@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, OrderVerdict, PairwiseVerdict
-from rewardkit.judges.parsing import option_distribution, parse_choice
+from rewardkit.judges.parsing import option_distribution, read_choice
 from rewardkit.judges.templates import check_template, render_messages
 
 LABELS = ("A", "B")
@@ -115,11 +115,12 @@ def read_order(
             p_first = distribution["A"]
             choice = "first" if p_first > 0.5 else "second" if p_first < 0.5 else None
             return OrderVerdict(prob_first=p_first, choice=choice, source="logprobs", raw=raw)
-    label = parse_choice(raw, LABELS)
+    reading = read_choice(raw, LABELS)
+    label = reading.choice
     if label is None:
         if result.finish_reason == "length":
             return OrderVerdict(source="abstain", raw=raw, reason="answer cut off before a verdict (max_tokens)")
-        return OrderVerdict(source="abstain", raw=raw, reason=f"no verdict in answer: {raw[:120]!r}")
+        return OrderVerdict(source="abstain", raw=raw, reason=reading.reason)
     low, high = cot_clamp if chain_of_thought else (0.0, 1.0)
     return OrderVerdict(
         prob_first=high if label == "A" else low,

@@ -11,6 +11,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
@@ -26,16 +27,32 @@ class ChoiceAnswer(BaseModel):
 
 
 class ScoreAnswer(BaseModel):
-    """A rubric answer: an integer score in ``1..scale``."""
+    """A rubric answer: a finite score in ``1..scale`` (``4.5`` on a 10-point scale is a valid answer)."""
 
-    score: int
+    score: float
     scale: int = Field(ge=2)
 
     @model_validator(mode="after")
     def _in_range(self) -> ScoreAnswer:
-        if not 1 <= self.score <= self.scale:
-            raise ValueError(f"score {self.score} outside 1..{self.scale}")
+        if not (math.isfinite(self.score) and 1 <= self.score <= self.scale):
+            raise ValueError(f"score {self.score:g} outside 1..{self.scale}")
         return self
+
+
+@dataclass(frozen=True)
+class ChoiceReading:
+    """What a pairwise answer says: the chosen label, or ``None`` and why the answer is an abstain."""
+
+    choice: str | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ScoreReading:
+    """What a rubric answer says: the score, or ``None`` and why the answer is an abstain."""
+
+    score: float | None
+    reason: str = ""
 
 
 class RankingAnswer(BaseModel):
@@ -67,60 +84,159 @@ def _json_object(text: str) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def parse_choice(text: str, labels: Sequence[str] = ("A", "B")) -> str | None:
-    """The option label a judge chose, or ``None`` when the answer names none or several.
+# Labels are matched case-sensitively as whole words: the article "a" is never option "A".
+_WORD = r"[A-Za-z0-9_]"
+_DECOR = r"""[\s*_"'`]*"""
+_PREFIX = r"(?:(?i:response|option|assistant|candidate)\s+)?"
+_COPULA = rf"(?:(?i:is|was|would\s+be)\b{_DECOR})?[:=]?{_DECOR}"
+_ADVERB = r"(?:(?i:clearly|much|slightly|far|significantly|definitely|overall|somewhat|a\s+bit|the)\s+)*"
+_PRAISE = (
+    r"(?i:better|best|preferable|preferred|superior|stronger|more\s+(?:helpful|accurate|correct|honest|harmless"
+    r"|appropriate|complete|relevant|useful))\b"
+)
+_NEGATION = re.compile(r"(?i:\b(?:not|no|neither|nor|never|cannot|hardly)\b|n't)")
+_CLAUSE_END = re.compile(r"[.;!?\n]")
+_TIE = re.compile(r"\[\[\s*(?i:C|tie)\s*\]\]|(?i:verdict)" + _DECOR + _COPULA + r"(?i:tie|draw|equal)\b")
 
-    Accepted: a JSON object ``{"verdict": "A"}`` (or ``choice``/``answer``), a final line
-    ``Verdict: A`` / ``Answer: (B)``, or an answer that is just the label (``"A"``, ``"(B)."``,
-    ``"Response A"``). An answer naming both labels without a verdict line is ambiguous -> ``None``.
+
+def _choice_patterns(labels: Sequence[str]) -> list[tuple[str, list[re.Pattern[str]]]]:
+    """Explicit verdict forms, strongest tier first; each captures the chosen label."""
+    group = "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
+    label = rf"(?<!{_WORD})({group})(?!{_WORD})"
+    # A label directly joined to another ("A or B", "A/B", "A and B") is a mention of both, not a verdict.
+    alone = rf"(?!\s*[\)\]]*\s*(?:,|&|/|\b(?i:and|or|vs|versus|nor)\b\.?)\s*{_PREFIX}[\(\[]?\s*(?:{group})(?!{_WORD}))"
+    opened = r"[\(\[]*\s*"
+    return [
+        (
+            "verdict",
+            [
+                re.compile(rf"\[\[\s*{label}\s*\]\]"),
+                re.compile(rf"(?i:verdict){_DECOR}{_COPULA}{opened}{_PREFIX}{opened}{label}{alone}"),
+            ],
+        ),
+        (
+            "stated",
+            [
+                re.compile(
+                    rf"(?i:answer|winner|choice|decision|preference|better\s+response|best\s+response"
+                    rf"|preferred\s+response){_DECOR}{_COPULA}{opened}{_PREFIX}{opened}{label}{alone}"
+                ),
+                re.compile(rf"(?i:prefer|choose|pick|select|go\s+with)\s+{_PREFIX}{opened}{label}{alone}"),
+                re.compile(
+                    rf"^[\s*_]*[\(\[]?\s*{_PREFIX}{label}\s*[\)\]]?[*_]*\s*"
+                    rf"(?=[:.,\-\u2013\u2014]|$|\s+(?i:because|since|as)\b){alone}"
+                ),
+            ],
+        ),
+        (
+            "comparative",
+            [re.compile(rf"{_PREFIX}{opened}{label}\s*[\)\]]?\s+(?i:is|seems|looks)\s+{_ADVERB}{_PRAISE}")],
+        ),
+    ]
+
+
+def _negated(text: str, at: int) -> bool:
+    """Whether the clause before ``at`` negates what follows ("Neither A nor B is better")."""
+    clause_start = max((m.end() for m in _CLAUSE_END.finditer(text, 0, at)), default=0)
+    return bool(_NEGATION.search(text[clause_start:at]))
+
+
+def read_choice(text: str, labels: Sequence[str] = ("A", "B")) -> ChoiceReading:
+    """The option label a judge chose, or ``None`` with the reason it abstains.
+
+    Accepted, strongest first: a JSON object ``{"verdict": "A"}`` (or ``choice``/``answer``/``winner``);
+    a formal verdict ``[[A]]`` or ``Verdict: B``; a stated choice (``Answer: (A)``, ``The winner is B``,
+    ``I prefer A``, or an answer that is just the label: ``"B"``, ``"(A)."``, ``"Response A"``,
+    ``"B because ..."``); a comparison (``Response B is better``, ``B is clearly better``). Labels are
+    case-sensitive whole words. The strongest tier present decides; if it names different labels, or
+    the text names several labels with no explicit verdict ("A or B, hard to say"), the answer abstains.
     """
-    allowed = {label.upper(): label for label in labels}
+    if not text.strip():
+        return ChoiceReading(None, "empty answer")
     obj = _json_object(text)
     if obj is not None:
         for key in ("verdict", "choice", "answer", "winner", "better"):
             if key in obj:
+                value = normalise_token(str(obj[key])).removeprefix("Response ").strip()
                 try:
-                    answer = ChoiceAnswer(choice=normalise_token(str(obj[key])).removeprefix("Response ").strip())
+                    answer = ChoiceAnswer(choice=value)
                 except ValidationError:
-                    return None
-                return allowed.get(answer.choice.upper())
-    label_group = "|".join(re.escape(label) for label in labels)
-    verdicts = re.findall(
-        rf"(?:verdict|answer|better response|winner|choice)\s*(?:is)?\s*[:=]?\s*\**\s*"
-        rf"\(?\s*(?:response\s+)?({label_group})\b",
-        text,
-        flags=re.IGNORECASE,
-    )
-    if verdicts:
-        return allowed.get(verdicts[-1].upper())
-    stripped = normalise_token(text)
-    stripped = re.sub(r"^(?:response|option)\s+", "", stripped, flags=re.IGNORECASE)
-    if stripped.upper() in allowed:
-        return allowed[stripped.upper()]
-    # The answer opens with a bare label followed by separator text ("A: ...", "(B) because ...").
-    lead = re.match(rf"^\s*\(?\s*({label_group})\s*[\):.\s]", text + " ")
-    if lead:
-        return lead.group(1)
-    return None
+                    return ChoiceReading(None, f"JSON {key} {value!r} is not a label")
+                if answer.choice in labels:
+                    return ChoiceReading(answer.choice)
+                return ChoiceReading(None, f"JSON {key} {value!r} is not one of {', '.join(labels)}")
+    if _TIE.search(text) and not any(label.upper() in ("C", "TIE") for label in labels):
+        return ChoiceReading(None, "the judge declared a tie")
+    for tier, patterns in _choice_patterns(labels):
+        found = [
+            (match.start(1), match.group(1))
+            for pattern in patterns
+            for match in pattern.finditer(text)
+            if tier != "comparative" or not _negated(text, match.start())
+        ]
+        chosen = sorted({label for _, label in found})
+        if len(chosen) == 1:
+            return ChoiceReading(chosen[0])
+        if len(chosen) > 1:
+            return ChoiceReading(None, f"conflicting {tier} verdicts: {' and '.join(chosen)}")
+    group = "|".join(re.escape(label) for label in labels)
+    named = sorted(set(re.findall(rf"(?<!{_WORD})({group})(?!{_WORD})", text)))
+    if len(named) > 1:
+        return ChoiceReading(None, f"names both {' and '.join(named)} without one explicit verdict")
+    return ChoiceReading(None, f"no verdict in answer: {text[:120]!r}")
 
 
-def parse_score(text: str, scale: int) -> int | None:
-    """An integer score in ``1..scale``: JSON ``{"score": 4}``, ``Score: 4``, ``4/5`` or a bare ``4``."""
+def parse_choice(text: str, labels: Sequence[str] = ("A", "B")) -> str | None:
+    """The option label a judge chose, or ``None`` (abstain); see :func:`read_choice` for the accepted forms."""
+    return read_choice(text, labels).choice
+
+
+_NUMBER = r"(?<![\d.\-])(\d+(?:\.\d+)?)(?![\d])"
+
+
+def read_score_answer(text: str, scale: int) -> ScoreReading:
+    """A score in ``1..scale`` or ``None`` with the reason; decimals are kept (``Rating: 4.5`` -> 4.5).
+
+    Accepted, strongest first: ``[[4]]`` (MT-Bench); JSON ``{"score": 4}``; ``Score: 4`` /
+    ``Rating: 4.5`` / ``4/5`` / ``4 out of 5``; a bare ``4``. The strongest form present decides; if it
+    gives different numbers the answer abstains, and a number outside ``1..scale`` is rejected, not clamped.
+    """
     obj = _json_object(text)
-    candidates: list[str] = []
-    if obj is not None and "score" in obj:
-        candidates.append(str(obj["score"]))
-    candidates += re.findall(r"(?:score|rating)\s*(?:is|of)?\s*[:=]?\s*\**\s*(\d+)", text, flags=re.IGNORECASE)
-    candidates += re.findall(rf"\b(\d+)\s*/\s*{scale}\b", text)
-    bare = re.fullmatch(r"\s*\**\s*(\d+)\s*\**\s*\.?\s*", text)
-    if bare:
-        candidates.append(bare.group(1))
-    for candidate in candidates:
-        try:
-            return ScoreAnswer(score=int(candidate), scale=scale).score
-        except (ValueError, ValidationError):
+    json_scores = []
+    if obj is not None:
+        for key in ("score", "rating"):
+            value = obj.get(key)
+            if value is not None and not isinstance(value, bool):
+                json_scores.append(str(value).strip())
+    tiers = [
+        ("MT-Bench", re.findall(rf"\[\[\s*{_NUMBER}\s*\]\]", text)),
+        ("JSON", json_scores),
+        (
+            "labelled",
+            re.findall(rf"(?i:score|rating|grade){_DECOR}{_COPULA}(?i:of\s+)?{_NUMBER}", text)
+            + re.findall(rf"{_NUMBER}\s*(?:/|(?i:out\s+of))\s*{scale}(?!\d|\.\d)", text),
+        ),
+        ("bare", re.findall(rf"^[\s*_]*{_NUMBER}[\s*_]*\.?\s*$", text)),
+    ]
+    for form, candidates in tiers:
+        if not candidates:
             continue
-    return None
+        try:
+            values = sorted({float(candidate) for candidate in candidates})
+        except ValueError:
+            return ScoreReading(None, f"{form} score {candidates[0]!r} is not a number")
+        if len(values) > 1:
+            return ScoreReading(None, f"conflicting {form} scores: {', '.join(f'{v:g}' for v in values)}")
+        try:
+            return ScoreReading(ScoreAnswer(score=values[0], scale=scale).score)
+        except ValidationError:
+            return ScoreReading(None, f"score {values[0]:g} outside 1..{scale}")
+    return ScoreReading(None, f"no score in 1..{scale} in answer: {text[:120]!r}")
+
+
+def parse_score(text: str, scale: int) -> float | None:
+    """A score in ``1..scale`` or ``None`` (abstain); see :func:`read_score_answer` for the accepted forms."""
+    return read_score_answer(text, scale).score
 
 
 def parse_ranking(text: str, n: int) -> list[int] | None:
@@ -156,16 +272,16 @@ def option_distribution(
     """
     if not logprobs:
         return None
-    wanted = {option.upper(): option for option in options}
+    wanted = set(options)  # case-sensitive: a token "a" is the article, not option "A"
     for position, entry in enumerate(logprobs):
-        if normalise_token(entry.token).upper() not in wanted:
+        if normalise_token(entry.token) not in wanted:
             continue
         mass = dict.fromkeys(options, 0.0)
         alternatives = dict(entry.top)
         alternatives.setdefault(entry.token, entry.logprob)
         for token, logprob in alternatives.items():
-            option = wanted.get(normalise_token(token).upper())
-            if option is not None and math.isfinite(logprob):
+            option = normalise_token(token)
+            if option in wanted and math.isfinite(logprob):
                 mass[option] += math.exp(logprob)
         total = sum(mass.values())
         if total <= 0.0:

@@ -2,8 +2,9 @@
 
 With log-probs, the score is the expectation over the score tokens at the answer position,
 ``sum_s s * p(s)`` with ``p`` normalised over ``1..scale`` — finer-grained and less tie-prone than
-the argmax. Without them, the parsed integer. ``normalized = (score - 1) / (scale - 1)`` in [0, 1].
-An unparseable answer or a failed endpoint is an abstain (``score is None``), never a low grade.
+the argmax. Without them, the parsed score (decimals kept: ``Rating: 4.5``).
+``normalized = (score - 1) / (scale - 1)`` in [0, 1]. An unparseable, conflicting or out-of-range answer,
+or a failed endpoint, is an abstain (``score is None``), never a low grade.
 
 >>> judge = RubricJudge(make_client("embedded"), rubric="Is the answer correct?", scale=5)  # doctest: +SKIP
 >>> judge.score("What is 2+2?", "4").normalized  # doctest: +SKIP
@@ -17,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
-from rewardkit.judges.parsing import expected_score, option_distribution, parse_score
+from rewardkit.judges.parsing import expected_score, option_distribution, read_score_answer
 from rewardkit.judges.templates import check_template, render_messages
 
 #: Above 9 a score spans several tokens ("10"), so the single-token distribution no longer covers it.
@@ -101,9 +102,10 @@ def read_score(result: ChatResult, scale: int) -> RubricVerdict:
                 source="logprobs",
                 raw=raw,
             )
-    parsed = parse_score(raw, scale)
+    reading = read_score_answer(raw, scale)
+    parsed = reading.score
     if parsed is None:
         if result.finish_reason == "length":
             return RubricVerdict(source="abstain", raw=raw, reason="answer cut off before a score (max_tokens)")
-        return RubricVerdict(source="abstain", raw=raw, reason=f"no score in 1..{scale} in answer: {raw[:120]!r}")
-    return RubricVerdict(score=float(parsed), normalized=(parsed - 1) / (scale - 1), source="parsed", raw=raw)
+        return RubricVerdict(source="abstain", raw=raw, reason=reading.reason)
+    return RubricVerdict(score=parsed, normalized=(parsed - 1) / (scale - 1), source="parsed", raw=raw)

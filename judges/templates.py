@@ -2,6 +2,10 @@
 
 A template is a jinja text whose lines ``[system]``, ``[user]`` and ``[assistant]`` start a message
 of that role, so the whole conversation a judge sees is one readable file a user can copy and edit.
+
+Templates come from files a user (or a downloaded constitution) supplies, so every template, bundled or
+not, renders in jinja's immutable sandbox: attribute walks such as ``x.__class__.__mro__`` that would
+reach ``subprocess.Popen`` in a plain ``jinja2.Environment`` raise :class:`UnsafeTemplateError` instead.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ class TemplateError(ValueError):
     """A prompt template is missing, does not render, or renders to no message."""
 
 
+class UnsafeTemplateError(TemplateError):
+    """A template reaches for Python internals (``__class__``, ``__globals__``, ...); the sandbox refused."""
+
+
 def template_text(name_or_path: str) -> str:
     """The source of a packaged template (``"pairwise"``) or of a template file path."""
     path = Path(name_or_path)
@@ -37,23 +45,73 @@ def packaged_templates() -> list[str]:
     return sorted(p.name.removesuffix(".jinja") for p in folder.iterdir() if p.name.endswith(".jinja"))
 
 
+@functools.cache
+def _environment():
+    from jinja2 import StrictUndefined
+    from jinja2.exceptions import SecurityError
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class FailFastSandbox(ImmutableSandboxedEnvironment):
+        # jinja's sandbox returns an undefined value for a refused attribute, and a later ``|attr`` on that
+        # value turns the refusal into a plain "undefined" error; refusing at once keeps the reason.
+        def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
+            raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe")
+
+    return FailFastSandbox(undefined=StrictUndefined, keep_trailing_newline=False, autoescape=False)
+
+
 @functools.lru_cache(maxsize=64)
 def _compiled(source: str):
-    import jinja2
+    return _environment().from_string(source)
 
-    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
-    return environment.from_string(source)
+
+def unsafe_accesses(source: str) -> list[str]:
+    """Private attributes a template names (``x.__class__``, ``x["__init__"]``, ``x|attr("_y")``).
+
+    The sandbox refuses them at render time whatever branch they sit in; naming them up front lets a
+    validator reject a template whose payload hides behind a condition that sample values never meet.
+    """
+    from jinja2 import TemplateSyntaxError, nodes
+
+    try:
+        tree = _environment().parse(source)
+    except TemplateSyntaxError:
+        return []  # reported by the render
+    found = [f".{node.attr}" for node in tree.find_all(nodes.Getattr) if node.attr.startswith("_")]
+    for node in tree.find_all(nodes.Getitem):
+        if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str) and node.arg.value.startswith("_"):
+            found.append(f"[{node.arg.value!r}]")
+    for node in tree.find_all(nodes.Filter):
+        argument = node.args[0] if node.name == "attr" and node.args else None
+        if isinstance(argument, nodes.Const) and str(argument.value).startswith("_"):
+            found.append(f"|attr({argument.value!r})")
+    return found
+
+
+def render_source(source: str, *, name: str = "template", **variables: Any) -> str:
+    """Render jinja text in the immutable sandbox; any failure is a :class:`TemplateError` naming ``name``."""
+    from jinja2 import TemplateError as JinjaError
+    from jinja2.exceptions import SecurityError
+
+    try:
+        return _compiled(source).render(**variables)
+    except SecurityError as exc:
+        raise UnsafeTemplateError(f"{name} tries unsafe access and was stopped by the sandbox: {exc}") from None
+    except JinjaError as exc:
+        raise TemplateError(f"{name} failed to render: {exc}") from None
+
+
+def check_source(source: str, *, name: str = "template", **sample: Any) -> str:
+    """Reject private-attribute access, then dry-render with ``sample`` values; returns the rendered text."""
+    unsafe = unsafe_accesses(source)
+    if unsafe:
+        raise UnsafeTemplateError(f"{name} accesses private attributes {', '.join(unsafe)}; templates may not")
+    return render_source(source, name=name, **sample)
 
 
 def render_messages(name_or_path: str, **variables: Any) -> list[Message]:
     """Render a template to ``[{"role", "content"}, ...]``; text before any role line is a user message."""
-    import jinja2
-
-    source = template_text(name_or_path)
-    try:
-        text = _compiled(source).render(**variables)
-    except jinja2.TemplateError as exc:
-        raise TemplateError(f"prompt template {name_or_path!r} failed to render: {exc}") from None
+    text = render_source(template_text(name_or_path), name=f"prompt template {name_or_path!r}", **variables)
     return split_roles(text)
 
 
@@ -71,5 +129,6 @@ def split_roles(text: str) -> list[Message]:
 
 
 def check_template(name_or_path: str, **sample: Any) -> None:
-    """Render once with sample variables, so a broken template fails at construction, not mid-run."""
-    render_messages(name_or_path, **sample)
+    """Render once with sample variables, so a broken or unsafe template fails at construction, not mid-run."""
+    source = template_text(name_or_path)
+    split_roles(check_source(source, name=f"prompt template {name_or_path!r}", **sample))

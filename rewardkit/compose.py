@@ -7,6 +7,7 @@ or as reward instances, so a composition can live in a YAML file or in Python.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -36,6 +37,14 @@ def _spec(value: Any) -> Any:
     return value
 
 
+def spec_weight(spec: Any) -> float:
+    """The ``weight`` of a mapping spec (1.0 when absent); a weight must be a finite number."""
+    weight = spec.get("weight", 1.0) if isinstance(spec, Mapping) else 1.0
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+        raise ConfigError(f"reward spec {spec.get('name')!r}: weight must be a finite number, got {weight!r}")
+    return float(weight)
+
+
 class WeightedSumConfig(RewardConfig):
     model_config = RewardConfig.model_config | {"arbitrary_types_allowed": True}
 
@@ -47,6 +56,8 @@ class WeightedSumConfig(RewardConfig):
     @field_validator("rewards")
     @classmethod
     def _check(cls, value: list[Any]) -> list[Any]:
+        for v in value:
+            spec_weight(v)
         return [_spec(v) for v in value]
 
 
@@ -71,7 +82,7 @@ class WeightedSum(Reward):
                 raise ConfigError(f"weighted_sum: {len(cfg.weights)} weights for {len(self.parts)} rewards")
             self.weights = list(cfg.weights)
         else:
-            self.weights = [float(s.get("weight", 1.0)) if isinstance(s, Mapping) else 1.0 for s in cfg.rewards]
+            self.weights = [spec_weight(s) for s in cfg.rewards]
         if cfg.name:
             self.__name__ = cfg.name
 

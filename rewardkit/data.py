@@ -1,30 +1,126 @@
-"""Data in and out: any file `datasets` can read, and append-safe JSONL out."""
+"""Data in and out: any file `datasets` can read, and append-safe JSONL out.
+
+A file that cannot be read raises ``ValueError`` naming the file (and, for JSON, the first bad line), so
+a command can print one clear line instead of the reader's traceback.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 _BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet", ".tsv": "csv"}
 
 
-def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Rows of a local data file as dicts, read through `datasets` (jsonl, json, csv, parquet)."""
+def load_table(path: str | os.PathLike[str]) -> Any:
+    """A local data file as a memory-mapped ``datasets.Dataset`` (jsonl, json, csv, tsv, parquet).
+
+    Rows stay on disk until read, so a large file can be processed batch by batch.
+    Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for one that cannot be read.
+    """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such data file: {path}")
     builder = _BUILDERS.get(path.suffix.lower())
     if builder is None:
         raise ValueError(f"{path}: unsupported data format {path.suffix!r} (use one of {sorted(_BUILDERS)})")
-    if builder == "json" and path.stat().st_size == 0:
-        return []
-    from datasets import load_dataset
+    from datasets import Dataset, load_dataset
 
+    if builder == "json" and path.stat().st_size == 0:
+        return Dataset.from_list([])
     kwargs: dict[str, Any] = {"delimiter": "\t"} if path.suffix.lower() == ".tsv" else {}
-    ds = load_dataset(builder, data_files=str(path), split="train", **kwargs)
-    return ds.to_list()
+    try:
+        with _quiet_datasets():
+            return load_dataset(builder, data_files=str(path), split="train", **kwargs)
+    except Exception as exc:  # DatasetGenerationError, ArrowInvalid, ParserError, ...
+        raise ValueError(describe_read_error(path, exc)) from exc
+
+
+def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Rows of a local data file as dicts, read through `datasets` (jsonl, json, csv, tsv, parquet)."""
+    return load_table(path).to_list()
+
+
+def describe_read_error(path: Path, exc: BaseException) -> str:
+    """One line saying why ``path`` could not be read: the first bad JSON line when there is one."""
+    if _BUILDERS.get(path.suffix.lower()) == "json":
+        where = locate_json_error(path)
+        if where is not None:
+            return f"{path}: {where}"
+    cause = _root_cause(exc)
+    message = str(cause).strip().splitlines()
+    detail = message[0] if message else type(cause).__name__
+    return f"{path}: cannot read as {path.suffix.lower().lstrip('.')}: {detail}"
+
+
+def locate_json_error(path: Path) -> str | None:
+    """Where a JSON or JSON-lines file stops being readable rows, e.g. ``"line 2: not valid JSON (...)"``.
+
+    ``None`` when every line (or the whole document) parses, i.e. the problem is not the syntax.
+    """
+    if path.suffix.lower() == ".json":
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            return f"not UTF-8 text (byte {exc.start})"
+        if text.lstrip().startswith("["):
+            try:
+                json.loads(text)
+            except json.JSONDecodeError as exc:
+                return f"line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
+            return None
+    return _first_bad_line(path)
+
+
+def _first_bad_line(path: Path) -> str | None:
+    lineno = 0
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line.rstrip("\r\n"))
+                except json.JSONDecodeError as exc:
+                    return f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+                if not isinstance(row, dict):
+                    return f"line {lineno}: a JSON {type(row).__name__}, not an object (one row per line)"
+    except UnicodeDecodeError:
+        return f"line {lineno + 1}: not UTF-8 text"
+    return None
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    seen = {id(exc)}
+    while True:
+        nxt = exc.__cause__ or exc.__context__
+        if nxt is None or id(nxt) in seen:
+            return exc
+        seen.add(id(nxt))
+        exc = nxt
+
+
+@contextlib.contextmanager
+def _quiet_datasets() -> Iterator[None]:
+    """Silence `datasets`' error log and progress bars while loading: a failure becomes one readable message."""
+    import datasets
+
+    logger = logging.getLogger("datasets")
+    level = logger.level
+    bars = datasets.is_progress_bar_enabled()
+    logger.setLevel(logging.CRITICAL)
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+        if bars:
+            datasets.enable_progress_bars()
 
 
 def write_jsonl(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
@@ -38,3 +134,59 @@ def write_jsonl(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> Non
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def append_jsonl(path: str | os.PathLike[str], rows: Iterable[dict[str, Any]]) -> None:
+    """Append rows and sync them to disk: what returned is on disk, whatever happens next."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def read_appended_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Rows of a file written by :func:`append_jsonl`, after repairing a torn last line.
+
+    A last line without its newline (the writer was killed mid-row) is cut off the file first, so appending
+    can resume cleanly; any other line that is not a JSON object raises ``ValueError`` naming it.
+    """
+    path = Path(path)
+    if not path.exists():
+        return iter(())
+    cut_torn_tail(path)
+    return _rows_of(path)
+
+
+def _rows_of(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                row = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise ValueError(f"{path}: line {lineno} is not a JSON row ({exc})") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}: line {lineno} is not a JSON object")
+            yield row
+
+
+def cut_torn_tail(path: Path, chunk: int = 1 << 16) -> None:
+    """Truncate ``path`` after its last newline (drops a partial row left by a killed writer)."""
+    with path.open("r+b") as fh:
+        end = fh.seek(0, os.SEEK_END)
+        pos = end
+        while pos > 0:
+            start = max(0, pos - chunk)
+            fh.seek(start)
+            block = fh.read(pos - start)
+            cut = block.rfind(b"\n")
+            if cut >= 0:
+                keep = start + cut + 1
+                break
+            pos = start
+        else:
+            keep = 0
+        if keep != end:
+            fh.truncate(keep)

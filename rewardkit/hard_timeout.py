@@ -226,9 +226,9 @@ class _Workers:
                     if worker.alive:
                         return worker, ""
                     self._drop(worker)
-                self.top_up()
                 if self.failures > failures_before and self.starting == 0:
                     return None, f"could not start worker: {self.last_error}"
+                self.top_up()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return None, "timeout"
@@ -254,15 +254,14 @@ class _Workers:
         deadline = time.monotonic() + timeout_s
         with self.cond:
             failures_before = self.failures
-            self.top_up()
             while len(self.live) < self.target and not self.closed:
                 if self.failures > failures_before and self.starting == 0:
                     return
+                self.top_up()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return
                 self.cond.wait(remaining)
-                self.top_up()
 
     def close(self) -> None:
         with self.cond:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sized
+from collections.abc import Set as AbstractSet
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rewardkit.types import RewardResult, completion_text
+from rewardkit.types import RewardResult, completion_text, describe_non_text
 
 logger = logging.getLogger(__name__)
 
@@ -24,9 +26,10 @@ TRAINER_KWARGS = frozenset({"trainer_state", "log_extra", "log_metric", "environ
 
 
 class RewardConfig(BaseModel):
-    """Base for every reward's config: unknown fields are configuration errors, not silently ignored."""
+    """Base for every reward's config: unknown fields and non-finite numbers (``nan``, ``inf``) are
+    configuration errors, not silently ignored or carried into every score."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ConfigError(ValueError):
@@ -43,6 +46,10 @@ class Reward:
 
     name: ClassVar[str] = "reward"
     Config: ClassVar[type[RewardConfig]] = RewardConfig
+    #: Dataset columns a sample cannot be scored without (override with a property when the name is
+    #: configurable). A declared column that the caller passed misaligned makes the sample unscorable with
+    #: the misalignment as the reason, before the family is asked.
+    required_columns: tuple[str, ...] = ()
 
     def __init__(self, config: RewardConfig | Mapping[str, Any] | None = None, **overrides: Any) -> None:
         self.config = build_config(self.Config, config, overrides, reward_name=self.name)
@@ -68,27 +75,19 @@ class Reward:
     # -- the contract ----------------------------------------------------------------------------
     def details(self, completions: Any, **kwargs: Any) -> list[RewardResult]:
         """Score ``completions`` and return one :class:`RewardResult` (score + reason) per sample."""
-        texts, rows = self._prepare(completions, kwargs)
-        return self.score_rows(texts, rows)
+        texts, rows, not_text = self._prepare(completions, kwargs)
+        return self._score(texts, rows, not_text)
 
     async def adetails(self, completions: Any, **kwargs: Any) -> list[RewardResult]:
-        texts, rows = self._prepare(completions, kwargs)
-        return await self.ascore_rows(texts, rows)
+        texts, rows, not_text = self._prepare(completions, kwargs)
+        return await self._ascore(texts, rows, not_text)
 
     def score_rows(self, texts: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         """Guarded :meth:`score_batch` on already-normalised texts and rows (used by composites)."""
-        try:
-            return self._checked(self.score_batch(texts, rows), len(texts))
-        except Exception as exc:  # a family bug must not kill training
-            logger.exception("reward %s failed on a batch", self.name)
-            return [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in texts]
+        return self._score(texts, rows, None)
 
     async def ascore_rows(self, texts: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        try:
-            return self._checked(await self.ascore_batch(texts, rows), len(texts))
-        except Exception as exc:
-            logger.exception("reward %s failed on a batch", self.name)
-            return [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in texts]
+        return await self._ascore(texts, rows, None)
 
     def __call__(self, completions: Any, **kwargs: Any) -> list[float | None]:
         results = self.details(completions, **kwargs)
@@ -100,6 +99,57 @@ class Reward:
         return AsyncReward(self)
 
     # -- internals -------------------------------------------------------------------------------
+    def _score(
+        self, texts: list[str | None], rows: list[dict[str, Any]], not_text: list[str] | None
+    ) -> list[RewardResult]:
+        early = self._screen(texts, rows, not_text)
+        todo = [i for i, answer in enumerate(early) if answer is None]
+        scored: list[RewardResult] = []
+        if todo:
+            try:
+                scored = self._checked(self.score_batch([texts[i] for i in todo], [rows[i] for i in todo]), len(todo))
+            except Exception as exc:  # a family bug must not kill training
+                logger.exception("reward %s failed on a batch", self.name)
+                scored = [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in todo]
+        return _merge(early, todo, scored, rows)
+
+    async def _ascore(
+        self, texts: list[str | None], rows: list[dict[str, Any]], not_text: list[str] | None
+    ) -> list[RewardResult]:
+        early = self._screen(texts, rows, not_text)
+        todo = [i for i, answer in enumerate(early) if answer is None]
+        scored: list[RewardResult] = []
+        if todo:
+            try:
+                results = await self.ascore_batch([texts[i] for i in todo], [rows[i] for i in todo])
+                scored = self._checked(results, len(todo))
+            except Exception as exc:
+                logger.exception("reward %s failed on a batch", self.name)
+                scored = [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in todo]
+        return _merge(early, todo, scored, rows)
+
+    def _screen(
+        self, texts: list[str | None], rows: list[dict[str, Any]], not_text: list[str] | None
+    ) -> list[RewardResult | None]:
+        """The answers the base class gives itself: a completion without text, a required column that did not
+        align with the batch. ``None`` marks the samples left to the family."""
+        if len(texts) != len(rows):
+            reason = f"internal error: {len(texts)} completions for {len(rows)} rows"
+            return [RewardResult.unscorable(reason) for _ in texts]
+        try:
+            required = tuple(self.required_columns)
+        except Exception:  # a broken declaration must not cost the batch
+            required = ()
+        early: list[RewardResult | None] = []
+        for i, (text, row) in enumerate(zip(texts, rows, strict=True)):
+            if text is None:
+                early.append(RewardResult.unscorable(not_text[i] if not_text else "completion is not text"))
+                continue
+            problems = [column_problem(row, c) for c in required if c not in row]
+            problems = [p for p in problems if p]
+            early.append(RewardResult.unscorable("; ".join(problems)) if problems else None)
+        return early
+
     def _guarded_one(self, completion: str | None, row: dict[str, Any]) -> RewardResult:
         if completion is None:
             return RewardResult.unscorable("completion is not text")
@@ -109,12 +159,16 @@ class Reward:
             logger.debug("reward %s failed on a sample", self.name, exc_info=True)
             return RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}")
 
-    def _prepare(self, completions: Any, kwargs: dict[str, Any]) -> tuple[list[str | None], list[dict[str, Any]]]:
-        if not isinstance(completions, Sequence) or isinstance(completions, (str, bytes)):
+    def _prepare(
+        self, completions: Any, kwargs: dict[str, Any]
+    ) -> tuple[list[str | None], list[dict[str, Any]], list[str]]:
+        batch = as_column(completions)
+        if batch is None:
             # A single completion passed bare is a caller mistake we can still answer sample-wise.
-            completions = [completions]
-        texts = [_text_or_none(c) for c in completions]
-        return texts, rows_from_columns(len(texts), kwargs)
+            batch = [completions]
+        texts = [_text_or_none(c) for c in batch]
+        not_text = [describe_non_text(c) if t is None else "" for c, t in zip(batch, texts, strict=True)]
+        return texts, rows_from_columns(len(texts), kwargs), not_text
 
     def _checked(self, results: list[RewardResult], n: int) -> list[RewardResult]:
         results = list(results)
@@ -169,17 +223,110 @@ def build_config(
         raise ConfigError(f"reward {reward_name!r}: invalid config: {problems}") from None
 
 
+class Row(dict):
+    """One sample's dataset columns (``prompt`` included), as a reward receives them.
+
+    ``misaligned`` maps each column the caller passed that could not be split per sample (wrong length,
+    not a sequence) to why, e.g. ``"column 'solution' has 1 value for 2 completions"``; such a column is
+    absent from the row. Plain dicts work wherever a ``Row`` does (see :func:`column_problem`).
+    """
+
+    def __init__(self, *args: Any, misaligned: Mapping[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.misaligned: Mapping[str, str] = misaligned or {}
+
+
+def column_problem(row: Mapping[str, Any], column: str) -> str | None:
+    """Why ``column`` is absent from ``row`` when the caller passed it misaligned; ``None`` otherwise."""
+    misaligned = getattr(row, "misaligned", None)
+    return misaligned.get(column) if isinstance(misaligned, Mapping) else None
+
+
+def as_column(values: Any) -> list[Any] | None:
+    """``values`` as a list of plain Python values, or ``None`` when it is not a sequence of samples.
+
+    Lists and tuples, numpy arrays, pandas Series, torch tensors and other sized iterables qualify;
+    strings, bytes, mappings, sets and scalars (a 0-d array included) do not.
+    """
+    if values is None or isinstance(values, (str, bytes, bytearray, Mapping, AbstractSet)):
+        return None
+    try:
+        if isinstance(values, (list, tuple)):
+            return [_plain(v) for v in values]
+        tolist = getattr(values, "tolist", None)
+        if callable(tolist):
+            converted = tolist()
+            return converted if isinstance(converted, list) else None
+        if isinstance(values, Sized) and isinstance(values, Iterable):
+            return [_plain(v) for v in values]
+    except Exception:  # an object that claims to be a sequence but cannot be read is not a column
+        return None
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """A numpy/torch scalar or array as the Python value it holds; anything else unchanged."""
+    if isinstance(value, (str, bytes, bytearray, int, float, bool, list, tuple, dict)) or value is None:
+        return value
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        try:
+            return tolist()
+        except Exception:
+            return value
+    return value
+
+
 def rows_from_columns(n: int, kwargs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Split TRL's column-wise kwargs into one dict per sample; ``prompts`` becomes ``prompt``."""
-    rows: list[dict[str, Any]] = [{} for _ in range(n)]
+    """Split TRL's column-wise kwargs into one :class:`Row` per sample; ``prompts`` becomes ``prompt``.
+
+    A column that does not hold exactly ``n`` values is left out of every row and recorded in
+    ``Row.misaligned``, so a reward can say why it is absent instead of calling it missing.
+    """
+    columns: dict[str, list[Any]] = {}
+    misaligned: dict[str, str] = {}
     for key, values in kwargs.items():
         if key in TRAINER_KWARGS:
             continue
         column = "prompt" if key == "prompts" else key
-        if isinstance(values, Sequence) and not isinstance(values, (str, bytes)) and len(values) == n:
-            for row, value in zip(rows, values, strict=True):
-                row[column] = value
-    return rows
+        aligned = as_column(values)
+        if aligned is None:
+            misaligned[column] = f"column {column!r} is {type(values).__name__}, not one value per completion"
+        elif len(aligned) != n:
+            misaligned[column] = f"column {column!r} has {_count(len(aligned), 'value')} for {_count(n, 'completion')}"
+        else:
+            columns[column] = aligned
+    return [Row({c: v[i] for c, v in columns.items()}, misaligned=misaligned) for i in range(n)]
+
+
+def _count(k: int, noun: str) -> str:
+    return f"{k} {noun}" if k == 1 else f"{k} {noun}s"
+
+
+def _merge(
+    early: list[RewardResult | None], todo: list[int], scored: list[RewardResult], rows: list[dict[str, Any]]
+) -> list[RewardResult]:
+    out = list(early)
+    for i, result in zip(todo, scored, strict=True):
+        out[i] = result
+    return [_explained(r, row) for r, row in zip(out, rows, strict=True)]  # type: ignore[arg-type]
+
+
+def _explained(result: RewardResult, row: Mapping[str, Any]) -> RewardResult:
+    """An unscorable result in a row with misaligned columns says so: the misalignment is the likely cause."""
+    misaligned = getattr(row, "misaligned", None)
+    if result.score is not None or not misaligned:
+        return result
+    notes = [note for note in misaligned.values() if note not in result.reason]
+    if not notes:
+        return result
+    cause = [note for column, note in misaligned.items() if note in notes and _mentions(result.reason, column)]
+    reason = f"{'; '.join(cause)} ({result.reason})" if cause else f"{result.reason}; {'; '.join(notes)}"
+    return result.model_copy(update={"reason": reason})
+
+
+def _mentions(text: str, word: str) -> bool:
+    return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", text) is not None
 
 
 def _text_or_none(completion: Any) -> str | None:

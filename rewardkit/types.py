@@ -46,6 +46,38 @@ def completion_text(completion: Any) -> str | None:
     return None
 
 
+def describe_non_text(completion: Any) -> str:
+    """Why ``completion`` has no text, naming the type that was found (``"completion is int, not text"``).
+
+    Used for the reason of an unscorable sample, so a broken pipeline (ids instead of text, a message
+    whose ``content`` is a number) is recognisable from the logs. Never raises.
+    """
+    try:
+        if isinstance(completion, Mapping):
+            return _describe_content(completion.get("content"))
+        if isinstance(completion, Sequence) and not isinstance(completion, (str, bytes, bytearray)):
+            if not completion:
+                return "completion is an empty list, not text"
+            messages = [m for m in completion if isinstance(m, Mapping)]
+            if not messages:
+                return f"completion is a list of {type(completion[0]).__name__}, not messages"
+            assistant = [m for m in messages if m.get("role", "assistant") == "assistant"]
+            if not assistant:
+                return "completion has no assistant message"
+            return _describe_content(assistant[-1].get("content"))
+        kind = "None" if completion is None else type(completion).__name__
+        return f"completion is {kind}, not text"
+    except Exception:  # an exotic object that cannot even be inspected
+        return "completion is not text"
+
+
+def _describe_content(content: Any) -> str:
+    if isinstance(content, Sequence) and not isinstance(content, (str, bytes, bytearray)):
+        return "completion content has no text part"
+    kind = "None" if content is None else type(content).__name__
+    return f"completion content is {kind}, not text"
+
+
 def _content_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content

@@ -8,11 +8,20 @@ Pipeline: extract the last fenced block in the language (:mod:`.code_extract`) �
 (:mod:`.code_tests_format`) → one sandboxed process per test (:mod:`.code_harness`; C++ is compiled once per
 sample and the binary reused) → verdicts decided in this process from what the sandbox reported.
 
+``untrusted_asserts`` (default ``"unscorable"``): a test that can only be decided inside the solution's own
+process (it checks side effects or reaches names through ``eval``/``getattr``; see :mod:`.code_harness`)
+could be forged by the solution, so by default its sample scores ``None`` with ``trusted: false`` in the
+reason. ``"run"`` scores it anyway and marks the result ``trusted=False`` (reason ends ``(trusted: false: ...)``).
+
 >>> from rewardkit import get_reward
 >>> reward = get_reward("code_tests")
 >>> tests = {"language": "python", "fn_name": "add", "calls": [{"args": [1, 2], "expected": 3}]}
 >>> reward(["```python\\ndef add(a, b):\\n    return a + b\\n```"], tests=[tests])
 [1.0]
+>>> humaneval = {"test": "def check(candidate):\\n    assert all(candidate(i, 1) == i + 1 for i in range(3))\\n",
+...              "entry_point": "add"}
+>>> reward(["```python\\ndef add(a, b):\\n    return a - b\\n```"], tests=[humaneval])
+[0.0]
 """
 
 from __future__ import annotations
@@ -46,6 +55,10 @@ class CodeTestsConfig(RewardConfig):
     base_url: str | None = Field(None, description="remote backend URL (SandboxFusion-compatible)")
     backend_options: dict[str, Any] = Field(default_factory=dict, description="extra backend constructor options")
     concurrency: int = Field(4, gt=0, description="sandbox runs in flight")
+    untrusted_asserts: Literal["unscorable", "run"] = Field(
+        "unscorable",
+        description="asserts decidable only next to the solution (forgeable): None, or run and mark trusted=false",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> CodeTestsConfig:
@@ -65,8 +78,9 @@ class _Sample:
     outcomes: list[bool | None] = field(default_factory=list)
     notes: dict[int, str] = field(default_factory=dict)
     final: RewardResult | None = None
-    plans: list[harness.AssertPlan] = field(default_factory=list)
-    pending_checks: list[tuple[int, harness.AssertPlan, list | None]] = field(default_factory=list)
+    plans: list[harness.AssertPlan | harness.ProgramPlan] = field(default_factory=list)
+    pending_checks: list[tuple[int, harness.AssertPlan | harness.ProgramPlan, Any]] = field(default_factory=list)
+    untrusted: str | None = None
 
 
 @register_reward("code_tests")
@@ -129,8 +143,17 @@ class CodeTests(Reward):
         if suite.kind == "asserts":
             try:
                 sample.plans = [harness.plan_assert(t) for t in suite.tests]
-            except ValueError as exc:
-                return RewardResult.unscorable(str(exc))
+            except (ValueError, SyntaxError, RecursionError) as exc:
+                return RewardResult.unscorable(f"tests unusable: {exc}")
+            untrusted = [p.untrusted for p in sample.plans if isinstance(p, harness.ProgramPlan) and p.untrusted]
+            if untrusted:
+                if self.config.untrusted_asserts == "unscorable":
+                    return RewardResult.unscorable(
+                        f"test decidable only next to the solution (trusted: false): {untrusted[0]};"
+                        " set untrusted_asserts='run' to score it anyway",
+                        trusted=False,
+                    )
+                sample.untrusted = untrusted[0]
         return sample
 
     def _compile(self, samples: list[_Sample]) -> None:
@@ -165,8 +188,11 @@ class CodeTests(Reward):
                     request = harness.stdio_request(suite.language, sample.program, test, limits)
                 elif suite.kind == "calls":
                     request = harness.python_call_request(sample.code, suite.fn_name, test, nonce, limits)
+                elif isinstance(plan := sample.plans[index], harness.ProgramPlan):
+                    whole = plan.untrusted is not None
+                    request = harness.python_program_request(sample.code, plan, nonce, limits, whole)
                 else:
-                    request = harness.python_exprs_request(sample.code, sample.plans[index], nonce, limits)
+                    request = harness.python_exprs_request(sample.code, plan, nonce, limits)
                 jobs.append((sample, index, nonce, request))
         results = self._run([job[3] for job in jobs])
         for (sample, index, nonce, _), result in zip(jobs, results, strict=True):
@@ -186,6 +212,10 @@ class CodeTests(Reward):
                 sample.notes[index] = "wrong output" if result.ok else result.status.value
             return
         record, why = harness.single_record(result, nonce)
+        plan = sample.plans[index] if suite.kind == "asserts" else None
+        if isinstance(plan, harness.ProgramPlan):
+            self._judge_program(sample, index, plan, record, why)
+            return
         value_key = "value" if suite.kind == "calls" else "values"
         if record is None or value_key not in record:
             sample.outcomes[index] = False
@@ -216,6 +246,26 @@ class CodeTests(Reward):
                 sample.notes[index] = "assert failed"
             return
         sample.pending_checks.append((index, plan, record[value_key]))
+
+    def _judge_program(
+        self, sample: _Sample, index: int, plan: harness.ProgramPlan, record: dict | None, why: str
+    ) -> None:
+        """Whole-program runs report a boolean (untrusted); record runs report a table for the replay stage."""
+        sample.outcomes[index] = False
+        if plan.untrusted is not None:
+            passed = record.get("passed") if record else None
+            sample.outcomes[index] = passed is True
+            if passed is not True:
+                sample.notes[index] = why or str(record.get("error", "assert failed"))[:120]
+            return
+        try:
+            table = harness.decode_table(record["table"]) if record and "table" in record else None
+        except harness.PlainValueError as exc:
+            sample.notes[index] = str(exc)
+            table = None
+        if table is None:
+            sample.notes.setdefault(index, why or str((record or {}).get("error", "no result table"))[:120])
+        sample.pending_checks.append((index, plan, table))
 
     def _run_checks(self, samples: list[_Sample]) -> None:
         pending = [s for s in samples if s.final is None and any(v is not None for _, _, v in s.pending_checks)]
@@ -255,6 +305,9 @@ class CodeTests(Reward):
         score = passed / total if self.config.scoring == "fraction" else all_passed
         failures = "; ".join(f"test {i}: {note}" for i, note in sorted(sample.notes.items())[:3])
         reason = f"{passed}/{total} tests passed" + (f"; {failures}" if failures else "")
+        if sample.untrusted:
+            reason += f" (trusted: false: {sample.untrusted})"
+            return RewardResult(score=score, reason=reason, passed=passed, total=total, trusted=False)
         return RewardResult(score=score, reason=reason, passed=passed, total=total)
 
     # -- sandbox -----------------------------------------------------------------------------------

@@ -14,6 +14,26 @@ Why a pass cannot be forged:
 - **Assert glue runs without the solution**: ``assert abs(f(x) - 2.5) < 1e-6`` evaluates ``f(x)`` next to the
   solution, then evaluates ``abs(v0 - 2.5) < 1e-6`` in a second sandboxed process that never loaded it
   (``assert f(x) == <literal>`` is compared directly in the parent).
+- **Record/replay for everything else** (comprehensions, lambdas, ``:=``, a solution name passed as a value as
+  in ``map(f, xs)``, setup lines, HumanEval ``check(candidate)`` programs): every maximal expression rooted at
+  a solution name is a *site*. The record stage runs the program next to the solution and reports a table
+  ``(site, encoded inputs) -> result`` (a plain value, a builtin exception type, or "object": a function,
+  class or instance whose calls and attribute reads are recorded the same way). The replay stage runs the
+  same program in a process that never loaded the solution, each site replaced by a lookup keyed by the
+  inputs *this* process computed; a missing entry fails the test (the test's ``except Exception`` cannot
+  catch it).
+
+Threat model. The solution controls its process completely: it can patch builtins, walk the harness frames
+to find the nonce, and print any record. What it reports is therefore only ever used as *the solution's
+outputs for given inputs*; a forged table is no stronger than a function returning those values (it is
+weaker: one result per input, exceptions limited to builtin types, ``StopIteration`` never replayed), and
+the verdict is always computed by trusted code. Replay cannot reproduce side effects (mutating an argument,
+printing) nor names reached dynamically (``eval``, ``getattr``, ``globals()``...), subclassing a solution
+class or rebinding its names. Such tests are *untrusted*: the whole test must run inside the solution's
+process, which can forge the pass. ``plan_program`` flags them (``ProgramPlan.untrusted``) and the reward
+makes them unscorable unless ``untrusted_asserts="run"``, in which case the result says ``trusted: false``.
+Names the test uses but does not define come from the solution (e.g. a HumanEval helper such as ``poly``):
+the test trusts them by construction.
 
 Stdout comparison: line by line with an exact line count; trailing whitespace per line (incl. ``\\r``) and
 trailing empty lines are ignored; leading whitespace and inner blank lines count.
@@ -76,10 +96,95 @@ def _rk_decode(x):
         raise ValueError("unknown tag " + tag)
     return x
 
+_RK_PLAIN = (type(None), bool, int, float, str, list, tuple, set, frozenset, dict)
+_RK_TABLE = {}
+
+class _RkMissing(BaseException):
+    # a result the record stage did not report: the test fails, and `except Exception` in a test cannot hide it
+    pass
+
+def _rk_key(site, parts):
+    return site + "|" + json.dumps(_rk_encode(parts), sort_keys=True, allow_nan=False)
+
+def _rk_call_parts(args, kwargs):
+    return [list(args), [[k, kwargs[k]] for k in sorted(kwargs)]]
+
+def _rk_rec(site, parts, thunk):
+    try:
+        key = _rk_key(site, parts)
+    except Exception:
+        return thunk(parts)
+    try:
+        value = thunk(parts)
+    except Exception as exc:
+        name = type(exc).__name__
+        builtin = getattr(builtins, name, None)
+        known = isinstance(builtin, type) and issubclass(builtin, Exception) and type(exc) is builtin
+        _RK_TABLE.setdefault(key, {"raise": name if known else "Exception"})
+        raise
+    if type(value) not in _RK_PLAIN:
+        _RK_TABLE.setdefault(key, {"object": True})
+        return _RkRecorder(key, value)
+    try:
+        entry = {"value": _rk_encode(value)}
+    except Exception:
+        entry = {"opaque": True}
+    _RK_TABLE.setdefault(key, entry)
+    return value
+
+class _RkRecorder:
+    # a solution object (function, class, instance) whose calls and attributes are recorded
+    def __init__(self, site, target):
+        self._rk = (site, target)
+    def __call__(self, *args, **kwargs):
+        site, target = self._rk
+        return _rk_rec(site, _rk_call_parts(args, kwargs), lambda _: target(*args, **kwargs))
+    def __getattr__(self, name):
+        site, target = self._rk
+        return _rk_rec(site + "." + name, [], lambda _: getattr(target, name))
+
+def _rk_replay(site, parts):
+    try:
+        key = _rk_key(site, parts)
+    except Exception:
+        raise _RkMissing(site) from None
+    entry = _RK_TABLE.get(key)
+    if entry is None or "opaque" in entry:
+        raise _RkMissing(key)
+    if "raise" in entry:
+        if entry["raise"] in ("StopIteration", "StopAsyncIteration"):
+            raise _RkMissing(key)  # would silently end the test's map()/iteration: never replayed
+        error = getattr(builtins, entry["raise"], None)
+        error = error if isinstance(error, type) and issubclass(error, Exception) else Exception
+        raise error("raised by the solution")
+    if "object" in entry:
+        return _RkStub(key)
+    return _rk_decode(entry["value"])
+
+class _RkStub:
+    # replays a recorded solution object: only what was recorded for these exact inputs
+    def __init__(self, site):
+        self._rk = site
+    def __call__(self, *args, **kwargs):
+        return _rk_replay(self._rk, _rk_call_parts(args, kwargs))
+    def __getattr__(self, name):
+        return _rk_replay(self._rk + "." + name, [])
+
+def _rk_program_passes(source, scope):
+    try:
+        exec(compile(source, "<test>", "exec"), scope)
+    except BaseException:
+        return False
+    return True
+
 def _rk_main():
     with open("rk_spec.json") as handle:
         spec = json.load(handle)
     prefix = "\n" + spec["nonce"]
+    try:
+        os.remove("rk_spec.json")
+    except OSError:
+        pass
 
     def emit(record):
         data = (prefix + json.dumps(record, allow_nan=False) + "\n").encode()
@@ -92,6 +197,12 @@ def _rk_main():
         for check in spec["checks"]:
             if check["values"] is None:
                 passed.append(False)
+                continue
+            if "replay" in check:
+                _RK_TABLE.clear()
+                _RK_TABLE.update(check["values"])
+                scope = dict(modules, __builtins__=builtins, __rk_replay=_rk_replay, __name__="__rk_test__")
+                passed.append(_rk_program_passes(check["replay"], scope))
                 continue
             scope = dict(modules, __builtins__=builtins, __rk_v=[_rk_decode(v) for v in check["values"]])
             try:
@@ -119,6 +230,12 @@ def _rk_main():
                 emit({"error": "no function named " + spec["fn_name"]})
                 os._exit(0)
             record = {"value": _rk_encode(target(*spec["args"]))}
+        elif spec["mode"] == "record":
+            test_scope = dict(scope, __rk_rec=_rk_rec, __name__="__rk_test__")
+            _rk_program_passes(spec["program"], test_scope)
+            record = {"table": _RK_TABLE}
+        elif spec["mode"] == "whole":
+            record = {"passed": _rk_program_passes(spec["program"], dict(scope, __name__="__rk_test__"))}
         else:
             record = {"values": [_rk_encode(eval(compile(e, "<test>", "eval"), scope)) for e in spec["exprs"]]}
     except BaseException as exc:
@@ -285,22 +402,33 @@ class _SplitUserParts(ast.NodeTransformer):
         return node
 
 
-def _root_name(node: ast.expr) -> str | None:
+def _root_node(node: ast.expr) -> ast.expr:
     while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
         node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else None
+    return node
 
 
-def plan_assert(test: AssertTest) -> AssertPlan:
-    """Split ``test``; raises ``ValueError`` for asserts whose solution calls sit inside their own scopes."""
+def _root_name(node: ast.expr) -> str | None:
+    root = _root_node(node)
+    return root.id if isinstance(root, ast.Name) else None
+
+
+def plan_assert(test: AssertTest) -> AssertPlan | ProgramPlan:
+    """Split ``test`` into values and glue; comprehensions, lambdas, ``:=`` and programs get a :class:`ProgramPlan`."""
+    if test.program:
+        return plan_program(test.source)
     statement = ast.parse(test.source).body[0]
-    assert isinstance(statement, ast.Assert)
     names = {n.id for n in ast.walk(statement.test) if isinstance(n, ast.Name)}
     user_names = {n for n in names if n not in TRUSTED_NAMES}
     modules = tuple(sorted(n for n in names if n in sys.stdlib_module_names and n not in dir(builtins)))
+    called = {id(_root_node(n.func)) for n in ast.walk(statement.test) if isinstance(n, ast.Call)}
     for node in ast.walk(statement.test):
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)):
-            raise ValueError(f"asserts with comprehensions, lambdas or := are not supported: {test.source!r}")
+            return plan_program(test.source)
+        if isinstance(node, ast.Name) and (
+            node.id in DYNAMIC_ACCESS or (node.id in user_names and id(node) not in called)
+        ):
+            return plan_program(test.source)  # eval(...), or a solution name passed as a value (map(f, xs), CONST)
     splitter = _SplitUserParts(user_names)
     check = splitter.visit(statement.test)
     ast.fix_missing_locations(check)
@@ -318,6 +446,170 @@ def _literal_check(check: ast.expr) -> tuple[bool, Any]:
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 return False, None
     return False, None
+
+
+# --------------------------------------------------------------------------------------------- programs
+#: builtins through which a test reaches the solution's names in ways the ``ast`` split cannot see
+DYNAMIC_ACCESS = frozenset(
+    {"eval", "exec", "compile", "globals", "locals", "vars", "__import__", "getattr", "setattr", "delattr", "hasattr"}
+)
+MAX_TABLE_ENTRIES = 100_000
+
+
+@dataclass(frozen=True)
+class ProgramPlan:
+    """A test program run twice: *record* (next to the solution) and *replay* (trusted, without it).
+
+    ``record`` wraps every maximal expression rooted at a solution name (a *site*, e.g. ``f(i)`` or
+    ``Solution().g(x)[0]``) so that the solution's process reports ``(site, inputs) -> result``; ``replay`` is
+    the same program with each site replaced by a lookup of that table keyed by the inputs the *trusted*
+    process computed. ``untrusted`` says why a program can only be decided next to the solution (or ``None``).
+    """
+
+    source: str
+    record: str
+    replay: str
+    modules: tuple[str, ...]
+    untrusted: str | None
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+class _Sites(ast.NodeTransformer):
+    """Replaces each maximal solution-rooted expression by ``__rk_rec``/``__rk_replay`` of its glue inputs."""
+
+    def __init__(self, user_names: set[str], replay: bool) -> None:
+        self.user_names = user_names
+        self.replay = replay
+        self.count = 0
+        self.problems: list[str] = []
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) and _root_name(node) in self.user_names:
+            if not isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
+                self.problems.append(f"assigns to the solution's {_root_name(node)!r}")
+                return node
+            return self._site(node)
+        return super().visit(node)
+
+    def _site(self, node: ast.expr) -> ast.expr:
+        site = str(self.count)
+        self.count += 1
+        parts: list[ast.expr] = []
+        chain = self._strip(node, parts)
+        inputs = ast.Tuple(parts, ast.Load())
+        if self.replay:
+            return ast.Call(ast.Name("__rk_replay", ast.Load()), [ast.Constant(site), inputs], [])
+        args = ast.arguments([], [ast.arg("__rk_a")], None, [], [], None, [])
+        thunk = ast.Lambda(args, chain)
+        return ast.Call(ast.Name("__rk_rec", ast.Load()), [ast.Constant(site), inputs, thunk], [])
+
+    def _part(self, expr: ast.expr, parts: list[ast.expr]) -> ast.expr:
+        parts.append(self.visit(expr))
+        return ast.Subscript(ast.Name("__rk_a", ast.Load()), ast.Constant(len(parts) - 1), ast.Load())
+
+    def _strip(self, node: ast.expr, parts: list[ast.expr]) -> ast.expr:
+        if isinstance(node, ast.Call):
+            func = self._strip(node.func, parts)
+            args = [
+                ast.Starred(self._part(a.value, parts), ast.Load())
+                if isinstance(a, ast.Starred)
+                else self._part(a, parts)
+                for a in node.args
+            ]
+            keywords = [ast.keyword(k.arg, self._part(k.value, parts)) for k in node.keywords]
+            return ast.Call(func, args, keywords)
+        if isinstance(node, ast.Attribute):
+            return ast.Attribute(self._strip(node.value, parts), node.attr, ast.Load())
+        if isinstance(node, ast.Subscript):
+            value = self._strip(node.value, parts)
+            if isinstance(node.slice, ast.Slice):
+                bounds = [getattr(node.slice, b) for b in ("lower", "upper", "step")]
+                index = ast.Slice(*[None if b is None else self._part(b, parts) for b in bounds])
+            elif isinstance(node.slice, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.slice.elts):
+                self.problems.append("multi-dimensional slice of a solution value")
+                index = node.slice
+            else:
+                index = self._part(node.slice, parts)
+            return ast.Subscript(value, index, ast.Load())
+        return ast.Name(node.id, ast.Load())
+
+
+def _untrusted_reason(tree: ast.Module, user_names: set[str]) -> str | None:
+    """Why ``tree`` can only be decided next to the solution, or ``None`` when record/replay decides it."""
+    dynamic = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in DYNAMIC_ACCESS})
+    if dynamic:
+        return f"reaches names dynamically ({', '.join(dynamic)})"
+    solution_like = set(user_names)
+    for node in tree.body:  # HumanEval: check(candidate) -> candidate is the solution
+        if isinstance(node, ast.FunctionDef) and node.name == "check" and node.args.args:
+            solution_like.add(node.args.args[0].arg)
+    protected: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try):
+            protected.update(id(n) for statement in node.body for n in ast.walk(statement))
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and set(node.names) & solution_like:
+            return "rebinds the solution's names"
+        if isinstance(node, ast.ClassDef) and any(_root_name(b) in solution_like for b in node.bases):
+            return "subclasses the solution's classes"
+    for node in ast.walk(tree):
+        call = node.value if isinstance(node, ast.Expr) and id(node) not in protected else None
+        if isinstance(call, ast.Call) and _root_name(call) in solution_like:
+            return "calls the solution for its side effects (result unused)"
+    return None
+
+
+def plan_program(source: str) -> ProgramPlan:
+    """Plan a test program (an assert with comprehensions/lambdas, setup lines + asserts, a HumanEval check)."""
+    tree = ast.parse(source)
+    bound = _bound_names(tree)
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    free = loaded - bound
+    user_names = {n for n in free if n not in TRUSTED_NAMES}
+    modules = tuple(sorted(n for n in free if n in sys.stdlib_module_names and n not in dir(builtins)))
+    sources = []
+    problems: list[str] = []
+    for replay in (False, True):
+        sites = _Sites(user_names, replay)
+        transformed = ast.fix_missing_locations(sites.visit(ast.parse(source)))
+        sources.append(ast.unparse(transformed))
+        problems = sites.problems
+    untrusted = "; ".join(problems) or _untrusted_reason(tree, user_names)
+    for text in (source, *sources):
+        compile(text, "<test>", "exec")  # SyntaxError (e.g. `return` outside a function): the test is unusable
+    return ProgramPlan(source, sources[0], sources[1], modules, untrusted or None)
+
+
+def decode_table(obj: Any) -> dict[str, dict]:
+    """Validate the record stage's ``(site, inputs) -> result`` table; raises :class:`PlainValueError`."""
+    if type(obj) is not dict or len(obj) > MAX_TABLE_ENTRIES:
+        raise PlainValueError("record table is not a mapping of bounded size")
+    for key, entry in obj.items():
+        if type(key) is not str or type(entry) is not dict or len(entry) != 1:
+            raise PlainValueError("malformed record table entry")
+        ((tag, body),) = entry.items()
+        if tag == "value":
+            decode_plain(body)
+        elif tag == "raise":
+            if type(body) is not str or not body.isidentifier():
+                raise PlainValueError("malformed exception name")
+        elif tag not in ("object", "opaque") or body is not True:
+            raise PlainValueError(f"unknown record table tag {tag!r}")
+    return obj
 
 
 # --------------------------------------------------------------------------------------------- requests
@@ -341,14 +633,28 @@ def python_exprs_request(code: str, plan: AssertPlan, nonce: str, limits: Limits
     return RunRequest(argv=["python3", "main.py"], files=files, limits=limits)
 
 
-def python_check_request(checks: list[tuple[AssertPlan, list | None]], nonce: str, limits: Limits) -> RunRequest:
+def python_program_request(code: str, plan: ProgramPlan, nonce: str, limits: Limits, whole: bool) -> RunRequest:
+    """Record stage (``whole=False``) or the untrusted whole-program run next to the solution (``whole=True``)."""
+    program = plan.source if whole else plan.record
+    spec = {"nonce": nonce, "mode": "whole" if whole else "record", "program": program, "modules": list(plan.modules)}
+    files = {"main.py": RUNTIME, "solution.py": code, SPEC_FILE: _spec_file(spec)}
+    return RunRequest(argv=["python3", "main.py"], files=files, limits=limits)
+
+
+def _check_entry(plan: AssertPlan | ProgramPlan, values: Any) -> dict[str, Any]:
+    if isinstance(plan, ProgramPlan):
+        return {"replay": plan.replay, "values": values}
+    return {"source": plan.check, "values": values}
+
+
+def python_check_request(checks: list[tuple[AssertPlan | ProgramPlan, Any]], nonce: str, limits: Limits) -> RunRequest:
     """The trusted second stage: no solution file, only the glue and the values the solution produced."""
     modules = sorted({m for plan, _ in checks for m in plan.modules})
     spec = {
         "nonce": nonce,
         "mode": "check",
         "modules": modules,
-        "checks": [{"source": plan.check, "values": values} for plan, values in checks],
+        "checks": [_check_entry(plan, values) for plan, values in checks],
     }
     return RunRequest(
         argv=["python3", "main.py"], files={"main.py": RUNTIME, SPEC_FILE: _spec_file(spec)}, limits=limits

@@ -6,12 +6,18 @@ Accepted (a dict or its JSON string):
 format                      shape                                                                kind
 ==========================  ===================================================================  ==========
 asserts                     ``{"language": "python", "asserts": ["assert f(1) == 2", ...]}``     asserts
+HumanEval ``check``         ``{"check" | "test": "def check(candidate): ...", "entry_point": "f"}``  asserts
+MBPP                        ``{"test_list": [...], "test_setup_code": "...", "test_imports": []}``  asserts
 stdio                       ``{"language": ..., "stdio": [{"input": "...", "output": "..."}]}``  stdio
 calls                       ``{"language": "python", "fn_name": "f",                             calls
                             "calls": [{"args": [...], "expected": ...}]}``
 open-r1 verification_info   ``{"language": ..., "test_cases": [{"input", "output"}]}``           stdio
 APPS / LiveCodeBench        ``{"inputs": [...], "outputs": [...]}`` (+ ``"fn_name"`` → calls)    stdio/calls
 ==========================  ===================================================================  ==========
+
+An ``asserts`` entry holding several assert statements becomes one test per assert; an entry that also holds
+other statements (setup lines) is one *program* test, as is a whole HumanEval ``check`` (run as
+``check(<entry_point>)``; ``fn_name`` is accepted for ``entry_point``).
 """
 
 from __future__ import annotations
@@ -59,6 +65,8 @@ class CallTest:
 @dataclass(frozen=True)
 class AssertTest:
     source: str
+    #: True when ``source`` is a program (statements besides one assert), e.g. setup lines or a HumanEval check
+    program: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,10 @@ def parse_tests(value: Any, default_language: str = "python") -> TestSuite:
     language = normalise_language(value.get("language") or default_language)
     if "asserts" in value:
         suite = TestSuite(language, "asserts", tuple(_asserts(value["asserts"])))
+    elif "test_list" in value:
+        suite = TestSuite(language, "asserts", tuple(_mbpp(value)))
+    elif _is_check(value):
+        suite = TestSuite(language, "asserts", (_check_program(value),))
     elif "calls" in value:
         suite = TestSuite(language, "calls", tuple(_calls(value["calls"])), _fn_name(value))
     elif "stdio" in value:
@@ -108,6 +120,11 @@ def parse_tests(value: Any, default_language: str = "python") -> TestSuite:
     return suite
 
 
+def _is_check(value: dict) -> bool:
+    source = value.get("check") or value.get("test")
+    return isinstance(source, str) and bool(value.get("entry_point") or value.get("fn_name"))
+
+
 def _fn_name(value: dict) -> str:
     name = value.get("fn_name")
     if not isinstance(name, str) or not name.isidentifier():
@@ -115,21 +132,53 @@ def _fn_name(value: dict) -> str:
     return name
 
 
-def _asserts(items: Any) -> list[AssertTest]:
+def _asserts(items: Any, setup: str = "") -> list[AssertTest]:
     if isinstance(items, str):
         items = [items]
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
         raise BadTestsFormat("'asserts' must be a list of strings")
     tests = []
-    for source in items:
-        try:
-            tree = ast.parse(source.strip())
-        except SyntaxError as exc:
-            raise BadTestsFormat(f"assert is not valid Python: {source!r} ({exc.msg})") from None
-        if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Assert):
-            raise BadTestsFormat(f"each entry must be one assert statement: {source!r}")
-        tests.append(AssertTest(source.strip()))
+    for entry in items:
+        source = entry.strip()
+        tree = _parse(source, "assert")
+        if not any(isinstance(node, ast.Assert) for node in ast.walk(tree)):
+            raise BadTestsFormat(f"each entry needs an assert statement: {entry!r}")
+        if setup:
+            tests.append(AssertTest(f"{setup}\n{source}", program=True))
+        elif all(isinstance(statement, ast.Assert) for statement in tree.body):
+            tests.extend(AssertTest(ast.get_source_segment(source, s) or ast.unparse(s)) for s in tree.body)
+        else:
+            tests.append(AssertTest(source, program=True))
     return tests
+
+
+def _mbpp(value: dict) -> list[AssertTest]:
+    imports, setup = value.get("test_imports") or [], value.get("test_setup_code") or ""
+    if not isinstance(imports, list) or not all(isinstance(i, str) for i in imports) or not isinstance(setup, str):
+        raise BadTestsFormat("'test_imports' must be a list of strings and 'test_setup_code' a string")
+    prefix = "\n".join([*imports, setup]).strip()
+    if prefix:
+        _parse(prefix, "test setup")
+    return _asserts(value["test_list"], prefix)
+
+
+def _check_program(value: dict) -> AssertTest:
+    """HumanEval/MBPP+ style: ``def check(candidate): ...`` run as ``check(<entry_point>)``."""
+    source = value.get("check") or value.get("test")
+    name = value.get("entry_point") or value.get("fn_name")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise BadTestsFormat(f"check tests need a valid 'entry_point', got {name!r}")
+    tree = _parse(source, "check")
+    if not any(isinstance(s, ast.FunctionDef) and s.name == "check" for s in tree.body):
+        raise BadTestsFormat("check tests must define 'def check(candidate)'")
+    return AssertTest(f"{source.rstrip()}\n\ncheck({name})\n", program=True)
+
+
+def _parse(source: str, what: str) -> ast.Module:
+    try:
+        return ast.parse(source)
+    except SyntaxError as exc:
+        raise BadTestsFormat(f"{what} is not valid Python: {source[:80]!r} ({exc.msg})") from None
 
 
 def _calls(items: Any) -> list[CallTest]:

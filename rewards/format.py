@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -300,6 +301,43 @@ def extract_json_text(text: str, mode: str) -> str | None:
     return text.strip()
 
 
+#: Longest number literal accepted (Python's default limit for int conversion): a model must not be able to
+#: turn a wrong answer into an unscorable one with a 100,000-digit number.
+MAX_NUMBER_CHARS = 4300
+
+
+class NotStrictJson(ValueError):
+    """Text that Python's lenient decoder would accept (``NaN``, ``1e999``) or choke on (a 100k-digit number)."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise NotStrictJson(f"{name} is not a JSON number")
+
+
+def _strict_int(text: str) -> int:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise NotStrictJson(f"a number of {len(text)} characters (limit {MAX_NUMBER_CHARS})")
+    try:
+        return int(text)
+    except ValueError as exc:  # a stricter interpreter-wide digit limit
+        raise NotStrictJson(f"a number Python cannot read: {exc}") from None
+
+
+def _strict_float(text: str) -> float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise NotStrictJson(f"a number of {len(text)} characters (limit {MAX_NUMBER_CHARS})")
+    value = float(text)
+    if not math.isfinite(value):
+        raise NotStrictJson(f"{text[:40]} is out of range for a 64-bit float")
+    return value
+
+
+def loads_strict(text: str) -> Any:
+    """``json.loads`` as RFC 8259 reads JSON: ``NaN``/``Infinity``, numbers that overflow a float and
+    over-long numbers raise :class:`NotStrictJson` (``json.JSONDecodeError`` for syntax errors)."""
+    return json.loads(text, parse_constant=_reject_constant, parse_int=_strict_int, parse_float=_strict_float)
+
+
 def _json_path(parts: Any) -> str:
     path = "$"
     for part in parts:
@@ -312,7 +350,8 @@ class JsonSchema(Reward):
     """1.0 if the completion's JSON validates against a JSON Schema or a pydantic model, else 0.0.
 
     Formula: ``1.0 if validate(json.loads(extract(completion))) else 0.0``. ``extract`` takes the last
-    fenced ```` ```json ```` (or unlabelled) block, else the whole completion. An invalid schema or an
+    fenced ```` ```json ```` (or unlabelled) block, else the whole completion. Parsing is strict JSON:
+    ``NaN``, ``Infinity``, ``1e999`` and numbers over ``MAX_NUMBER_CHARS`` characters score 0.0. An invalid schema or an
     unimportable model is a :class:`ConfigError`; the reason names the failing field (``$.items[0].qty``).
 
     >>> r = JsonSchema(json_schema={"type": "object", "required": ["x"], "properties": {"x": {"type": "integer"}}})
@@ -336,9 +375,11 @@ class JsonSchema(Reward):
         if candidate is None:
             return RewardResult(score=0.0, reason="no fenced JSON block")
         try:
-            data = json.loads(candidate)
+            data = loads_strict(candidate)
         except json.JSONDecodeError as exc:
             return RewardResult(score=0.0, reason=f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
+        except NotStrictJson as exc:
+            return RewardResult(score=0.0, reason=f"not valid JSON: {exc}")
         except RecursionError:
             return RewardResult(score=0.0, reason="JSON nested too deeply")
         return self._validate(data)
@@ -365,12 +406,15 @@ class JsonSchema(Reward):
 
 
 __all__ = [
+    "MAX_NUMBER_CHARS",
     "JsonSchema",
+    "NotStrictJson",
     "RegexMatch",
     "TagCount",
     "ThinkFormat",
     "check_think_format",
     "extract_json_text",
     "fenced_blocks",
+    "loads_strict",
     "mask_code",
 ]

@@ -30,10 +30,17 @@ class MathEquivalenceConfig(RewardConfig):
     anchors: bool = Field(True, description="read 'the answer is …', 'Final answer:', '####' when there is no box")
     fallback_last_number: bool = Field(False, description="else take the last number in the text")
     reasoning_end: str | None = Field("</think>", description="only text after this tag is searched")
-    rel_tol: float = Field(1e-6, ge=0, lt=1, description="relative tolerance when either side is a decimal")
+    rel_tol: float = Field(1e-6, ge=0, lt=1, description="relative tolerance of a decimal against a value it cannot write exactly (1/3, sqrt 2)")
     float_rounding: int = Field(6, ge=0, le=30, description="math-verify's float rounding in the symbolic stage")
     symbolic: bool = Field(True, description="send undecided pairs to math-verify/sympy (else they are unscorable)")
-    timeout_s: float = Field(5.0, gt=0, le=600, description="hard limit for one symbolic comparison")
+    timeout_s: float = Field(
+        5.0, gt=0, le=600, description="hard limit for one symbolic comparison, waiting for a worker included"
+    )
+    timeout_score: float | None = Field(
+        None,
+        description="score of an answer whose symbolic comparison overran: None = unscorable; a number (e.g. 0.0) "
+        "denies a wrong answer such as \\boxed{1000000!} the escape of being unscorable",
+    )
     workers: int | None = Field(None, ge=1, description="worker processes (default: os.cpu_count())")
     memory_limit_mb: int | None = Field(4096, ge=256, description="address-space limit of each worker")
     cache_size: int = Field(4096, ge=0, description="parsed golds and symbolic verdicts kept (LRU)")
@@ -76,7 +83,14 @@ class MathEquivalence(Reward):
 
     Args (config): ``gold_column`` ("solution"), ``boxed`` ("last"/"first"), ``anchors``,
     ``fallback_last_number``, ``reasoning_end`` ("</think>"), ``rel_tol`` (1e-6), ``timeout_s`` (5),
-    ``workers`` (cpu count), ``symbolic`` (True), ``cache_size``, ``correct``/``wrong``.
+    ``workers`` (cpu count), ``symbolic`` (True), ``cache_size``, ``correct``/``wrong``, ``timeout_score``
+    (None: an answer whose comparison overran is unscorable; a number scores it so, e.g. 0.0 for a policy
+    that learns to write answers too costly to check). A call that found no ready worker in time (a cold
+    start) is always unscorable, whatever ``timeout_score``. Timeouts are never cached.
+
+    Numbers: integers, fractions and decimals that can be written exactly compare exactly
+    (``2000001.0`` is not ``2000000``, ``0.5`` is ``\frac12``); ``rel_tol`` applies only where a decimal
+    stands for a value it cannot write exactly (``0.3333333`` for ``\frac13``, ``1.41421356`` for ``\sqrt2``).
 
     Returns one score per completion; :meth:`details` adds a reason naming what was extracted from
     both sides and why the verdict, plus ``gold``/``extracted`` fields.
@@ -190,9 +204,11 @@ class MathEquivalence(Reward):
                 verdicts[i] = outcome.value
                 if outcome.value.equal is not None:
                     self._symbolic_cache.put(pairs[i], outcome.value)
+            elif outcome.status is CallStatus.TIMEOUT and outcome.started:
+                # Not cached: an overrun under load may succeed later.
+                verdicts[i] = Verdict(None, f"timeout: symbolic comparison exceeded {cfg.timeout_s:g} s", True)
             elif outcome.status is CallStatus.TIMEOUT:
-                verdicts[i] = Verdict(None, f"timeout: symbolic comparison exceeded {cfg.timeout_s:g} s")
-                self._symbolic_cache.put(pairs[i], verdicts[i])  # the same pair would overrun again
+                verdicts[i] = Verdict(None, f"timeout: no symbolic worker ready within {cfg.timeout_s:g} s")
             else:
                 verdicts[i] = Verdict(None, f"symbolic comparison failed ({outcome.status.value}: {outcome.error})")
         return verdicts  # type: ignore[return-value]
@@ -201,4 +217,7 @@ class MathEquivalence(Reward):
         cfg: MathEquivalenceConfig = self.config  # type: ignore[assignment]
         score = None if verdict.equal is None else (cfg.correct if verdict.equal else cfg.wrong)
         reason = f"gold {gold.describe()}; answer {answer.describe()}; {verdict.why}"
+        if verdict.timed_out and cfg.timeout_score is not None:
+            score = cfg.timeout_score
+            reason += f" (scored timeout_score={cfg.timeout_score:g})"
         return RewardResult(score=score, reason=reason, gold=gold.text, extracted=answer.text)

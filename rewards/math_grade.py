@@ -37,6 +37,7 @@ from rewardkit.rewards.math_values import (
     Matrix,
     Num,
     Opaque,
+    Scientific,
     Seq,
     Surd,
     Union,
@@ -51,20 +52,37 @@ class Verdict:
 
     equal: bool | None
     why: str
+    timed_out: bool = False  # the comparison itself overran its hard timeout
 
 
 # -- comparison --------------------------------------------------------------------------------
 def numbers_equal(gold: Num, answer: Num, rel_tol: float) -> bool:
-    """Exact for exact forms; a decimal on either side compares within ``rel_tol``; percent either way."""
+    """Exact, except for a decimal standing for a value no decimal can write; percent either way.
+
+    Two rationals are equal only if they are the same number: ``2000001.0`` is exactly 2000001, not
+    2000000, and ``0.5000001`` is not ``\\frac12``. ``rel_tol`` applies only when one side is a decimal
+    and the other a fraction whose decimal expansion never ends (``0.3333333`` for ``\\frac13``), since
+    such a decimal can only be a rounding.
+    """
     golds = [gold.value] + ([gold.value / 100] if gold.percent else [])
     answers = [answer.value] + ([answer.value / 100] if answer.percent else [])
-    exact = gold.exact and answer.exact
-    tol = Fraction(rel_tol) if not exact else Fraction(0)
     for g in golds:
         for a in answers:
-            if g == a or (tol and abs(g - a) <= tol * max(abs(g), abs(a))):
+            if g == a:
+                return True
+            rounded = (not answer.exact and _unending(g)) or (not gold.exact and _unending(a))
+            if rounded and rel_tol and abs(g - a) <= Fraction(rel_tol) * max(abs(g), abs(a)):
                 return True
     return False
+
+
+def _unending(value: Fraction) -> bool:
+    """True when ``value`` has no finite decimal expansion (its denominator has a prime factor other than 2, 5)."""
+    d = value.denominator
+    for p in (2, 5):
+        while d % p == 0:
+            d //= p
+    return d != 1
 
 
 def compare_values(gold: object, answer: object, rel_tol: float) -> bool | None:
@@ -86,6 +104,8 @@ def compare_values(gold: object, answer: object, rel_tol: float) -> bool | None:
         return None
     if isinstance(gold, Num) and isinstance(answer, Num):
         return numbers_equal(gold, answer, rel_tol)
+    if isinstance(gold, Scientific) or isinstance(answer, Scientific):
+        return _compare_scientific(gold, answer, rel_tol)
     if isinstance(gold, Huge) or isinstance(answer, Huge):
         return _compare_huge(gold, answer)
     if isinstance(gold, Surd) or isinstance(answer, Surd):
@@ -113,6 +133,33 @@ def _compare_huge(gold: object, answer: object) -> bool | None:
     if isinstance(other, BigInt) and math.isfinite(huge.log10):
         return None if abs(len(other.digits.lstrip("-")) - (huge.log10 + 1)) < 2 else False
     return None if isinstance(other, (Huge, BigInt)) else False
+
+
+def _compare_scientific(gold: object, answer: object, rel_tol: float) -> bool | None:
+    """Exact comparison with a number in scientific notation whose exponent is too large to expand.
+
+    Orders of magnitude settle most pairs without arithmetic; close ones are expanded exactly (the
+    other side is then an ordinary number, so the expansion is small).
+    """
+    sci, other = (gold, answer) if isinstance(gold, Scientific) else (answer, gold)
+    assert isinstance(sci, Scientific)
+    if isinstance(other, Scientific):
+        return (sci.digits, sci.exp10) == (other.digits, other.exp10)
+    if isinstance(other, BigInt):
+        core = other.digits.lstrip("-").rstrip("0")
+        zeros = len(other.digits.lstrip("-")) - len(core)
+        negative = other.digits.startswith("-")
+        return (negative, core, zeros) == (sci.digits < 0, str(abs(sci.digits)), sci.exp10)
+    if isinstance(other, Huge):
+        return None if abs(other.log10 - sci.magnitude) < 2 else False
+    if not isinstance(other, Num) or other.value == 0:
+        return False
+    value = other.value
+    approx = (abs(value.numerator).bit_length() - value.denominator.bit_length()) * math.log10(2)
+    if abs(approx - sci.magnitude) > 3:
+        return False
+    expanded = Num(Fraction(sci.digits) * Fraction(10) ** sci.exp10, sci.exact)
+    return numbers_equal(other, expanded, rel_tol) if other is gold else numbers_equal(expanded, other, rel_tol)
 
 
 def _compare_surd(gold: object, answer: object, rel_tol: float) -> bool:
@@ -182,6 +229,7 @@ def _describe(value: object) -> str:
         return "tuples (order kept)"
     return {
         Num: "numbers",
+        Scientific: "numbers",
         Surd: "square roots",
         BigInt: "integers",
         Cplx: "complex numbers",
@@ -221,7 +269,7 @@ def fast_verdict(gold: str, answer: str, rel_tol: float) -> Verdict:
             f"{'equal' if verdict else 'different'}: a power with about {digits + 1:.3g} digits "
             f"(not evaluated) against {_describe(a if isinstance(g, Huge) else g)}",
         )
-    kind = _describe(g) if type(g) is type(a) else f"{_describe(g)} vs {_describe(a)}"
+    kind = _describe(g) if _describe(g) == _describe(a) else f"{_describe(g)} vs {_describe(a)}"
     return Verdict(verdict, f"{'equal' if verdict else 'different'} as {kind}")
 
 
@@ -277,7 +325,55 @@ def symbolic_verdict(gold: str, answer: str, float_rounding: int) -> Verdict:
         allow_set_relation_comp=True,
     )
     shown = f"{_short(gold_parsed[0])} vs {_short(answer_parsed[0])}"
+    if not equal and difference_is_zero(gold_parsed[0], answer_parsed[0]):
+        return Verdict(True, f"sympy: equal, their difference simplifies to 0 ({shown})")
     return Verdict(bool(equal), f"sympy: {'equal' if equal else 'not equal'} ({shown})")
+
+
+#: Largest power with a numeric base that :func:`difference_is_zero` lets sympy evaluate, in bits.
+SYMBOLIC_MAX_POWER_BITS = 1 << 22  # about 1.3 million digits: well under a second to compute
+#: Largest exponent of a symbolic base (``(x+1)^{200}``) it lets sympy expand.
+SYMBOLIC_MAX_EXPANDED_EXPONENT = 200
+
+
+def difference_is_zero(gold: object, answer: object) -> bool:
+    """``simplify(gold - answer) == 0`` for two scalar sympy expressions, math-verify's blind spot
+    (``x`` against ``(x+1)^2-(x+1)^2+x``); refused for powers too large to evaluate safely."""
+    import sympy
+
+    if not all(isinstance(e, sympy.Expr) and not isinstance(e, sympy.MatrixBase) for e in (gold, answer)):
+        return False
+    if _has_huge_power(gold) or _has_huge_power(answer):
+        return False
+    try:
+        difference = sympy.expand(gold - answer)  # type: ignore[operator]
+        return bool(difference == 0 or sympy.simplify(difference) == 0)
+    except Exception:  # sympy raises many types on odd input; undecided means "not shown equal"
+        return False
+
+
+def _has_huge_power(expr: object) -> bool:
+    import sympy
+
+    for node in sympy.preorder_traversal(expr):
+        if not isinstance(node, sympy.Pow):
+            continue
+        base, exponent = node.args
+        if not exponent.is_number:
+            return True  # x^n: no bound on what expanding it costs
+        if exponent.has(sympy.Pow) and not exponent.is_Rational:
+            return True  # a tower such as 10^{10^{10}}
+        try:
+            size = abs(float(exponent))
+        except (TypeError, ValueError, OverflowError):
+            return True
+        if base.is_number:
+            magnitude = abs(complex(base.evalf(15))) if base.is_finite else 0.0
+            if size * max(math.log2(magnitude) if magnitude > 0 else 0.0, 1.0) > SYMBOLIC_MAX_POWER_BITS:
+                return True
+        elif size > SYMBOLIC_MAX_EXPANDED_EXPONENT:
+            return True
+    return False
 
 
 def _short(value: object) -> str:

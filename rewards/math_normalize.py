@@ -20,6 +20,9 @@ _SPACING = re.compile(r"(?<!\\)\\[,;:! ]|~|\\q?quad(?![A-Za-z])|\\hspace\{[^{}]*
 _FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![A-Za-z])")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![A-Za-z])|\\circ(?![A-Za-z])")
 _TEXT_CMD = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+# 1e-5, 2.5E+3: a decimal mantissa at a token start, an integer exponent, nothing word-like after it
+# (sympy would read 1e-5 as Euler's number: 1*E - 5).
+_SCIENTIFIC_E = re.compile(r"(?<![\w\\.])(\d+(?:\.\d*)?|\.\d+)[eE]\+?(-?\d+)(?![\w.^{(])")
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _UNIT_TAIL = re.compile(r"(?P<num>.*?\S)\s+(?P<unit>[A-Za-z][A-Za-z\s/\-]*)", re.S)
 _KNOWN_UNITS = {
@@ -33,12 +36,13 @@ def clean_latex(text: str) -> str:
 
     ``\dfrac``/``\tfrac`` → ``\frac``, ``\frac12`` → ``\frac{1}{2}``, sizing and spacing commands,
     degrees, currency, ``\text{}`` units after a value and unit words (``5 cm``), ``{,}`` and
-    ``1,000`` thousands separators, a trailing full stop.
+    ``1,000`` thousands separators, a trailing full stop; ``1e-5``/``2.5E+3`` become ``\times10^{…}``.
     """
     s = strip_math_delimiters(text)
     if len(s) > MAX_PARSE_CHARS:  # too long to be an answer worth normalising; keeps every step linear
         return s
     s = _SIZING.sub("", s)
+    s = _SCIENTIFIC_E.sub(r"\1\\times10^{\2}", s)
     s = _SPACING.sub(" ", s)
     s = _FRAC_VARIANT.sub(r"\\frac", s)
     s = re.sub(r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}", s)

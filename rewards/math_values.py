@@ -20,6 +20,8 @@ from rewardkit.rewards.math_normalize import MAX_PARSE_CHARS
 #: Largest power ``a^b`` evaluated exactly on the fast path, in bits of the result.
 MAX_POWER_BITS = 13_000  # about 3,900 digits, below the BigInt threshold
 _MAX_DEPTH = 12
+#: Largest ``|exponent|`` of scientific notation expanded into a fraction; beyond it a :class:`Scientific`.
+MAX_EXPANDED_EXPONENT = 400
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,20 @@ class Surd:
 @dataclass(frozen=True, eq=False)  # identity equality: two such powers are compared by sympy, not by size
 class Huge:
     log10: float  # a power too large to evaluate (10^{10^{10}}): only its size is known
+
+
+@dataclass(frozen=True)
+class Scientific:
+    """``digits × 10**exp10`` with an exponent too large to expand (``1e-99999999``), compared exactly."""
+
+    digits: int  # signed, non-zero, no trailing zeros: one form per value
+    exp10: int
+    exact: bool  # False when the mantissa was written with a decimal point
+
+    @property
+    def magnitude(self) -> int:
+        """``floor(log10(abs(value)))``."""
+        return len(str(abs(self.digits))) - 1 + self.exp10
 
 
 @dataclass(frozen=True)
@@ -162,8 +178,8 @@ def parse_number(key: str) -> Num | BigInt | Huge | Inf | None:
             value, exact = _dec(m.group("mant"))
             exponent = m.group("e") or m.group("p") or m.group("p1")
             if exponent is not None:
-                if abs(int(exponent)) > 400:
-                    return None
+                if abs(int(exponent)) > MAX_EXPANDED_EXPONENT:
+                    return None if percent else _scientific(m.group("sign"), value, int(exponent), exact)
                 value *= Fraction(10) ** int(exponent)
             return Num(-value if m.group("sign") == "-" else value, exact, percent)
         if m := _MIXED.fullmatch(body):
@@ -196,6 +212,20 @@ def parse_number(key: str) -> Num | BigInt | Huge | Inf | None:
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
     return None
+
+
+def _scientific(sign: str, mantissa: Fraction, exponent: int, exact: bool) -> Scientific | Num:
+    """``mantissa × 10**exponent`` in the one canonical form of :class:`Scientific` (0 stays a :class:`Num`)."""
+    if mantissa == 0:
+        return Num(Fraction(0), exact)
+    while mantissa.denominator != 1:  # a decimal mantissa: at most one step per written digit
+        mantissa *= 10
+        exponent -= 1
+    digits = int(mantissa)
+    while digits % 10 == 0:
+        digits //= 10
+        exponent += 1
+    return Scientific(-digits if sign == "-" else digits, exponent, exact)
 
 
 def _parse_complex(key: str) -> Cplx | None:

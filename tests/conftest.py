@@ -53,3 +53,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if moved:
         config.hook.pytest_deselected(items=moved)
         items[:] = [item for item in items if item.path.name not in harming]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_rewardkit_cache(tmp_path_factory: pytest.TempPathFactory):
+    """`rewardkit audit` records audited sets in a user cache; the test suite keeps its own."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("REWARDKIT_CACHE_DIR", str(tmp_path_factory.mktemp("rewardkit-cache")))
+    yield
+    patch.undo()

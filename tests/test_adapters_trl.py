@@ -69,11 +69,31 @@ def test_spec_from_yaml_file_and_async(tmp_path):
         ({"rewards": [{"name": "gate", "wieght": 1}]}, "wieght"),
         ({"reward": ["think_format"]}, "reward"),
         ("not-a-file.yaml", "no such reward spec file"),
+        (
+            [{"name": "think_format"}, {"name": "tag_count"}, {"name": "think_format", "weight": 0.5}],
+            "rewards.0, rewards.2 are all logged as 'think_format'.*give all but one a distinct 'label'",
+        ),
+        (
+            [{"name": "tag_count", "gate": "think_format"}, {"name": "tag_count", "gate": {"name": "think_format"}}],
+            "logged as 'tag_count_if_think_format'",
+        ),
+        ([{"name": "think_format", "weight": float("nan")}], "rewards.0.weight: Input should be a finite number"),
+        ([{"name": "think_format", "weight": float("inf")}], "rewards.0.weight: Input should be a finite number"),
+        ([{"name": "think_format", "gate": "tag_count", "gate_otherwise": float("nan")}], "gate_otherwise"),
+        ([{"name": "weighted_sum", "config": {"rewards": ["think_format"], "weights": [float("-inf")]}}], "weights"),
     ],
 )
 def test_invalid_spec_fails_at_load(spec, message):
     with pytest.raises((ConfigError, FileNotFoundError), match=message):
         load_spec(spec)
+
+
+@needs
+def test_labels_make_repeated_rewards_distinct():
+    funcs, weights = grpo_rewards(
+        [{"name": "math_equivalence", "config": {"workers": 1}}, {"name": "math_equivalence", "label": "math_strict"}]
+    )
+    assert [f.__name__ for f in funcs] == ["math_equivalence", "math_strict"] and weights == [1.0, 1.0]
 
 
 def test_bare_list_is_a_spec():

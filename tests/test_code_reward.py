@@ -10,7 +10,7 @@ import pytest
 
 from rewardkit import ConfigError, get_reward, list_rewards
 from rewardkit.rewards.code_extract import extract_code
-from rewardkit.rewards.code_harness import decode_plain, output_lines, plan_assert, strict_equal
+from rewardkit.rewards.code_harness import ProgramPlan, decode_plain, output_lines, plan_assert, strict_equal
 from rewardkit.rewards.code_tests_format import AssertTest, BadTestsFormat, parse_tests
 from rewardkit.sandboxes.local import LocalSandbox
 
@@ -66,6 +66,34 @@ OPEN_R1 = {
 APPS_STDIO = json.dumps({"inputs": ["1 2\n", "2 2\n"], "outputs": ["3\n", "4\n"]})
 APPS_CALLS = json.dumps({"fn_name": "add", "inputs": [[1, 2], [2, 2]], "outputs": [[3], [4]]})
 
+HUMANEVAL = {
+    "test": "METADATA = {}\n\ndef check(candidate):\n"
+    "    assert candidate(1, 2) == 3\n    for i in range(4):\n        assert candidate(i, i) == 2 * i\n"
+    "    assert abs(candidate(0.5, 0.25) - 0.75) < 1e-9\n",
+    "entry_point": "add",
+}
+HUMANEVAL_RAISES = {
+    "check": "def check(candidate):\n    try:\n        candidate('x', 1)\n    except TypeError:\n        pass\n"
+    "    else:\n        assert False, 'expected TypeError'\n    assert candidate(2, 2) == 4\n",
+    "entry_point": "add",
+}
+MBPP = {
+    "test_list": ["assert add(x, 1) == 6", "assert math.isclose(add(x, 0.5), 5.5)"],
+    "test_setup_code": "x = 5",
+    "test_imports": ["import math"],
+}
+COMPREHENSIONS = {
+    "asserts": [
+        "assert all(add(i, 1) == i + 1 for i in range(3))",
+        "assert [add(a, b) for a, b in [(1, 2), (3, 4)]] == [3, 7]",
+        "assert list(map(add, [1, 2], [3, 4])) == [4, 6]",
+        "assert (lambda r: r == 3)(add(1, 2))",
+        "assert (s := add(2, 3)) == 5 and s > 0",
+        "assert add(1, 1) == 2\nassert add(7, 1) == 8",
+    ]
+}
+SOLUTION_OBJECT = {"asserts": ["s = Solution()\nassert s.twice(2) == 4", "s = Solution()\nassert s.twice(5) == 10"]}
+PY_TWICE = "class Solution:\n    def twice(self, x):\n        return 2 * x"
 PY_ADD = "def add(a, b):\n    return a + b"
 PY_ADD_PARTIAL = "def add(a, b):\n    return a + b if a < 5 else a"
 PY_ADD_WRONG = "def add(a, b):\n    return a - b"
@@ -108,6 +136,17 @@ VERDICTS = [
     ("apps-stdio-json-string", APPS_STDIO, block(PY_SUM), 1.0),
     ("apps-calls-unwrap", APPS_CALLS, block(PY_ADD), 1.0),
     ("apps-calls-wrong", APPS_CALLS, block(PY_ADD_WRONG), 0.0),
+    ("comprehensions-correct", COMPREHENSIONS, block(PY_ADD), 1.0),
+    ("comprehensions-partial", COMPREHENSIONS, block(PY_ADD_PARTIAL), 6 / 7),  # add(7, 1) wrong
+    ("comprehensions-wrong", COMPREHENSIONS, block("def add(a, b):\n    return a * b + 2"), 0.0),
+    ("humaneval-correct", HUMANEVAL, block(PY_ADD), 1.0),
+    ("humaneval-wrong", HUMANEVAL, block(PY_ADD_WRONG), 0.0),
+    ("humaneval-expects-exception", HUMANEVAL_RAISES, block(PY_ADD), 1.0),
+    ("humaneval-missing-exception", HUMANEVAL_RAISES, block("def add(a, b):\n    return 4"), 0.0),
+    ("mbpp-setup-correct", MBPP, block(PY_ADD), 1.0),
+    ("mbpp-setup-wrong", MBPP, block("def add(a, b):\n    return 6"), 0.5),
+    ("setup-object-correct", SOLUTION_OBJECT, block(PY_TWICE), 1.0),
+    ("setup-object-wrong", SOLUTION_OBJECT, block(PY_TWICE.replace("2 * x", "x + 2")), 0.5),  # 2 + 2 == 2 * 2
     ("no-code-block", ADD_CALLS, "I think the answer is a + b.", 0.0),
     ("wrong-language-block-only", {**SUM_STDIO, "language": "cpp"}, block(PY_SUM, "python"), 0.0),
 ]
@@ -147,16 +186,43 @@ def test_timeout_fails_only_that_test(reward):
     assert "timeout" in result.reason
 
 
+IN_PLACE = {"check": "def check(candidate):\n    xs = [3, 1, 2]\n    candidate(xs)\n    assert xs == [1, 2, 3]\n"}
+UNTRUSTED = [
+    # (tests, completion, score with untrusted_asserts="run")
+    ({**IN_PLACE, "entry_point": "sort_in_place"}, block("def sort_in_place(xs):\n    xs.sort()"), 1.0),
+    ({**IN_PLACE, "entry_point": "sort_in_place"}, block("def sort_in_place(xs):\n    xs.reverse()"), 0.0),
+    ({"asserts": ["assert eval('add(1, 2)') == 3"]}, block(PY_ADD), 1.0),
+]
+
+
+@pytest.mark.parametrize(("tests", "completion", "run_score"), UNTRUSTED)
+def test_untrusted_tests_are_unscorable_by_default_and_marked_when_run(reward, tests, completion, run_score):
+    """Tests decidable only inside the solution's process could be forged by it: None unless asked to run them."""
+    (default,) = reward.details([completion], tests=[tests])
+    assert default.score is None and "trusted: false" in default.reason and default.trusted is False
+    runner = get_reward("code_tests", untrusted_asserts="run")
+    try:
+        (ran,) = runner.details([completion], tests=[tests])
+    finally:
+        runner.close()
+    assert ran.score == run_score, ran.reason
+    assert "trusted: false" in ran.reason and ran.trusted is False
+
+
+def test_trusted_results_carry_no_untrusted_mark(reward):
+    (result,) = reward.details([block(PY_ADD)], tests=[COMPREHENSIONS])
+    assert result.score == 1.0 and "trusted" not in result.reason and "trusted" not in result.model_extra
+
+
 def test_stdout_whitespace_rules():
     assert output_lines("3  \r\n4\n\n\n") == ["3", "4"]
     assert output_lines(" 3\n\n4") == [" 3", "", "4"], "leading spaces and inner blank lines count"
 
 
 def test_unscorable_samples_get_none_not_zero(reward):
-    results = reward.details(
-        [block(PY_ADD), block(PY_ADD), block(PY_ADD)], tests=[None, "{not json", {"language": "cobol", "stdio": []}]
-    )
-    assert [r.score for r in results] == [None, None, None]
+    broken = [None, "{not json", {"language": "cobol", "stdio": []}, {"asserts": ["return 1\nassert add(1, 2) == 3"]}]
+    results = reward.details([block(PY_ADD)] * len(broken), tests=broken)
+    assert [r.score for r in results] == [None] * len(broken), [r.reason for r in results]
 
 
 def test_sandbox_failure_is_none_not_zero(monkeypatch):
@@ -180,6 +246,8 @@ def test_remote_backend_needs_a_url_and_bad_config_raises_at_construction():
         get_reward("code_tests", scoring="sometimes")
     with pytest.raises(ConfigError):
         get_reward("code_tests", language="cobol")
+    with pytest.raises(ConfigError):
+        get_reward("code_tests", untrusted_asserts="always")
 
 
 def test_registered_and_picklable(reward):
@@ -212,6 +280,12 @@ def test_custom_tests_column(reward):
         (APPS_CALLS, "calls", 2),
         ({"fn_name": "f", "inputs": ["1\n2", "[3]"], "outputs": ["3", "[3]"]}, "calls", 2),  # LiveCodeBench
         ({"inputs": [["1", "2"]], "outputs": [["3"]]}, "stdio", 1),  # APPS lists of lines
+        ({"asserts": ["assert f(1) == 2\nassert f(2) == 3", "assert f(3) == 4"]}, "asserts", 3),  # split per assert
+        ({"asserts": ["x = 1\nassert f(x) == 2\nassert f(x + 1) == 3"]}, "asserts", 1),  # setup: one program
+        (HUMANEVAL, "asserts", 1),
+        ({"check": HUMANEVAL["test"], "fn_name": "add"}, "asserts", 1),
+        (MBPP, "asserts", 2),
+        ({"test_list": ["assert add(1, 2) == 3"], "test_setup_code": "", "test_imports": []}, "asserts", 1),
     ],
 )
 def test_formats_parse(value, kind, n):
@@ -229,6 +303,10 @@ def test_formats_parse(value, kind, n):
         {"fn_name": "1bad", "calls": [{"args": [], "expected": 1}]},
         {"inputs": [1], "outputs": []},
         {"foo": 1},
+        {"asserts": ["assert f(1) == 2\nprint("]},
+        {"test": "assert add(1, 2) == 3", "entry_point": "add"},  # no check function
+        {"test": HUMANEVAL["test"], "entry_point": "not valid"},
+        {"test_list": ["assert add(1, 2) == 3"], "test_imports": "import math"},
     ],
 )
 def test_bad_formats_raise(value):
@@ -245,13 +323,58 @@ def test_bad_formats_raise(value):
         ("assert sorted(f([3, 1])) == [1, 3]", ("f([3, 1])",), (False, None)),
         ("assert math.isclose(f(2), math.pi)", ("f(2)",), (False, None)),
         ("assert Solution().f(1) == 1", ("Solution().f(1)",), (True, 1)),
-        ("assert f(g(1)) == CONST", ("f(g(1))", "CONST"), (False, None)),
+        ("assert f(g(1)) == 3", ("f(g(1))",), (True, 3)),
     ],
 )
 def test_asserts_split_solution_parts_from_checking_glue(source, exprs, literal):
     plan = plan_assert(AssertTest(source))
     assert plan.exprs == exprs
     assert plan.literal == literal
+
+
+@pytest.mark.parametrize(
+    ("source", "replay", "untrusted"),
+    [
+        (
+            "assert all(f(i) == i + 1 for i in range(3))",
+            "assert all((__rk_replay('0', (i,)) == i + 1 for i in range(3)))",
+            None,
+        ),
+        ("assert list(map(f, [1, 2])) == [2, 3]", "assert list(map(__rk_replay('0', ()), [1, 2])) == [2, 3]", None),
+        ("assert f(g(1)) == CONST", "assert __rk_replay('0', (__rk_replay('1', (1,)),)) == __rk_replay('2', ())", None),
+        ("assert (r := f(2)) and r > 1", "assert (r := __rk_replay('0', (2,))) and r > 1", None),
+        ("assert S().g(x=n)[1:k]", "assert __rk_replay('0', (__rk_replay('1', ()), 1, __rk_replay('2', ())))", None),
+        ("assert eval('f(1)') == 2", "assert eval('f(1)') == 2", "reaches names dynamically (eval)"),
+    ],
+)
+def test_programs_replace_each_solution_expression_by_a_keyed_lookup(source, replay, untrusted):
+    """The replay stage sees only glue + lookups keyed by inputs it computed itself."""
+    plan = plan_assert(AssertTest(source))
+    assert isinstance(plan, ProgramPlan)
+    assert plan.replay == replay
+    assert plan.untrusted == untrusted
+    assert "__rk_rec(" in plan.record or untrusted
+
+
+@pytest.mark.parametrize(
+    ("program", "why"),
+    [
+        (
+            "def check(candidate):\n    xs = [3, 1]\n    candidate(xs)\n    assert xs == [1, 3]\ncheck(f)",
+            "side effects",
+        ),
+        ("def check(candidate):\n    assert getattr(candidate, '__name__') == 'f'\ncheck(f)", "dynamically"),
+        ("class T(Solution):\n    pass\nassert T().f(1) == 2", "subclasses"),
+        ("f.cache = {}\nassert f(1) == 2", "assigns to the solution"),
+        (
+            "def check(candidate):\n    try:\n        candidate(-1)\n    except ValueError:\n        pass\ncheck(f)",
+            None,
+        ),
+    ],
+)
+def test_programs_decidable_only_next_to_the_solution_are_flagged(program, why):
+    plan = plan_assert(AssertTest(program, program=True))
+    assert (plan.untrusted is None) if why is None else (why in plan.untrusted)
 
 
 @pytest.mark.parametrize(
@@ -284,6 +407,27 @@ def test_decoder_refuses_anything_but_harness_values(reported):
 
     with pytest.raises(PlainValueError):
         decode_plain(reported)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        [],
+        {"0|[]": {"value": {"$weird": 1}}},
+        {"0|[]": {"raise": "Value Error"}},
+        {"0|[]": {"object": 1}},
+        {"0|[]": {"value": 1, "object": True}},
+        {"0|[]": {"verdict": True}},
+        {1: {"value": 1}},
+    ],
+)
+def test_record_tables_are_validated_before_replay(table):
+    from rewardkit.rewards.code_harness import PlainValueError, decode_table
+
+    with pytest.raises(PlainValueError):
+        decode_table(table)
+    good = {"0|[]": {"value": {"$tuple": [1]}}, "1|[]": {"raise": "ValueError"}, "2|[]": {"object": True}}
+    assert decode_table(good) is good
 
 
 @pytest.mark.parametrize(

@@ -122,6 +122,8 @@ def test_unknown_name_without_close_match_lists_known():
         ("think_format", ["not", "a", "mapping"], r"config must be a mapping, got list"),
         ("weighted_sum", {"rewards": ["no_such_reward"]}, r"unknown reward 'no_such_reward'"),
         ("weighted_sum", {"rewards": []}, r"rewards: List should have at least 1 item"),
+        ("regex_match", {"pattern": "4", "overlong_score": math.nan}, r"overlong_score: Input should be a finite"),
+        ("soft_overlong", {"max_length": math.inf}, r"max_length: Input should be a finite"),
     ],
 )
 def test_config_errors_are_raised_at_construction(name, config, message):
@@ -250,8 +252,97 @@ def test_columns_are_aligned_per_sample():
     )
     assert [r.score for r in results] == [1.0, 0.0, 1.0]
     assert [r.reason for r in results] == ["prompt='p0'", "prompt='p1'", "prompt='p2'"]
-    # a column whose length does not match the batch is not per-sample data: it is dropped, not misaligned
-    assert reward.details(["4"], solution=["4", "4"])[0].score is None
+
+
+def array_columns():
+    import numpy as np
+    import pandas as pd
+    import torch
+
+    return [
+        ("numpy", np.array(["4", "0", "6"]), np.array(["p0", "p1", "p2"])),
+        ("pandas", pd.Series(["4", "0", "6"]), pd.Series(["p0", "p1", "p2"])),
+        ("tuple", ("4", "0", "6"), ("p0", "p1", "p2")),
+        ("torch-ids", torch.tensor([4, 0, 6]), ["p0", "p1", "p2"]),
+    ]
+
+
+@pytest.mark.parametrize("case", range(4), ids=["numpy", "pandas", "tuple", "torch"])
+def test_array_columns_are_columns_of_plain_values(case):
+    name, solution, prompts = array_columns()[case]
+    completions = ["4", "5", "6"] if name != "torch-ids" else [4, 5, 6]
+
+    class SeesRows(Reward):
+        name = "sees_rows"
+
+        def score_one(self, completion, row):
+            return RewardResult(score=float(str(row["solution"]) == completion), reason=repr(row["solution"]))
+
+    texts = [str(c) for c in completions]
+    results = SeesRows().details(texts, solution=solution, prompts=prompts)
+    assert [r.score for r in results] == [1.0, 0.0, 1.0]
+    expected = [repr(4), repr(0), repr(6)] if name == "torch-ids" else [repr("4"), repr("0"), repr("6")]
+    assert [r.reason for r in results] == expected  # plain str / int, not numpy or torch scalars
+    import numpy as np
+
+    assert get_reward("think_format")(np.array([GOOD, BAD])) == [1.0, 0.0]  # completions as an array too
+
+
+@pytest.mark.skipif("math_equivalence" not in set(list_rewards()), reason="math family absent")
+def test_math_reads_a_numpy_gold_column():
+    import numpy as np
+
+    [result] = get_reward("math_equivalence", {"workers": 1}).details(["\\boxed{1}"], solution=np.array(["1"]))
+    assert result.score == 1.0
+
+
+MISALIGNED_TABLE = [
+    # (columns, reason of the unscorable samples)
+    ({"solution": ["4"]}, "column 'solution' has 1 value for 2 completions (no solution column)"),
+    ({"solution": ["4", "5", "6"]}, "column 'solution' has 3 values for 2 completions (no solution column)"),
+    ({"solution": "4"}, "column 'solution' is str, not one value per completion (no solution column)"),
+    ({"solution": 4}, "column 'solution' is int, not one value per completion (no solution column)"),
+    ({"other": ["x"]}, "no solution column; column 'other' has 1 value for 2 completions"),
+]
+
+
+@pytest.mark.parametrize(("columns", "reason"), MISALIGNED_TABLE)
+def test_misaligned_columns_are_named_in_the_reason(columns, reason):
+    results = MatchesSolution().details(["4", "4"], **columns)
+    assert [(r.score, r.reason) for r in results] == [(None, reason)] * 2
+    # a composite does not repeat the note its part already gave
+    [result, _] = get_reward("weighted_sum", {"rewards": [MatchesSolution()]}).details(["4", "4"], **columns)
+    assert result.score is None and result.reason.count(reason.split(" (")[0].split("; ")[-1]) == 1
+
+
+def test_misaligned_columns_leave_scored_samples_alone():
+    assert [r.reason for r in MatchesSolution().details(["4"], prompts=["p"], solution=["4"], x=[1, 2])] == [
+        "prompt='p'"
+    ]
+
+
+class NeedsGold(Reward):
+    """Declares its gold column: a misaligned gold is reported before the family runs."""
+
+    name = "needs_gold"
+    calls = 0
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        return ("gold",)
+
+    def score_one(self, completion, row):
+        type(self).calls += 1
+        return RewardResult(score=float(completion == row.get("gold")), reason=f"gold={row.get('gold')!r}")
+
+
+def test_required_columns_misaligned_are_unscorable_before_the_family_runs():
+    NeedsGold.calls = 0
+    results = NeedsGold().details(["4", "5"], gold=["4"])
+    assert [(r.score, r.reason) for r in results] == [(None, "column 'gold' has 1 value for 2 completions")] * 2
+    assert NeedsGold.calls == 0
+    assert NeedsGold()(["4", "5"], gold=["4", "4"]) == [1.0, 0.0] and NeedsGold.calls == 2
+    assert NeedsGold()(["4"]) == [0.0]  # absent (not misaligned): the family decides
 
 
 def test_log_extra_receives_reasons_under_the_logged_name():
@@ -276,25 +367,45 @@ def test_failing_log_extra_costs_nothing():
     assert get_reward("think_format")([GOOD], log_extra=broken_log_extra) == [1.0]
 
 
-@pytest.mark.parametrize(
-    "completion",
-    [
-        None,
-        5,
-        1.5,
-        b"<think>a</think> b",
-        [],
-        [{"role": "user", "content": GOOD}],
-        {"content": None},
-        [[GOOD]],
-        object(),
-    ],
-    ids=["none", "int", "float", "bytes", "empty-list", "user-only", "content-none", "nested-list", "object"],
-)
-def test_non_text_completions_are_unscorable(completion):
-    [result] = get_reward("think_format").details([completion])
-    assert result.score is None
-    assert result.reason == "completion is not text"
+NON_TEXT_TABLE = [
+    # (completion, reason: the type that was found, not the NoneType of a failed conversion)
+    (None, "completion is None, not text"),
+    (5, "completion is int, not text"),
+    (1.5, "completion is float, not text"),
+    (b"<think>a</think> b", "completion is bytes, not text"),
+    ({"x": 1}, "completion content is None, not text"),
+    ({"role": "assistant", "content": 5}, "completion content is int, not text"),
+    ([{"role": "assistant", "content": 5}], "completion content is int, not text"),
+    ([{"role": "assistant", "content": [{"type": "image"}]}], "completion content has no text part"),
+    ([], "completion is an empty list, not text"),
+    ([{"role": "user", "content": GOOD}], "completion has no assistant message"),
+    ([[GOOD]], "completion is a list of list, not messages"),
+    (object(), "completion is object, not text"),
+]
+
+
+@pytest.mark.parametrize(("completion", "reason"), NON_TEXT_TABLE, ids=[r for _, r in NON_TEXT_TABLE])
+def test_non_text_completions_are_unscorable_with_their_type(completion, reason):
+    for reward in (get_reward("think_format"), get_reward("weighted_sum", {"rewards": ["think_format"]})):
+        [result] = reward.details([completion])
+        assert (result.score, result.reason) == (None, reason)
+        [result] = asyncio.run(reward.adetails([completion]))
+        assert (result.score, result.reason) == (None, reason)
+
+
+def test_non_text_completions_never_reach_the_family():
+    seen: list[Any] = []
+
+    class Recorder(Reward):
+        name = "recorder"
+
+        def score_batch(self, completions, rows):
+            seen.extend(completions)
+            return [RewardResult(score=1.0) for _ in completions]
+
+    scores = Recorder()([GOOD, 5, None, [{"role": "assistant", "content": "b"}]])
+    assert scores == [1.0, None, None, 1.0] and seen == [GOOD, "b"]
+    assert Recorder()([5]) == [None] and seen == [GOOD, "b"]  # a batch without text costs no family call
 
 
 class RaisingEquality:
@@ -465,6 +576,11 @@ def test_composition_from_yaml():
         ("weighted_sum", {"rewards": ["think_format"], "weights": [1.0, 2.0]}, "2 weights for 1 rewards"),
         ("weighted_sum", {"rewards": [{"name": "think_format", "wieght": 2}]}, "unknown keys"),
         ("weighted_sum", {"rewards": [42]}, "a reward spec is a name"),
+        ("weighted_sum", {"rewards": ["think_format"], "weights": [math.nan]}, "weights.0: Input should be a finite"),
+        ("weighted_sum", {"rewards": ["think_format"], "weights": [math.inf]}, "weights.0: Input should be a finite"),
+        ("weighted_sum", {"rewards": [{"name": "think_format", "weight": math.nan}]}, "weight must be a finite"),
+        ("weighted_sum", {"rewards": [{"name": "think_format", "weight": "2"}]}, "weight must be a finite number"),
+        ("gate", {"reward": "think_format", "gate": "tag_count", "threshold": math.nan}, "threshold"),
         ("gate", {"reward": "think_format"}, "gate: Field required"),
         ("route", {"routes": {}}, "routes"),
         ("route", {"routes": {"a": {"name": "regex_match", "config": {"pattern": "("}}}}, "invalid pattern"),

@@ -251,6 +251,19 @@ JSON_TABLE = [
     ({"pydantic_model": PERSON_MODEL}, '{"name": "Ada", "age": "old"}', 0.0, "$.age"),
     ({"pydantic_model": PERSON_MODEL}, '{"age": 3}', 0.0, "$.name: Field required"),
     ({"pydantic_model": PERSON_MODEL}, "[]", 0.0, "$: Input should be"),
+    # strict JSON: what Python's lenient decoder accepts, or chokes on, is wrong (0.0), never unscorable
+    ({"json_schema": True}, '{"a": ' + "1" * 100_000 + "}", 0.0, "a number of 100000 characters (limit 4300)"),
+    ({"json_schema": True}, '{"a": -' + "1" * 4300 + "}", 0.0, "a number of 4301 characters"),
+    ({"json_schema": True}, '{"a": 1.' + "5" * 5000 + "}", 0.0, "a number of 5002 characters"),
+    ({"json_schema": True}, '{"a": ' + "9" * 4300 + "}", 1.0, "valid"),
+    ({"json_schema": True}, '{"a": NaN}', 0.0, "NaN is not a JSON number"),
+    ({"json_schema": True}, "[Infinity]", 0.0, "Infinity is not a JSON number"),
+    ({"json_schema": True}, "-Infinity", 0.0, "-Infinity is not a JSON number"),
+    ({"json_schema": True}, '{"a": 1e999}', 0.0, "1e999 is out of range"),
+    ({"json_schema": True}, '{"a": -1E+400}', 0.0, "-1E+400 is out of range"),
+    ({"json_schema": True}, '{"a": 1e-999, "b": 1.5e300}', 1.0, "valid"),
+    ({"json_schema": {"type": "number"}}, "NaN", 0.0, "NaN is not a JSON number"),
+    ({"pydantic_model": PERSON_MODEL}, '{"name": "Ada", "age": ' + "7" * 10_000 + "}", 0.0, "limit 4300"),
 ]
 
 

@@ -4,7 +4,13 @@ unparseable and truncated answers. The client is the real one (openai SDK over H
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import signal
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -70,6 +76,11 @@ PAIRWISE_ANSWERS = [
     (["answer:A", "answer:A"], "tie", "disagree"),  # always the first position: flipped
     (["answer:A", "answer:B"], "a", "agree"),
     (["answer:B", "answer:A"], "b", "agree"),
+    # the article "a" is not option A; MT-Bench brackets are a verdict; naming both labels is no verdict
+    (["answer:The winner is B. It gives a better answer a user can follow.", "answer:A"], "b", "agree"),
+    (["answer:Verdict: [[B]]", "answer:[[A]]"], "b", "agree"),
+    (["answer:A or B, hard to say", "answer:A"], None, "A-first: names both A and B"),
+    (["answer:B", "answer:Response A is better in tone, but B is better overall."], None, "B-first: conflicting"),
 ]
 
 
@@ -111,6 +122,15 @@ def test_rubric_truncated_and_malformed_answers_abstain(fault_server):
     assert cut.score is None and "cut off" in cut.reason
     assert malformed.score is None and "no score" in malformed.reason
     assert ok.score == 4.0 and ok.normalized == pytest.approx(0.75)
+
+
+def test_rubric_keeps_decimal_and_bracketed_scores(fault_server):
+    fault_server.push("answer:Rating: 4.5", "answer:Rating: [[7]]", "answer:Score: 2. Actually, Score: 4")
+    judge = RubricJudge(client_for(fault_server), scale=10, use_logprobs=False)
+    decimal, bracketed, conflicting = (judge.score("p", "r") for _ in range(3))
+    assert decimal.score == 4.5 and decimal.normalized == pytest.approx(3.5 / 9)
+    assert bracketed.score == 7.0
+    assert conflicting.score is None and "conflicting" in conflicting.reason
 
 
 def test_cache_serves_rerun_with_zero_requests(fault_server, tmp_path):
@@ -269,3 +289,66 @@ def test_endpoint_without_logprobs_falls_back_to_parsed_verdicts(fault_server):
     assert verdict.winner == "a"
     assert [r.get("logprobs") for r in fault_server.requests] == [True, None, None]
     assert client.transport.logprobs_supported is False
+
+
+def _embedded_server_children() -> set[int]:
+    """Live child processes of this test process that run the embedded llama.cpp server launcher."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        parent = re.search(r"^PPid:\s+(\d+)", status, flags=re.MULTILINE)
+        state = re.search(r"^State:\s+(\S)", status, flags=re.MULTILINE)
+        alive = state is not None and state.group(1) != "Z"
+        if parent and int(parent.group(1)) == os.getpid() and alive and b"rewardkit.judges.embedded_child" in cmdline:
+            found.add(int(entry.name))
+    return found
+
+
+@pytest.mark.llama
+@pytest.mark.slow
+@pytest.mark.parametrize("caller", ["threads", "asyncio"])
+def test_concurrent_first_requests_start_one_embedded_server(caller):
+    from rewardkit.judges.embedded import EmbeddedServer, EmbeddedServerClient, llama_server_missing
+
+    missing = llama_server_missing()
+    if missing:
+        pytest.skip(f"llama.cpp server unavailable: {missing}")
+    requests = 4
+    before = _embedded_server_children()
+    client = EmbeddedServerClient(timeout=60, max_retries=1, server=EmbeddedServer(startup_timeout=120))
+    params = ChatParams(max_tokens=2)
+    try:
+        if caller == "threads":
+            barrier = threading.Barrier(requests)
+
+            def first_request(_: int):
+                barrier.wait(timeout=30)
+                return client.complete(MESSAGES, params)
+
+            with ThreadPoolExecutor(requests) as pool:
+                results = list(pool.map(first_request, range(requests)))
+        else:
+
+            async def first_requests():
+                return await asyncio.gather(*(client.acomplete(MESSAGES, params) for _ in range(requests)))
+
+            results = asyncio.run(first_requests())
+        started = _embedded_server_children() - before
+        assert len(results) == requests and all(r.model for r in results)
+        assert len(started) == 1, f"{len(started)} servers started for {requests} concurrent first requests"
+        assert started == {client.server.process.pid}
+    finally:
+        client.close()
+        deadline = time.monotonic() + 20
+        while _embedded_server_children() - before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        leftover = _embedded_server_children() - before
+        for pid in leftover:  # only processes this test started
+            os.kill(pid, signal.SIGKILL)
+    assert not leftover, f"close() left {len(leftover)} server(s) running"

@@ -57,7 +57,8 @@ def test_a_bare_tower_is_decided_without_evaluating_it(reward):
     assert elapsed < 0.5
 
 
-def test_pool_recovers_after_a_kill(reward):
+def test_a_spare_worker_serves_the_call_right_after_a_kill(reward):
+    reward.pool.warm_up()  # all workers and the spare ready, as in steady state
     _timed(reward, TOWER, "9")
     result, _ = _timed(reward, r"\boxed{(x-1)(x+1)}", "x^2-1")
     assert result.score == 1.0 and "sympy" in result.reason, result.reason
@@ -119,10 +120,60 @@ def test_async_scoring_does_not_block_the_event_loop(reward):
     assert ticks >= 10  # the loop kept running through the 1.5 s timeout
 
 
+def test_timeouts_are_not_cached(reward):
+    pair = (reward.gold_of("11")[1], r"10^{10^{10}} - 1")
+    result, _ = _timed(reward, TOWER, "11")
+    assert result.score is None and "exceeded" in result.reason
+    assert reward._symbolic_cache.get(pair) is None  # a pair that overran under load gets another chance
+    solved, _ = _timed(reward, r"\boxed{(x-1)(x+1)}", "x^2-1")
+    assert solved.score == 1.0
+    assert reward._symbolic_cache.get(("x^2-1", "(x-1)(x+1)")) is not None  # decided verdicts are cached
+
+
+def test_timeout_score_scores_an_overrun_as_configured():
+    strict = MathEquivalence(workers=1, timeout_s=TIMEOUT_S, timeout_score=0.0)
+    try:
+        strict.pool.warm_up()
+        (result,) = strict.details([r"The answer is \boxed{10^{10^{10}} + 3}"], solution=["5"])
+        assert result.score == 0.0
+        assert "exceeded" in result.reason and "timeout_score=0" in result.reason
+    finally:
+        strict.close()
+
+
+def test_no_ready_worker_is_unscorable_even_with_a_timeout_score():
+    # A worker (python + sympy + math-verify) cannot start in 50 ms: the call finds none ready.
+    cold = MathEquivalence(workers=1, timeout_s=0.05, timeout_score=0.0)
+    try:
+        start = time.monotonic()
+        (result,) = cold.details([r"\boxed{(x-1)(x+1)}"], solution=["x^2-1"])
+        assert time.monotonic() - start < 0.05 * 1.1 + 0.1
+        assert result.score is None and "no symbolic worker ready" in result.reason
+    finally:
+        cold.close()
+
+
+COLD_TIMEOUT_S = 2.0
+# 10 % of the timeout plus 0.1 s for waking the caller's thread on this shared two-core machine;
+# no allowance for worker start-up (1-2 s here): the deadline includes it.
+COLD_LIMIT_S = COLD_TIMEOUT_S * 1.1 + 0.1
+
+
+def test_back_to_back_overruns_from_a_cold_pool_are_each_bounded():
+    cold = MathEquivalence(workers=1, timeout_s=COLD_TIMEOUT_S)  # no warm_up: the first call starts the pool
+    try:
+        for gold in ("5", "6"):
+            result, elapsed = _timed(cold, TOWER, gold)
+            assert result.score is None and "timeout" in result.reason
+            assert elapsed < COLD_LIMIT_S, (elapsed, result.reason)
+    finally:
+        cold.close()
+
+
 def test_reward_pickles_without_its_pool(reward):
     clone = pickle.loads(pickle.dumps(reward))
     assert clone.config == reward.config
-    assert clone.pool._slots is None  # workers are never part of the pickled state
+    assert clone.pool._generation is None  # workers are never part of the pickled state
     assert clone([r"\boxed{7}"], solution=["7"]) == [1.0]
 
 
@@ -130,6 +181,7 @@ def test_reward_pickles_without_its_pool(reward):
 @pytest.fixture(scope="module")
 def pool():
     pool = HardTimeoutPool(workers=2, timeout_s=1.0)
+    pool.warm_up()
     yield pool
     pool.close()
 
@@ -156,11 +208,38 @@ def test_pool_reports_a_dead_worker(pool):
 
 def test_pool_timeout_per_call_and_map_runs_in_parallel(pool):
     assert pool.call(time.sleep, 0.5, timeout_s=0.2).status is CallStatus.TIMEOUT
-    pool.warm_up()  # wait for the killed worker's replacement
     start = time.monotonic()
     outcomes = pool.map(time.sleep, [(0.4,), (0.4,)])
     assert [o.status for o in outcomes] == [CallStatus.OK, CallStatus.OK]
     assert time.monotonic() - start < 0.75  # both workers slept at once
+
+
+def test_pool_spare_takes_the_next_call_after_a_kill():
+    pool = HardTimeoutPool(workers=1, timeout_s=1.0)
+    try:
+        pool.warm_up()
+        assert pool.call(pow, 10, 10**10).status is CallStatus.TIMEOUT
+        start = time.monotonic()
+        assert pool.call(pow, 3, 3).value == 27  # served by the spare, not by a worker still starting
+        assert time.monotonic() - start < 0.5
+        for _ in range(2):  # overruns back to back: each bounded, whether or not a replacement is up yet
+            start = time.monotonic()
+            assert pool.call(pow, 10, 10**10).status is CallStatus.TIMEOUT
+            assert time.monotonic() - start < 1.0 * 1.1 + 0.1
+    finally:
+        pool.close()
+
+
+def test_pool_deadline_includes_waiting_for_a_worker():
+    slow_start = HardTimeoutPool(workers=1, timeout_s=0.5, warm_call=(time.sleep, (3.0,)))
+    try:
+        start = time.monotonic()
+        outcome = slow_start.call(abs, -1)
+        assert time.monotonic() - start < 0.5 * 1.1 + 0.1
+        assert outcome.status is CallStatus.TIMEOUT and not outcome.started
+        assert "no worker ready" in outcome.error
+    finally:
+        slow_start.close()
 
 
 def test_pool_rejects_unpicklable_calls_without_raising(pool):
@@ -185,7 +264,7 @@ def test_pool_config_is_validated():
 
 
 def test_pool_whose_workers_cannot_start_reports_instead_of_hanging():
-    pool = HardTimeoutPool(workers=1, timeout_s=1.0, warm_call=(os._exit, (1,)))
+    pool = HardTimeoutPool(workers=1, timeout_s=30.0, warm_call=(os._exit, (1,)))
     try:
         outcome = pool.call(abs, -1)
         assert outcome.status is CallStatus.CRASHED and "could not start" in outcome.error

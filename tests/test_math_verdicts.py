@@ -38,6 +38,28 @@ INTEGERS = [
     ("10^{-1}", f"{B}{{0.1}}", 1.0),
     ("10^{-1}", f"{B}{{10}}", 0.0),
     ("10^{-1}", r"\boxed{\frac{1}{10}}", 1.0),
+    # A whole-number gold is exact: a decimal answer must equal it, not merely come within rel_tol.
+    ("2000000", f"{B}{{2000001.0}}", 0.0),
+    ("123456789", f"{B}{{123456789.9}}", 0.0),
+    ("1000000", f"{B}{{1000000.5}}", 0.0),
+    ("2000000", f"{B}{{2000000.0}}", 1.0),
+    ("2000000", f"{B}{{2.000000e6}}", 1.0),
+]
+
+SCIENTIFIC = [
+    ("0", f"{B}{{1e-99999999}}", 0.0),  # not Euler's e - 99999999
+    ("0", f"{B}{{1e-5}}", 0.0),
+    ("0.00001", f"{B}{{1e-5}}", 1.0),
+    ("2500", f"{B}{{2.5E+3}}", 1.0),
+    ("2500", f"{B}{{2.5e3}}", 1.0),
+    ("2500", f"{B}{{2.6e3}}", 0.0),
+    ("10^{-500}", f"{B}{{1.0e-500}}", 1.0),  # exponents past 400 compare exactly, never as floats
+    ("10^{-500}", f"{B}{{1e-501}}", 0.0),
+    ("1e-99999999", r"\boxed{10^{-99999999}}", 1.0),
+    ("1e-99999999", r"\boxed{1.5\times10^{-99999999}}", 0.0),
+    ("1" + "0" * 5000, f"{B}{{1e5000}}", 1.0),
+    ("1" + "0" * 5000, f"{B}{{1e5001}}", 0.0),
+    (r"x+\frac{1}{100000}", f"{B}{{x+1e-5}}", 1.0),
 ]
 
 FRACTIONS = [
@@ -60,6 +82,9 @@ FRACTIONS = [
     (r"\frac{1}{3}", f"{B}{{0.3333333}}", 1.0),
     (r"\frac{1}{3}", f"{B}{{0.33}}", 0.0),
     (r"\frac{1}{3}", f"{B}{{0.333}}", 0.0),
+    (r"\frac{1}{2}", f"{B}{{0.5000001}}", 0.0),  # 1/2 has an exact decimal: no tolerance
+    ("3.14", f"{B}{{3.1400001}}", 0.0),  # two decimals compare exactly
+    (r"\frac{2}{3}", f"{B}{{0.6666667}}", 1.0),  # 2/3 has none: a 7-digit rounding is within rel_tol
     ("0.1", f"{B}{{\\frac{{1}}{{10}}}}", 1.0),
     ("3.14", f"{B}{{3.14}}", 1.0),
     ("3.14", f"{B}{{3.140}}", 1.0),
@@ -231,6 +256,13 @@ SYMBOLIC = [
     ("(1, \\sqrt{2})", r"\boxed{(\sqrt{2}, 1)}", 0.0),
     ("\\{\\sqrt{2}, 1\\}", r"\boxed{\{1, \sqrt{2}\}}", 1.0),
     ("(0, \\pi)", r"\boxed{(0, \pi]}", 0.0),
+    # math-verify says "not equal" to these; simplify(gold - answer) == 0 says equal.
+    ("x", r"\boxed{(x+1)^{2}-(x+1)^{2}+x}", 1.0),
+    ("x", r"\boxed{(x+1)^{2}-x^{2}-2x-1+x}", 1.0),
+    ("x", r"\boxed{(x+1)^{2}-x^{2}-2x+x}", 0.0),
+    ("0", r"\boxed{2^{3000000}-2^{3000000}}", 1.0),
+    ("2", r"\boxed{2^{3000000}-2^{3000000}}", 0.0),  # 0, not 2
+    ("2", r"\boxed{2^{3000000}-2^{3000000}+2}", 1.0),
 ]
 
 CHOICES_WORDS_GOLD_FORMS = [
@@ -312,7 +344,7 @@ BAD_INPUT = [
 ]
 
 TABLE = (
-    INTEGERS + FRACTIONS + PERCENT_UNITS + INTERVALS_SETS + MATRICES_COMPLEX_EQUATIONS + REORDERED_AND_LISTS + SYMBOLIC
+    INTEGERS + SCIENTIFIC + FRACTIONS + PERCENT_UNITS + INTERVALS_SETS + MATRICES_COMPLEX_EQUATIONS + REORDERED_AND_LISTS + SYMBOLIC
     + CHOICES_WORDS_GOLD_FORMS + EXTRACTION + BAD_INPUT
 )
 

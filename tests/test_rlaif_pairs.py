@@ -11,12 +11,14 @@ from datasets import load_dataset
 
 from rewardkit.constitutions.loader import constitution_hash, load_constitution, parse_text
 from rewardkit.constitutions.pairs import (
+    UNPAIRABLE,
     PairsConfig,
     PairsPipeline,
     check_fingerprint,
     clamp_verdict,
     export_pairs,
     pair_tasks,
+    planned_keys,
     sample_principles,
 )
 from rewardkit.constitutions.prompts import PromptItem, read_prompt_items
@@ -163,12 +165,88 @@ def test_margin_zero_drops_only_exact_ties(tmp_path):
 
 def test_identical_and_empty_candidates_never_become_pairs(tmp_path):
     judge = ScriptedJudge(prefers("good"))
-    items = [item(0, "q0", "same", "same"), item(1, "q1", "good", "  "), item(2, "q2", "good", " good ")]
+    items = [item(0, "q0", "good", "bad", "  "), item(1, "q1", "good", "bad", "bad "), item(2, "q2", "good", "good")]
     _, rows, dropped = run(tmp_path, judge, items)
-    assert not rows
-    assert sorted(d["reason"] for d in dropped) == ["empty", "identical"]  # exact duplicates make no pair at all
-    assert judge.calls == []
+    assert [(r["chosen"], r["rejected"]) for r in rows] == [("good", "bad"), ("good", "bad"), ("good", "bad ")]
+    assert sorted(d["reason"] for d in dropped) == sorted(["empty", "empty", "identical", UNPAIRABLE])
+    assert len(judge.calls) == 3  # only the three real pairs reach the judge
     assert all(r["chosen"] != r["rejected"] for r in rows)
+
+
+# Prompts that cannot make one pair: (candidates, why). Each is dropped as a whole; the run goes on.
+UNPAIRABLE_ROWS = [
+    (("It is 4.", "It is 4."), "identical candidates"),
+    (("It is 4.", "  It is 4. "), "identical up to whitespace"),
+    (("only one",), "a single candidate"),
+    (("answer", "   "), "one candidate is empty"),
+    (("", ""), "only empty candidates"),
+    ((), "no candidates"),
+]
+
+
+def test_prompts_without_two_distinct_candidates_are_dropped_and_the_run_goes_on(tmp_path):
+    from rewardkit.constitutions.progress import RunProgress
+
+    bad = [item(i + 1, f"bad {i}", *candidates) for i, (candidates, _) in enumerate(UNPAIRABLE_ROWS)]
+    items = [item(0, "q0", "good", "bad"), *bad, item(len(bad) + 1, "q-last", "bad", "good")]
+    judge = ScriptedJudge(prefers("good"))
+    pipeline = PairsPipeline(judge, CONSTITUTION, PairsConfig())
+    progress = RunProgress(len(items), "test", enabled=False)
+    with KeyedStore(tmp_path / "state" / "pairs.jsonl") as store:
+        summary = pipeline.run(items, store, progress)
+        written = export_pairs(store, tmp_path, ("jsonl",), keys=planned_keys(items, PairsConfig()))
+    rows = [json.loads(line) for line in written["jsonl"].read_text().splitlines()]
+    dropped = [json.loads(line) for line in written["dropped"].read_text().splitlines()]
+    assert [r["prompt"] for r in rows] == ["q0", "q-last"] and summary.kept == 2
+    assert [d["prompt"] for d in dropped] == [b.prompt for b in bad]  # input order
+    for row, (candidates, why) in zip(dropped, UNPAIRABLE_ROWS, strict=True):
+        assert row["reason"] == UNPAIRABLE, why
+        assert row["candidates"] == list(candidates), why
+        assert row["response_a"] is None and row["prob_a"] is None
+    assert summary.prompts_dropped == {UNPAIRABLE: len(bad)} and summary.dropped == {}
+    assert summary.pairs_total == 2 and summary.failed == 0
+    assert progress.counts["dropped"] == len(bad) and progress.counts["done"] == 2
+    assert f"prompts dropped before judging (see dropped.jsonl): {UNPAIRABLE} {len(bad)}" in summary.describe()
+    assert {call[0] for call in judge.calls} == {"q0", "q-last"}
+
+
+def test_dropped_prompts_are_keyed_and_not_recorded_twice_on_resume(tmp_path):
+    items = [item(0, "q0", "good", "bad"), item(1, "q1", "It is 4.", "It is 4.")]
+    run(tmp_path, ScriptedJudge(prefers("good")), items)
+    again = ScriptedJudge(prefers("good"))
+    summary, rows, dropped = run(tmp_path, again, items)
+    assert again.calls == [] and summary.resumed == 2
+    assert summary.prompts_dropped == {UNPAIRABLE: 1} and len(rows) == len(dropped) == 1
+    lines = (tmp_path / "state" / "pairs.jsonl").read_text().splitlines()
+    assert len(lines) == len({json.loads(line)["key"] for line in lines}) == 2
+
+
+# Verdict table: P(a better) of a kept pair -> counted as low-confidence (|P - 0.5| < 0.05)?
+CONFIDENCE = [(0.502, True), (0.498, True), (0.549, True), (0.451, True), (0.56, False), (0.3, False), (0.9, False)]
+
+
+@pytest.mark.parametrize(("prob_a", "low"), CONFIDENCE)
+def test_low_confidence_kept_pairs_are_counted(tmp_path, prob_a, low):
+    judge = ScriptedJudge(lambda p, first, second, q: prob_a if first == "resp-a" else 1 - prob_a)
+    summary, rows, _ = run(tmp_path, judge, [item(0, "q", "resp-a", "resp-b")])
+    assert summary.kept == 1 and rows[0]["prob_chosen"] == pytest.approx(max(prob_a, 1 - prob_a))
+    assert summary.low_confidence_kept == int(low)
+    assert f"low-confidence kept pairs (|P - 0.5| < 0.05): {int(low)}/1" in summary.describe()
+    assert ("--margin 0.05 drops them" in summary.describe()) is low
+
+
+def test_coin_flip_pairs_kept_by_the_default_margin_are_reported_next_to_the_flips(tmp_path):
+    # Position-biased judge: each order picks the first slot, resp-a a hair more often -> P(a) = 0.502, flipped.
+    judge = ScriptedJudge(lambda p, first, second, q: 0.9 if first == "resp-a" else 0.896)
+    items = [item(i, f"q{i}", "resp-a", "resp-b") for i in range(3)]
+    summary, rows, _ = run(tmp_path, judge, items)
+    assert [r["prob_chosen"] for r in rows] == [pytest.approx(0.502)] * 3 and all(r["flip"] for r in rows)
+    assert summary.low_confidence_kept == 3
+    lines = summary.describe().splitlines()
+    flips = next(i for i, line in enumerate(lines) if line.startswith("position flips: 3/3"))
+    assert lines[flips + 1].startswith("low-confidence kept pairs (|P - 0.5| < 0.05): 3/3 (100%)")
+    summary, rows, dropped = run(tmp_path / "margin", judge, items, margin=0.05)
+    assert not rows and summary.low_confidence_kept == 0 and {d["reason"] for d in dropped} == {"tie"}
 
 
 def test_flipped_pairs_are_kept_by_default_and_dropped_on_request(tmp_path):

@@ -1,5 +1,5 @@
 """Crash safety: a pairs run killed with SIGKILL and rerun with the same command loses no pair and
-duplicates none; its dataset equals that of an uninterrupted run.
+duplicates none (nor a dropped prompt); its dataset equals that of an uninterrupted run.
 
 The run is a real subprocess (this file's ``__main__``) writing through the real store and export;
 its judge is deterministic and slow enough to be killed mid-run, concurrency 4.
@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 
 N_PROMPTS = 30
+#: Every seventh prompt has no two distinct candidates: dropped as a whole, never judged.
+UNPAIRABLE_EVERY = 7
+N_UNPAIRABLE = len(range(0, N_PROMPTS, UNPAIRABLE_EVERY))
 HERE = Path(__file__).resolve()
 
 
@@ -56,7 +59,9 @@ def items():
             index=i,
             prompt_id=f"p{i}",
             prompt=f"prompt {i}",
-            candidates=(words[i % 10], words[(i + 3) % 10] + " x", words[(i + 7) % 10] + " yy"),
+            candidates=(words[i % 10], words[i % 10] + " ")
+            if i % UNPAIRABLE_EVERY == 0
+            else (words[i % 10], words[(i + 3) % 10] + " x", words[(i + 7) % 10] + " yy"),
         )
         for i in range(N_PROMPTS)
     ]
@@ -113,7 +118,8 @@ def finish(out: Path) -> dict:
 
 @pytest.mark.slow
 def test_sigkill_twice_then_rerun_equals_an_uninterrupted_run(tmp_path):
-    total = N_PROMPTS * 3
+    pairs = (N_PROMPTS - N_UNPAIRABLE) * 3
+    total = pairs + N_UNPAIRABLE
     interrupted = tmp_path / "interrupted"
     kill_after(interrupted, 10)
     first_kill = store_lines(interrupted)
@@ -134,7 +140,15 @@ def test_sigkill_twice_then_rerun_equals_an_uninterrupted_run(tmp_path):
     assert len(rows) + len(dropped) == total
     assert len({r["key"] for r in rows + dropped}) == total
     assert all(r["chosen"] != r["rejected"] for r in rows)
-    assert rows and dropped and {d["reason"] for d in dropped} == {"tie"}
+    reasons = [d["reason"] for d in dropped]
+    assert rows and set(reasons) == {"tie", "fewer_than_two_distinct_candidates"}
+    assert reasons.count("fewer_than_two_distinct_candidates") == N_UNPAIRABLE
+    assert (
+        summary["prompts_dropped"]
+        == clean_summary["prompts_dropped"]
+        == {"fewer_than_two_distinct_candidates": N_UNPAIRABLE}
+    )
+    assert summary["pairs_total"] == pairs
     store_keys = [json.loads(line)["key"] for line in (interrupted / "state" / "pairs.jsonl").read_text().splitlines()]
     assert len(store_keys) == len(set(store_keys)) == total
     assert summary["kept"] == clean_summary["kept"] == len(rows)

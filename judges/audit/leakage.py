@@ -165,8 +165,13 @@ def registered_sets(directory: Path | None = None) -> list[RegisteredSet]:
     folder = directory or registry_dir()
     if not folder.is_dir():
         return []
+    try:
+        paths = sorted(folder.glob("*.json"))
+    except OSError as exc:
+        logger.warning("cannot read the audit-set registry %s: %s", folder, exc)
+        return []
     sets = []
-    for path in sorted(folder.glob("*.json")):
+    for path in paths:
         try:
             sets.append(RegisteredSet.model_validate_json(path.read_text()))
         except (OSError, ValueError, ValidationError) as exc:
