@@ -78,16 +78,27 @@ def _expressions(rng: random.Random, g: int) -> list[Pair]:
     kind = rng.choice(["linear", "sqrt", "polynomial"])
     if kind == "polynomial":  # needs algebra: these go to the sympy workers
         gold = f"x^2+{a + b}x+{a * b}"
-        variants = [(_box(f"(x+{a})(x+{b})"), 1.0), (_box(f"(x+{b})(x+{a})"), 1.0), (_box(f"(x+{a})(x-{b})"), 0.0),
-                    (_box(f"x^2+{a * b}x+{a + b}"), 0.0)]
+        variants = [
+            (_box(f"(x+{a})(x+{b})"), 1.0),
+            (_box(f"(x+{b})(x+{a})"), 1.0),
+            (_box(f"(x+{a})(x-{b})"), 0.0),
+            (_box(f"x^2+{a * b}x+{a + b}"), 0.0),
+        ]
     elif kind == "linear":
         gold = f"{a}x+{b}"
-        variants = [(_box(f"{b}+{a}x"), 1.0), (_box(f"{a}x + {b}"), 1.0), (_box(f"{a}x-{b}"), 0.0),
-                    (_box(f"{b}x+{a}"), 0.0)]
+        variants = [
+            (_box(f"{b}+{a}x"), 1.0),
+            (_box(f"{a}x + {b}"), 1.0),
+            (_box(f"{a}x-{b}"), 0.0),
+            (_box(f"{b}x+{a}"), 0.0),
+        ]
     else:
         gold = f"{k}\\sqrt{{{m}}}"
-        variants = [(_box(f"\\sqrt{{{k * k * m}}}"), 1.0), (_box(f"{k}\\sqrt{{{m}}}"), 1.0),
-                    (_box(f"\\sqrt{{{k * m}}}"), 0.0)]
+        variants = [
+            (_box(f"\\sqrt{{{k * k * m}}}"), 1.0),
+            (_box(f"{k}\\sqrt{{{m}}}"), 1.0),
+            (_box(f"\\sqrt{{{k * m}}}"), 0.0),
+        ]
     return [Pair("expression", gold, *rng.choice(variants)) for _ in range(g)]
 
 
@@ -96,13 +107,21 @@ def _intervals_sets(rng: random.Random, g: int) -> list[Pair]:
     kind = rng.choice(["interval", "set", "tuple"])
     if kind == "interval":
         gold = f"({a}, {b}]"
-        variants = [(_box(f"({a},{b}]"), 1.0), (_box(f"{a} < x \\le {b}"), 1.0), (_box(f"({a}, {b})"), 0.0),
-                    (_box(f"[{a}, {b}]"), 0.0)]
+        variants = [
+            (_box(f"({a},{b}]"), 1.0),
+            (_box(f"{a} < x \\le {b}"), 1.0),
+            (_box(f"({a}, {b})"), 0.0),
+            (_box(f"[{a}, {b}]"), 0.0),
+        ]
     elif kind == "set":
         c = b + rng.randint(1, 5)
         gold = f"\\{{{a}, {b}, {c}\\}}"
-        variants = [(_box(f"\\{{{c}, {a}, {b}\\}}"), 1.0), (_box(f"{b}, {c}, {a}"), 1.0),
-                    (_box(f"\\{{{a}, {b}\\}}"), 0.0), (_box(f"\\{{{a}, {b}, {c + 1}\\}}"), 0.0)]
+        variants = [
+            (_box(f"\\{{{c}, {a}, {b}\\}}"), 1.0),
+            (_box(f"{b}, {c}, {a}"), 1.0),
+            (_box(f"\\{{{a}, {b}\\}}"), 0.0),
+            (_box(f"\\{{{a}, {b}, {c + 1}\\}}"), 0.0),
+        ]
     else:
         gold = f"({a}, {b})"
         variants = [(_box(f"({a}, {b})"), 1.0), (_box(f"({b}, {a})"), 0.0), (_box(f"({a}, {b + 1})"), 0.0)]
@@ -111,8 +130,12 @@ def _intervals_sets(rng: random.Random, g: int) -> list[Pair]:
 
 def _no_answers(rng: random.Random, g: int) -> list[Pair]:
     gold = str(rng.randint(1, 500))
-    variants = ["", "Hmm, let me think about this problem more carefully before answering.",
-                "<think>We need to compute the sum first and then", "The computation is left as an exercise."]
+    variants = [
+        "",
+        "Hmm, let me think about this problem more carefully before answering.",
+        "<think>We need to compute the sum first and then",
+        "The computation is left as an exercise.",
+    ]
     return [Pair("no answer", gold, rng.choice(variants), 0.0) for _ in range(g)]
 
 
@@ -176,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     counts: dict[str, int] = {}
     for p in pairs:
         counts[p.category] = counts.get(p.category, 0) + 1
-    print(f"workload: {len(pairs)} pairs, {args.generations} per gold: "
-          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    print(
+        f"workload: {len(pairs)} pairs, {args.generations} per gold: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    )
 
     # Both sides warm: rewardkit's workers started (a once-per-process cost, printed), math-verify imported.
     reward = MathEquivalence(workers=args.workers)
@@ -219,11 +244,15 @@ def main(argv: list[str] | None = None) -> int:
 
     n = len(pairs)
     print(f"\n{'':24}{'completions/s':>14}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}{'accuracy':>10}")
-    for name, seconds, lat, scores in (("rewardkit", ours_s, ours_lat, ours), ("open-r1 math-verify", base_s,
-                                                                                   base_lat, base)):
+    for name, seconds, lat, scores in (
+        ("rewardkit", ours_s, ours_lat, ours),
+        ("open-r1 math-verify", base_s, base_lat, base),
+    ):
         accuracy = sum(s == p.expected for s, p in zip(scores, pairs, strict=True)) / n
-        print(f"{name:24}{n / seconds:14.1f}{1000 * statistics.median(lat):10.2f}"
-              f"{1000 * _percentile(lat, 0.99):10.2f}{1000 * max(lat):10.1f}{accuracy:10.1%}")
+        print(
+            f"{name:24}{n / seconds:14.1f}{1000 * statistics.median(lat):10.2f}"
+            f"{1000 * _percentile(lat, 0.99):10.2f}{1000 * max(lat):10.1f}{accuracy:10.1%}"
+        )
     print(f"\nratio (rewardkit / baseline completions/s): {base_s / ours_s:.1f}x")
 
     disagreements = [(p, o, b) for p, o, b in zip(pairs, ours, base, strict=True) if o != b]
@@ -243,8 +272,10 @@ def main(argv: list[str] | None = None) -> int:
         if (p.gold, p.completion) in shown:
             continue
         shown.add((p.gold, p.completion))
-        print(f"  gold={p.gold!r:32} completion={p.completion[-60:]!r}\n      expected={p.expected} rewardkit={o} "
-              f"baseline={b}")
+        print(
+            f"  gold={p.gold!r:32} completion={p.completion[-60:]!r}\n      expected={p.expected} rewardkit={o} "
+            f"baseline={b}"
+        )
     return 0
 
 

@@ -130,7 +130,7 @@ def cmd_rewards_list(args: argparse.Namespace) -> int:
 def cmd_score(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from rewardkit.data import append_jsonl, load_table
+    from rewardkit.data import append_jsonl, load_table, read_rows
     from rewardkit.registry import get_reward
 
     config = load_config_arg(args.config)
@@ -152,13 +152,13 @@ def cmd_score(args: argparse.Namespace) -> int:
     done = previous_scores(out, table, args.completion_column, scorer, tally)
     if done:
         print(f"resuming: {len(done)} of {n} rows already scored in {out} (--overwrite starts again)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.touch()
     pending = [i for i in range(n) if i not in done]
-    with tqdm(total=n, initial=len(done), desc=f"scoring with {reward.__name__}", unit="sample") as bar:
+    # the bar shows on a terminal only: piped output and logs get the summary line alone
+    bar = tqdm(total=n, initial=len(done), desc=f"scoring with {reward.__name__}", unit="sample", disable=None)
+    with bar:
         for start in range(0, len(pending), args.batch_size):
             indices = pending[start : start + args.batch_size]
-            batch = table.select(indices).to_list()
+            batch = read_rows(table, indices, args.data)
             completions = [r.get(args.completion_column) for r in batch]
             columns = {k: [r.get(k) for r in batch] for k in batch[0] if k != args.completion_column}
             results = reward.details(completions, **columns)
@@ -178,6 +178,7 @@ def cmd_score(args: argparse.Namespace) -> int:
                 tally.add(result.score)
             append_jsonl(out, rows)
             bar.update(len(batch))
+    out.touch()  # an empty data file still gives an (empty) output
     print(f"{tally.total} samples: {tally.summary()} -> {args.out}")
     return 0
 

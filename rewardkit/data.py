@@ -43,7 +43,20 @@ def load_table(path: str | os.PathLike[str]) -> Any:
 
 def read_records(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Rows of a local data file as dicts, read through `datasets` (jsonl, json, csv, tsv, parquet)."""
-    return load_table(path).to_list()
+    table = load_table(path)
+    return read_rows(table, range(len(table)), path)
+
+
+def read_rows(table: Any, indices: Iterable[int], path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Rows ``indices`` of a table from :func:`load_table` as dicts.
+
+    Some damage only shows when a row is decoded (e.g. a JSON string that is not UTF-8), so this raises
+    the same one-line ``ValueError`` as :func:`load_table`.
+    """
+    try:
+        return table.select(list(indices)).to_list()
+    except Exception as exc:
+        raise ValueError(describe_read_error(Path(path), exc)) from exc
 
 
 def describe_read_error(path: Path, exc: BaseException) -> str:
@@ -78,20 +91,20 @@ def locate_json_error(path: Path) -> str | None:
 
 
 def _first_bad_line(path: Path) -> str | None:
-    lineno = 0
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line.rstrip("\r\n"))
-                except json.JSONDecodeError as exc:
-                    return f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
-                if not isinstance(row, dict):
-                    return f"line {lineno}: a JSON {type(row).__name__}, not an object (one row per line)"
-    except UnicodeDecodeError:
-        return f"line {lineno + 1}: not UTF-8 text"
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                return f"line {lineno}: not UTF-8 text (byte {exc.start} of the line)"
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                return f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+            if not isinstance(row, dict):
+                return f"line {lineno}: a JSON {type(row).__name__}, not an object (one row per line)"
     return None
 
 

@@ -103,20 +103,25 @@ class _Worker:
             self.conn.send_bytes(payload)
             if not self.conn.poll(timeout_s):
                 self.kill(wait=False)
-                return CallOutcome(CallStatus.TIMEOUT, error=f"timeout after {timeout_s:g} s",
-                                   elapsed_s=time.monotonic() - start)
+                return CallOutcome(
+                    CallStatus.TIMEOUT, error=f"timeout after {timeout_s:g} s", elapsed_s=time.monotonic() - start
+                )
             reply = self.conn.recv_bytes()
         except (EOFError, OSError) as exc:
             self.kill()
             code = self.proc.poll()
-            return CallOutcome(CallStatus.CRASHED, error=f"worker died (exit code {code}): {type(exc).__name__}",
-                               elapsed_s=time.monotonic() - start)
+            return CallOutcome(
+                CallStatus.CRASHED,
+                error=f"worker died (exit code {code}): {type(exc).__name__}",
+                elapsed_s=time.monotonic() - start,
+            )
         elapsed = time.monotonic() - start
         try:
             status, value = pickle.loads(reply)
         except Exception as exc:  # e.g. a result class this process cannot import
-            return CallOutcome(CallStatus.ERROR, error=f"result not readable: {type(exc).__name__}: {exc}",
-                               elapsed_s=elapsed)
+            return CallOutcome(
+                CallStatus.ERROR, error=f"result not readable: {type(exc).__name__}: {exc}", elapsed_s=elapsed
+            )
         if status == "ok":
             return CallOutcome(CallStatus.OK, value=value, elapsed_s=elapsed)
         return CallOutcome(CallStatus.ERROR, error=value, elapsed_s=elapsed)
@@ -278,7 +283,7 @@ class HardTimeoutPool:
     """A lazily started pool of worker processes; no call takes longer than its timeout.
 
     Args:
-        workers: calls that can run at once (default ``os.cpu_count()``).
+        workers: worker processes, and the calls :meth:`map` runs at once (default ``os.cpu_count()``).
         timeout_s: per-call limit on the caller's clock, *waiting for a ready worker included*: a call
             that finds no ready worker in time ends as :data:`CallStatus.TIMEOUT` with ``started=False``.
         preload: modules each worker imports before it reports ready (so the first call is not slow).
@@ -350,8 +355,9 @@ class HardTimeoutPool:
         if worker is None:
             elapsed = time.monotonic() - start
             if why == "timeout":
-                return CallOutcome(CallStatus.TIMEOUT, error=f"no worker ready within {budget:g} s",
-                                   elapsed_s=elapsed, started=False)
+                return CallOutcome(
+                    CallStatus.TIMEOUT, error=f"no worker ready within {budget:g} s", elapsed_s=elapsed, started=False
+                )
             return CallOutcome(CallStatus.CRASHED, error=why, elapsed_s=elapsed, started=False)
         try:
             outcome = worker.run(payload, max(deadline - time.monotonic(), 0.0))
@@ -361,12 +367,14 @@ class HardTimeoutPool:
         finally:  # the worker always goes back (or is replaced), whatever happened (even KeyboardInterrupt)
             generation.release(worker)
         if outcome.status is CallStatus.TIMEOUT:
-            outcome = CallOutcome(CallStatus.TIMEOUT, error=f"timeout after {budget:g} s",
-                                  elapsed_s=time.monotonic() - start)
+            outcome = CallOutcome(
+                CallStatus.TIMEOUT, error=f"timeout after {budget:g} s", elapsed_s=time.monotonic() - start
+            )
         return outcome
 
-    def map(self, fn: Callable[..., Any], arg_tuples: Iterable[Sequence[Any]],
-            timeout_s: float | None = None) -> list[CallOutcome]:
+    def map(
+        self, fn: Callable[..., Any], arg_tuples: Iterable[Sequence[Any]], timeout_s: float | None = None
+    ) -> list[CallOutcome]:
         """``[call(fn, *args) for args in arg_tuples]``, running up to ``workers`` calls at once."""
         items = [tuple(a) for a in arg_tuples]
         if not items:

@@ -2,22 +2,23 @@
 
 Accepted (a dict or its JSON string):
 
-==========================  ===================================================================  ==========
-format                      shape                                                                kind
-==========================  ===================================================================  ==========
-asserts                     ``{"language": "python", "asserts": ["assert f(1) == 2", ...]}``     asserts
-HumanEval ``check``         ``{"check" | "test": "def check(candidate): ...", "entry_point": "f"}``  asserts
-MBPP                        ``{"test_list": [...], "test_setup_code": "...", "test_imports": []}``  asserts
-stdio                       ``{"language": ..., "stdio": [{"input": "...", "output": "..."}]}``  stdio
-calls                       ``{"language": "python", "fn_name": "f",                             calls
+==========================  =========================================================================  ===========
+format                      shape                                                                      kind
+==========================  =========================================================================  ===========
+asserts                     ``{"language": "python", "asserts": ["assert f(1) == 2", ...]}``           asserts
+HumanEval ``check``         ``{"test" | "check": "def check(candidate): ...", "entry_point": "f"}``    asserts
+MBPP                        ``{"test_list": [...], "test_setup_code": "...", "test_imports": [...]}``  asserts
+stdio                       ``{"language": ..., "stdio": [{"input": "...", "output": "..."}]}``        stdio
+calls                       ``{"language": "python", "fn_name": "f",                                   calls
                             "calls": [{"args": [...], "expected": ...}]}``
-open-r1 verification_info   ``{"language": ..., "test_cases": [{"input", "output"}]}``           stdio
-APPS / LiveCodeBench        ``{"inputs": [...], "outputs": [...]}`` (+ ``"fn_name"`` → calls)    stdio/calls
-==========================  ===================================================================  ==========
+open-r1 verification_info   ``{"language": ..., "test_cases": [{"input", "output"}]}``                 stdio
+APPS / LiveCodeBench        ``{"inputs": [...], "outputs": [...]}`` (+ ``"fn_name"`` → calls)          stdio/calls
+==========================  =========================================================================  ===========
 
 An ``asserts`` entry holding several assert statements becomes one test per assert; an entry that also holds
 other statements (setup lines) is one *program* test, as is a whole HumanEval ``check`` (run as
-``check(<entry_point>)``; ``fn_name`` is accepted for ``entry_point``).
+``check(<entry_point>)``; ``fn_name`` is accepted for ``entry_point``; a HumanEval ``prompt`` supplies the
+helpers the check calls, minus the entry point itself).
 """
 
 from __future__ import annotations
@@ -171,7 +172,18 @@ def _check_program(value: dict) -> AssertTest:
     tree = _parse(source, "check")
     if not any(isinstance(s, ast.FunctionDef) and s.name == "check" for s in tree.body):
         raise BadTestsFormat("check tests must define 'def check(candidate)'")
-    return AssertTest(f"{source.rstrip()}\n\ncheck({name})\n", program=True)
+    return AssertTest(f"{_prompt_helpers(value, name)}{source.rstrip()}\n\ncheck({name})\n", program=True)
+
+
+def _prompt_helpers(value: dict, entry_point: str) -> str:
+    """HumanEval ``prompt`` minus the entry point's stub: helpers the check uses (``poly``) come from the
+    dataset, not from the solution, which could otherwise redefine them to pass."""
+    prompt = value.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        return ""
+    tree = _parse(prompt, "prompt")
+    tree.body = [s for s in tree.body if not (isinstance(s, ast.FunctionDef) and s.name == entry_point)]
+    return ast.unparse(tree) + "\n\n" if tree.body else ""
 
 
 def _parse(source: str, what: str) -> ast.Module:

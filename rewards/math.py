@@ -30,7 +30,12 @@ class MathEquivalenceConfig(RewardConfig):
     anchors: bool = Field(True, description="read 'the answer is …', 'Final answer:', '####' when there is no box")
     fallback_last_number: bool = Field(False, description="else take the last number in the text")
     reasoning_end: str | None = Field("</think>", description="only text after this tag is searched")
-    rel_tol: float = Field(1e-6, ge=0, lt=1, description="relative tolerance of a decimal against a value it cannot write exactly (1/3, sqrt 2)")
+    rel_tol: float = Field(
+        1e-6,
+        ge=0,
+        lt=1,
+        description="relative tolerance of a decimal against a value it cannot write exactly (1/3, sqrt 2)",
+    )
     float_rounding: int = Field(6, ge=0, le=30, description="math-verify's float rounding in the symbolic stage")
     symbolic: bool = Field(True, description="send undecided pairs to math-verify/sympy (else they are unscorable)")
     timeout_s: float = Field(

@@ -181,8 +181,9 @@ def extract_answer(
         number = last_number(text)
         if number:
             return Extraction(number, "last number")
-    return Extraction(None, "none", "no \\boxed{}, no answer phrase" + ("" if fallback_last_number else
-                                                                      ", last-number fallback off"))
+    return Extraction(
+        None, "none", "no \\boxed{}, no answer phrase" + ("" if fallback_last_number else ", last-number fallback off")
+    )
 
 
 def extract_gold(raw: Any) -> Extraction:

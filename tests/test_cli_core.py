@@ -231,9 +231,9 @@ def test_score_refuses_to_mix_runs(tmp_path, existing, message):
 def test_score_killed_mid_run_keeps_its_batches_and_resumes(tmp_path):
     """A real crash: SIGKILL after the first batch is on disk; the rerun scores only what is missing."""
     data, out = tmp_path / "slow.jsonl", tmp_path / "out.jsonl"
-    rows = [{"completion": "a" * 40 + "b", "i": i} for i in range(6)]
+    rows = [{"completion": "a" * 5000 + "b", "i": i} for i in range(6)]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    config = json.dumps({"pattern": "(a+)+$", "timeout_s": 0.4})  # each sample times out after 0.4 s
+    config = json.dumps({"pattern": "(a|aa)+$", "timeout_s": 0.4})  # each sample times out after 0.4 s
     args = ("score", "--reward", "regex_match", "--config", config, "--data", str(data), "--out", str(out))
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "hf")}
     proc = subprocess.Popen(

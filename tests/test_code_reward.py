@@ -92,6 +92,19 @@ COMPREHENSIONS = {
         "assert add(1, 1) == 2\nassert add(7, 1) == 8",
     ]
 }
+HUMANEVAL_HELPER = {  # HumanEval/32 shape: the check calls a helper defined in the prompt
+    "prompt": "import math\n\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n\n"
+    'def find_zero(xs):\n    """A zero of poly(xs, .)."""\n',
+    "test": "def check(candidate):\n    for xs in ([-6, 11, -6, 1], [1, 2], [-2, 1]):\n"
+    "        assert math.fabs(poly(xs, candidate(xs))) < 1e-4\n",
+    "entry_point": "find_zero",
+}
+PY_FIND_ZERO = (
+    "import math\ndef poly(xs, x):\n    return sum(c * math.pow(x, i) for i, c in enumerate(xs))\n"
+    "def find_zero(xs):\n    lo, hi = -100.0, 100.0\n    for _ in range(200):\n        mid = (lo + hi) / 2\n"
+    "        if (poly(xs, lo) > 0) == (poly(xs, mid) > 0):\n            lo = mid\n        else:\n            hi = mid\n"
+    "    return lo"
+)
 SOLUTION_OBJECT = {"asserts": ["s = Solution()\nassert s.twice(2) == 4", "s = Solution()\nassert s.twice(5) == 10"]}
 PY_TWICE = "class Solution:\n    def twice(self, x):\n        return 2 * x"
 PY_ADD = "def add(a, b):\n    return a + b"
@@ -145,6 +158,13 @@ VERDICTS = [
     ("humaneval-missing-exception", HUMANEVAL_RAISES, block("def add(a, b):\n    return 4"), 0.0),
     ("mbpp-setup-correct", MBPP, block(PY_ADD), 1.0),
     ("mbpp-setup-wrong", MBPP, block("def add(a, b):\n    return 6"), 0.5),
+    ("humaneval-prompt-helper", HUMANEVAL_HELPER, block(PY_FIND_ZERO), 1.0),
+    (
+        "humaneval-redefined-helper",
+        HUMANEVAL_HELPER,
+        block("def poly(xs, x):\n    return 0\ndef find_zero(xs):\n    return 0.0"),
+        0.0,
+    ),
     ("setup-object-correct", SOLUTION_OBJECT, block(PY_TWICE), 1.0),
     ("setup-object-wrong", SOLUTION_OBJECT, block(PY_TWICE.replace("2 * x", "x + 2")), 0.5),  # 2 + 2 == 2 * 2
     ("no-code-block", ADD_CALLS, "I think the answer is a + b.", 0.0),

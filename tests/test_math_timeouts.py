@@ -46,7 +46,7 @@ def test_exponent_tower_times_out_from_a_worker_thread(reward):
     thread = threading.Thread(target=lambda: box.append(_timed(reward, TOWER, "7")))
     thread.start()
     thread.join(30)
-    (result, elapsed), = box
+    ((result, elapsed),) = box
     assert result.score is None and "timeout" in result.reason
     assert elapsed < LIMIT_S
 
