@@ -179,6 +179,23 @@ def test_dpo_dataset_system_prompt_and_errors(tmp_path):
 
 
 # -- end to end with TRL ---------------------------------------------------------------------------
+#: Single-digit golds ("What is 2 + 0?") that the random tiny model sometimes hits with its last number, and a
+#: digit check that varies from sample to sample, so the comparison below is not between constants.
+E2E_SPEC = [
+    {"name": "math_equivalence", "config": {"workers": 1, "fallback_last_number": True}},
+    {"name": "think_format", "weight": 0.5},
+    {"name": "regex_match", "label": "has_digit", "config": {"pattern": "[0-9]"}, "weight": 0.1},
+]
+
+
+def same_as_logged(logged: list[float], expected: list[float | None]) -> bool:
+    """TRL stores rewards as float32 and None as NaN."""
+    return len(logged) == len(expected) and all(
+        math.isnan(got) if want is None else math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-6)
+        for got, want in zip(logged, expected, strict=True)
+    )
+
+
 @needs
 @pytest.mark.slow
 @pytest.mark.parametrize("use_async", [False, True])
@@ -187,28 +204,35 @@ def test_grpo_trainer_end_to_end_with_math_and_format(tiny_model_dir, tmp_path, 
     from transformers import AutoTokenizer
     from trl import GRPOTrainer
 
-    funcs, weights = grpo_rewards(
-        {
-            "rewards": [
-                {"name": "math_equivalence", "config": {"workers": 1}},
-                {"name": "think_format", "weight": 0.5},
-            ],
-            "async": use_async,
-        }
-    )
-    args = tiny_grpo_config(tmp_path, reward_weights=weights)
+    rows = arithmetic(8, ops="+", max_operand=4, conversational=True)
+    gold_of = {row["prompt"][-1]["content"]: row["solution"] for row in rows}
+    funcs, weights = grpo_rewards({"rewards": E2E_SPEC, "async": use_async})
+    args = tiny_grpo_config(tmp_path, reward_weights=weights, per_device_train_batch_size=8, seed=0)
     trainer = GRPOTrainer(
         model=str(tiny_model_dir),
         reward_funcs=funcs,
         args=args,
-        train_dataset=Dataset.from_list(arithmetic(8, conversational=True)),
+        train_dataset=Dataset.from_list(rows),
         processing_class=AutoTokenizer.from_pretrained(tiny_model_dir),
     )
     trainer.train()
     logged = [h for h in trainer.state.log_history if "rewards/math_equivalence/mean" in h]
     assert len(logged) == 2
-    assert all(h["rewards/think_format/mean"] == 0.0 for h in logged)  # a random model never formats
     assert all(math.isfinite(h["loss"]) for h in logged)
+
+    # rescoring the logged completions with rewardkit gives what the trainer logged, function by function
+    logs = trainer._logs
+    completions = list(logs["completion"])
+    golds = [gold_of[prompt[-1]["content"]] for prompt in logs["prompt"]]
+    assert len(completions) == 8 and set(logs["rewards"]) == {"math_equivalence", "think_format", "has_digit"}
+    for reward in load_spec(E2E_SPEC).reward_funcs():
+        expected = reward.details(completions, solution=golds)
+        assert same_as_logged(list(logs["rewards"][reward.__name__]), [r.score for r in expected]), reward.__name__
+        assert list(logs["extra"][f"{reward.__name__}_reason"]) == [r.reason for r in expected]
+    assert len(set(logs["rewards"]["has_digit"])) > 1  # the values compared are not all the same
+    assert set(logs["rewards"]["think_format"]) == {0.0}  # a random model never formats
+    math_reasons = list(logs["extra"]["math_equivalence_reason"])
+    assert all(reason.startswith(f"gold {gold!r}") for gold, reason in zip(golds, math_reasons, strict=True))
 
 
 @pytest.mark.slow
