@@ -2,7 +2,11 @@
 
 Pure functions over text and :class:`TokenLogprob` lists, so verdict tables test them directly.
 A structured answer is validated by a pydantic model; anything that does not validate is ``None``
-(an abstain upstream), never a default winner.
+(an abstain upstream), never a default winner. Option labels are case-sensitive whole words, so the
+article "a" never reads as option "A"; an answer that names both labels without one explicit verdict,
+or gives conflicting verdicts or scores, abstains with the reason (:func:`read_choice`,
+:func:`read_score_answer`). The patterns are built so that hostile text cannot make them backtrack
+polynomially.
 """
 
 from __future__ import annotations
@@ -86,9 +90,12 @@ def _json_object(text: str) -> dict | None:
 
 # Labels are matched case-sensitively as whole words: the article "a" is never option "A".
 _WORD = r"[A-Za-z0-9_]"
-_DECOR = r"""[\s*_"'`]*"""
+_DECOR = r"""[\s*_"'`]"""
+# Between a keyword and its value ("Verdict: ", " is **", ":** "). Each run of decoration is bounded by fixed
+# tokens, so a hostile answer with thousands of spaces cannot make the match backtrack polynomially.
+_SEPARATOR = rf"{_DECOR}*(?:(?i:is|was|would\s+be)\b{_DECOR}*)?(?:[:=]{_DECOR}*)?"
+_OPENED = r"(?:(?<![\(\[])[\(\[]+\s*)?"  # only from the first bracket of a run
 _PREFIX = r"(?:(?i:response|option|assistant|candidate)\s+)?"
-_COPULA = rf"(?:(?i:is|was|would\s+be)\b{_DECOR})?[:=]?{_DECOR}"
 _ADVERB = r"(?:(?i:clearly|much|slightly|far|significantly|definitely|overall|somewhat|a\s+bit|the)\s+)*"
 _PRAISE = (
     r"(?i:better|best|preferable|preferred|superior|stronger|more\s+(?:helpful|accurate|correct|honest|harmless"
@@ -96,7 +103,7 @@ _PRAISE = (
 )
 _NEGATION = re.compile(r"(?i:\b(?:not|no|neither|nor|never|cannot|hardly)\b|n't)")
 _CLAUSE_END = re.compile(r"[.;!?\n]")
-_TIE = re.compile(r"\[\[\s*(?i:C|tie)\s*\]\]|(?i:verdict)" + _DECOR + _COPULA + r"(?i:tie|draw|equal)\b")
+_TIE = re.compile(r"\[\[\s*(?i:C|tie)\s*\]\]|(?i:verdict)" + _SEPARATOR + r"(?i:tie|draw|equal)\b")
 
 
 def _choice_patterns(labels: Sequence[str]) -> list[tuple[str, list[re.Pattern[str]]]]:
@@ -104,14 +111,15 @@ def _choice_patterns(labels: Sequence[str]) -> list[tuple[str, list[re.Pattern[s
     group = "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
     label = rf"(?<!{_WORD})({group})(?!{_WORD})"
     # A label directly joined to another ("A or B", "A/B", "A and B") is a mention of both, not a verdict.
-    alone = rf"(?!\s*[\)\]]*\s*(?:,|&|/|\b(?i:and|or|vs|versus|nor)\b\.?)\s*{_PREFIX}[\(\[]?\s*(?:{group})(?!{_WORD}))"
-    opened = r"[\(\[]*\s*"
+    alone = (
+        rf"(?!\s*(?:[\)\]]+\s*)?(?:,|&|/|\b(?i:and|or|vs|versus|nor)\b\.?)\s*{_PREFIX}{_OPENED}(?:{group})(?!{_WORD}))"
+    )
     return [
         (
             "verdict",
             [
-                re.compile(rf"\[\[\s*{label}\s*\]\]"),
-                re.compile(rf"(?i:verdict){_DECOR}{_COPULA}{opened}{_PREFIX}{opened}{label}{alone}"),
+                re.compile(rf"\[\[\s*{label}\s*\]\]{alone}"),
+                re.compile(rf"(?i:verdict){_SEPARATOR}{_OPENED}{_PREFIX}{_OPENED}{label}{alone}"),
             ],
         ),
         (
@@ -119,18 +127,18 @@ def _choice_patterns(labels: Sequence[str]) -> list[tuple[str, list[re.Pattern[s
             [
                 re.compile(
                     rf"(?i:answer|winner|choice|decision|preference|better\s+response|best\s+response"
-                    rf"|preferred\s+response){_DECOR}{_COPULA}{opened}{_PREFIX}{opened}{label}{alone}"
+                    rf"|preferred\s+response){_SEPARATOR}{_OPENED}{_PREFIX}{_OPENED}{label}{alone}"
                 ),
-                re.compile(rf"(?i:prefer|choose|pick|select|go\s+with)\s+{_PREFIX}{opened}{label}{alone}"),
+                re.compile(rf"(?i:prefer|choose|pick|select|go\s+with)\s+{_PREFIX}{_OPENED}{label}{alone}"),
                 re.compile(
-                    rf"^[\s*_]*[\(\[]?\s*{_PREFIX}{label}\s*[\)\]]?[*_]*\s*"
-                    rf"(?=[:.,\-\u2013\u2014]|$|\s+(?i:because|since|as)\b){alone}"
+                    rf"^[\s*_]*(?:[\(\[]\s*)?{_PREFIX}{label}[\)\]]?[*_]*"
+                    rf"(?=\s*(?:[:.,\-\u2013\u2014]|$)|\s+(?i:because|since|as)\b){alone}"
                 ),
             ],
         ),
         (
             "comparative",
-            [re.compile(rf"{_PREFIX}{opened}{label}\s*[\)\]]?\s+(?i:is|seems|looks)\s+{_ADVERB}{_PRAISE}")],
+            [re.compile(rf"{_PREFIX}{_OPENED}{label}(?:\s*[\)\]])?\s+(?i:is|seems|looks)\s+{_ADVERB}{_PRAISE}")],
         ),
     ]
 
@@ -213,10 +221,10 @@ def read_score_answer(text: str, scale: int) -> ScoreReading:
         ("JSON", json_scores),
         (
             "labelled",
-            re.findall(rf"(?i:score|rating|grade){_DECOR}{_COPULA}(?i:of\s+)?{_NUMBER}", text)
+            re.findall(rf"(?i:score|rating|grade){_SEPARATOR}(?i:of\s+)?{_NUMBER}", text)
             + re.findall(rf"{_NUMBER}\s*(?:/|(?i:out\s+of))\s*{scale}(?!\d|\.\d)", text),
         ),
-        ("bare", re.findall(rf"^[\s*_]*{_NUMBER}[\s*_]*\.?\s*$", text)),
+        ("bare", re.findall(rf"^[\s*_]*{_NUMBER}[\s*_]*(?:\.[\s*_]*)?$", text)),
     ]
     for form, candidates in tiers:
         if not candidates:

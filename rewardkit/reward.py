@@ -2,8 +2,11 @@
 
 A ``Reward`` subclass declares a pydantic ``Config`` and implements ``score_one`` (or
 ``score_batch`` when a family batches, e.g. a sandbox or a judge). The base class owns everything
-the trainer relies on: plain and conversational completions, aligned dataset columns, per-sample
-reasons logged through TRL's ``log_extra``, and the promise that nothing ever raises into training.
+the trainer relies on: plain and conversational completions, aligned dataset columns (lists, numpy
+arrays, pandas Series, tensors), per-sample reasons logged through TRL's ``log_extra``, and the promise
+that nothing ever raises into training. Samples the base can answer itself never reach the family: a
+completion without text ("completion is int, not text") and a declared ``required_columns`` entry the
+caller passed misaligned ("column 'solution' has 1 value for 2 completions").
 """
 
 from __future__ import annotations
@@ -65,7 +68,11 @@ class Reward:
         raise NotImplementedError
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        """Score a batch; the default isolates each sample so one failure costs one ``None``."""
+        """Score a batch; the default isolates each sample so one failure costs one ``None``.
+
+        Through :meth:`details` and :meth:`score_rows` every completion here is text; ``None`` arrives only
+        when a caller invokes ``score_batch`` directly.
+        """
         return [self._guarded_one(c, r) for c, r in zip(completions, rows, strict=True)]
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:

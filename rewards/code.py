@@ -94,6 +94,11 @@ class CodeTests(Reward):
     name = "code_tests"
     Config = CodeTestsConfig
 
+    @property
+    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
+        """A misaligned column this reward reads makes a sample unscorable with a reason that names it."""
+        return (self.config.tests_column,)  # type: ignore[attr-defined]
+
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
         self._backend = None

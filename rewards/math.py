@@ -108,6 +108,11 @@ class MathEquivalence(Reward):
     name = "math_equivalence"
     Config = MathEquivalenceConfig
 
+    @property
+    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
+        """A misaligned column this reward reads makes a sample unscorable with a reason that names it."""
+        return (self.config.gold_column,)  # type: ignore[attr-defined]
+
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
         self._setup()

@@ -98,6 +98,26 @@ def test_parse_choice_other_labels():
     assert parse_choice("1 or 2, hard to say", labels=("1", "2")) is None
 
 
+def test_hostile_answers_parse_in_linear_time():
+    import time
+
+    n = 20_000
+    hostile = [
+        "Verdict" + " " * n + "x",
+        "Answer is" + "*" * n,
+        "(" * n + "A",
+        "A" + " " * n + "or" + " " * n + "x",
+        "Response " + " " * n + "[" * n + "B" + " " * n,
+        "Score" + " " * n + "x",
+        "4" + " " * n + "x",
+    ]
+    started = time.perf_counter()
+    for text in hostile:
+        assert parse_choice(text) is None
+        assert parse_score(text, 5) is None
+    assert time.perf_counter() - started < 2.0
+
+
 SCORES = [
     # (answer, scale, expected score or None)
     ("4", 5, 4),
