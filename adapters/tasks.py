@@ -79,12 +79,14 @@ def arithmetic_pairs(
         chosen, rejected = _answer(expr, value), _answer(expr, _wrong(rng, value))
         prompt = f"What is {expr}?"
         if conversational:
-            rows.append({
-                "prompt": _prompt(prompt, True),
-                "chosen": [{"role": "assistant", "content": chosen}],
-                "rejected": [{"role": "assistant", "content": rejected}],
-                "task": "arithmetic",
-            })
+            rows.append(
+                {
+                    "prompt": _prompt(prompt, True),
+                    "chosen": [{"role": "assistant", "content": chosen}],
+                    "rejected": [{"role": "assistant", "content": rejected}],
+                    "task": "arithmetic",
+                }
+            )
         else:
             rows.append({"prompt": prompt, "chosen": chosen, "rejected": rejected, "task": "arithmetic"})
     return rows

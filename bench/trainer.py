@@ -49,7 +49,7 @@ def peak_rss_mb() -> float:
 
 
 def steps_per_s(stamps: list[float], warmup: int) -> float:
-    timed = stamps[warmup - 1:] if warmup > 0 else [stamps[0] - 1e-9, *stamps]
+    timed = stamps[warmup - 1 :] if warmup > 0 else [stamps[0] - 1e-9, *stamps]
     return (len(timed) - 1) / (timed[-1] - timed[0])
 
 
@@ -77,36 +77,71 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
                 stamps.append(time.perf_counter())
                 cpu_stamps.append(time.process_time())
 
-        common = {"output_dir": tempfile.mkdtemp(), "use_cpu": not cuda, "bf16": False, "report_to": "none",
-                  "save_strategy": "no", "max_steps": total, "learning_rate": LR, "disable_tqdm": True,
-                  "per_device_train_batch_size": 4, "logging_steps": 1, "seed": 0}
+        common = {
+            "output_dir": tempfile.mkdtemp(),
+            "use_cpu": not cuda,
+            "bf16": False,
+            "report_to": "none",
+            "save_strategy": "no",
+            "max_steps": total,
+            "learning_rate": LR,
+            "disable_tqdm": True,
+            "per_device_train_batch_size": 4,
+            "logging_steps": 1,
+            "seed": 0,
+        }
         tok = AutoTokenizer.from_pretrained(model_dir)
         if name == "trl_grpo":
             from trl import GRPOConfig, GRPOTrainer
 
             args = GRPOConfig(**common, num_generations=4, max_completion_length=16, beta=0.0, loss_type="dapo")
-            trainer = GRPOTrainer(model=model_dir, reward_funcs=[CharacterShare()], args=args,
-                                  train_dataset=Dataset.from_list(digit_run(256)), processing_class=tok,
-                                  callbacks=[Stamp()])
+            trainer = GRPOTrainer(
+                model=model_dir,
+                reward_funcs=[CharacterShare()],
+                args=args,
+                train_dataset=Dataset.from_list(digit_run(256)),
+                processing_class=tok,
+                callbacks=[Stamp()],
+            )
         else:
             from trl import DPOConfig, DPOTrainer
 
             args = DPOConfig(**common, beta=0.1, loss_type=["sigmoid"])
-            trainer = DPOTrainer(model=model_dir, args=args, train_dataset=Dataset.from_list(arithmetic_pairs(256)),
-                                 processing_class=tok, callbacks=[Stamp()])
+            trainer = DPOTrainer(
+                model=model_dir,
+                args=args,
+                train_dataset=Dataset.from_list(arithmetic_pairs(256)),
+                processing_class=tok,
+                callbacks=[Stamp()],
+            )
         base = rss_mb()
         if cuda:
             torch.cuda.reset_peak_memory_stats()
         trainer.train()
     else:
-        common = {"model": model_dir, "max_steps": total, "learning_rate": LR, "progress": False, "seed": 0,
-                  "device": device}
+        common = {
+            "model": model_dir,
+            "max_steps": total,
+            "learning_rate": LR,
+            "progress": False,
+            "seed": 0,
+            "device": device,
+        }
         if name == "mini_grpo":
             from rewardkit.adapters.mini_grpo import MiniGRPOTrainer
 
-            trainer = MiniGRPOTrainer({**common, "batch_size": 1, "num_generations": 4, "max_completion_length": 16,
-                                       "loss_aggregation": "token_mean", "max_grad_norm": 1.0},
-                                      digit_run(256), CharacterShare())
+            trainer = MiniGRPOTrainer(
+                {
+                    **common,
+                    "batch_size": 1,
+                    "num_generations": 4,
+                    "max_completion_length": 16,
+                    "loss_aggregation": "token_mean",
+                    "max_grad_norm": 1.0,
+                },
+                digit_run(256),
+                CharacterShare(),
+            )
             base = rss_mb()
             if cuda:
                 torch.cuda.reset_peak_memory_stats()
@@ -135,8 +170,22 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
 
 
 def run_isolated(name: str, model_dir: str, steps: int, warmup: int, device: str, threads: int) -> dict[str, float]:
-    cmd = [sys.executable, __file__, "--worker", name, "--model-dir", model_dir, "--steps", str(steps),
-           "--warmup", str(warmup), "--device", device, "--threads", str(threads)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        name,
+        "--model-dir",
+        model_dir,
+        "--steps",
+        str(steps),
+        "--warmup",
+        str(warmup),
+        "--device",
+        device,
+        "--threads",
+        str(threads),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         raise RuntimeError(f"{name} failed:\n{proc.stderr[-3000:]}")
@@ -172,13 +221,19 @@ def main(argv: list[str] | None = None) -> int:
             r = run_isolated(name, model_dir, args.steps, args.warmup, device, args.threads)
             if name not in results or r[METRIC[device]] > results[name][METRIC[device]]:
                 results[name] = r
-            print(f"  run {repeat + 1}/{args.repeats} {name}: {r['steps_per_s']:.2f} steps/s wall, "
-                  f"{r['steps_per_cpu_s']:.2f} steps/CPU-s", flush=True)
+            print(
+                f"  run {repeat + 1}/{args.repeats} {name}: {r['steps_per_s']:.2f} steps/s wall, "
+                f"{r['steps_per_cpu_s']:.2f} steps/CPU-s",
+                flush=True,
+            )
     for name in RUNNERS:
         r = results[name]
-        print(f"{name:<10} {r['steps_per_s']:8.2f} steps/s wall {r['steps_per_cpu_s']:8.2f} steps/CPU-s"
-              f"   peak RSS +{r['peak_rss_increase_mb']:7.1f} MB"
-              + (f"   peak CUDA {r['peak_cuda_mb']:.1f} MB" if "peak_cuda_mb" in r else ""), flush=True)
+        print(
+            f"{name:<10} {r['steps_per_s']:8.2f} steps/s wall {r['steps_per_cpu_s']:8.2f} steps/CPU-s"
+            f"   peak RSS +{r['peak_rss_increase_mb']:7.1f} MB"
+            + (f"   peak CUDA {r['peak_cuda_mb']:.1f} MB" if "peak_cuda_mb" in r else ""),
+            flush=True,
+        )
     ratios = {}
     for algo in ("grpo", "dpo"):
         mini, trl = results[f"mini_{algo}"], results[f"trl_{algo}"]
@@ -192,8 +247,12 @@ def main(argv: list[str] | None = None) -> int:
         line = ", ".join(f"{k} {v:.2f}x" for k, v in ratios[algo].items())
         print(f"{algo.upper()}: {line}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"device": device, "steps": args.steps, "warmup": args.warmup,
-                                               "results": results, "ratios": ratios}, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {"device": device, "steps": args.steps, "warmup": args.warmup, "results": results, "ratios": ratios},
+                indent=2,
+            )
+        )
     return 0
 
 

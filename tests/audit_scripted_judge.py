@@ -17,8 +17,21 @@ from rewardkit.judges.pairwise import combine_orders
 
 
 class ScriptedJudge:
-    def __init__(self, gold_by_prompt, *, first=0.0, longer=0.0, self_pref=0.0, noise=0.0, cue=0.0,
-                 cue_markers=(), own_responses=frozenset(), seed=0, model="scripted-judge", fail_after=None):
+    def __init__(
+        self,
+        gold_by_prompt,
+        *,
+        first=0.0,
+        longer=0.0,
+        self_pref=0.0,
+        noise=0.0,
+        cue=0.0,
+        cue_markers=(),
+        own_responses=frozenset(),
+        seed=0,
+        model="scripted-judge",
+        fail_after=None,
+    ):
         if first + longer + self_pref + noise > 1:
             raise ValueError("behaviour probabilities must sum to at most 1")
         self.gold = gold_by_prompt
@@ -59,8 +72,9 @@ class ScriptedJudge:
         self.calls += 1
         if self.fail_after is not None and self.calls > self.fail_after:
             raise RuntimeError("scripted judge stopped (simulated crash)")
-        return combine_orders(self._order(prompt, response_a, response_b), self._order(prompt, response_b, response_a),
-                              model=self.model)
+        return combine_orders(
+            self._order(prompt, response_a, response_b), self._order(prompt, response_b, response_a), model=self.model
+        )
 
     async def ajudge(self, prompt, response_a, response_b, *, question=None) -> PairwiseVerdict:
         return self.judge(prompt, response_a, response_b, question=question)

@@ -27,8 +27,13 @@ def naive_manager_loop(fn, samples, **reward_kwargs):
     for s in samples:
         extra_info = dict(s.get("extra_info") or {})
         extra_info.update(num_turns=None, rollout_reward_scores={})
-        score = fn(data_source=s["data_source"], solution_str=s["response"], ground_truth=s["ground_truth"],
-                   extra_info=extra_info, **reward_kwargs)
+        score = fn(
+            data_source=s["data_source"],
+            solution_str=s["response"],
+            ground_truth=s["ground_truth"],
+            extra_info=extra_info,
+            **reward_kwargs,
+        )
         if isinstance(score, dict):
             rewards.append(score["score"])
             for key, value in score.items():
@@ -41,10 +46,13 @@ def naive_manager_loop(fn, samples, **reward_kwargs):
 
 
 def batch_manager_call(fn, samples, **reward_kwargs):
-    return fn(data_sources=np.array([s["data_source"] for s in samples], dtype=object),
-              solution_strs=[s["response"] for s in samples], ground_truths=[s["ground_truth"] for s in samples],
-              extra_infos=[{"rollout_reward_scores": {}, **(s.get("extra_info") or {})} for s in samples],
-              **reward_kwargs)
+    return fn(
+        data_sources=np.array([s["data_source"] for s in samples], dtype=object),
+        solution_strs=[s["response"] for s in samples],
+        ground_truths=[s["ground_truth"] for s in samples],
+        extra_infos=[{"rollout_reward_scores": {}, **(s.get("extra_info") or {})} for s in samples],
+        **reward_kwargs,
+    )
 
 
 # (data_source, response, ground_truth, expected score, expected unscorable)
@@ -68,8 +76,10 @@ def test_default_routes_verdict_table(source, response, gold, score, unscorable)
 
 @needs_math
 def test_naive_manager_contract_keys_stay_aligned():
-    samples = [{"data_source": s, "response": r, "ground_truth": g, "extra_info": {"index": i}}
-               for i, (s, r, g, *_) in enumerate(MATH_TABLE)]
+    samples = [
+        {"data_source": s, "response": r, "ground_truth": g, "extra_info": {"index": i}}
+        for i, (s, r, g, *_) in enumerate(MATH_TABLE)
+    ]
     rewards, metrics = naive_manager_loop(compute_score, samples)
     assert rewards.tolist() == [row[3] for row in MATH_TABLE]
     assert metrics["unscorable"] == pytest.approx(2 / len(MATH_TABLE))
@@ -85,8 +95,10 @@ def test_batch_manager_shape():
 
 def test_custom_mapping_through_reward_kwargs(tmp_path):
     mapping = {
-        "routes": [{"match": ["digits*"], "reward": "character_share", "config": {"characters": "0123456789"}},
-                   {"match": ["fmt"], "reward": "think_format"}],
+        "routes": [
+            {"match": ["digits*"], "reward": "character_share", "config": {"characters": "0123456789"}},
+            {"match": ["fmt"], "reward": "think_format"},
+        ],
         "unscorable_score": -1.0,
         "include_reason": True,
     }
@@ -95,9 +107,11 @@ def test_custom_mapping_through_reward_kwargs(tmp_path):
     path = tmp_path / "verl_rewards.yaml"
     path.write_text(json.dumps(mapping))  # JSON is YAML
     for kw in ({"mapping": mapping}, {"mapping": str(path)}):
-        samples = [{"data_source": "digits-v1", "response": "12ab", "ground_truth": ""},
-                   {"data_source": "DIGITS", "response": "1234", "ground_truth": ""},
-                   {"data_source": "other", "response": "1234", "ground_truth": ""}]
+        samples = [
+            {"data_source": "digits-v1", "response": "12ab", "ground_truth": ""},
+            {"data_source": "DIGITS", "response": "1234", "ground_truth": ""},
+            {"data_source": "other", "response": "1234", "ground_truth": ""},
+        ]
         rewards, _ = naive_manager_loop(compute_score, samples, **kw)
         assert rewards.tolist() == [0.5, 1.0, -1.0]
         third = compute_score(data_source="other", solution_str="x", ground_truth="", **kw)

@@ -23,8 +23,11 @@ def own_marked(items, model, seed=0):
     marked, own = [], set()
     for item in items:
         slot = rng.choice("ab")
-        update = {"author_a": model, "author_b": "generator"} if slot == "a" else {"author_a": "generator",
-                                                                                  "author_b": model}
+        update = (
+            {"author_a": model, "author_b": "generator"}
+            if slot == "a"
+            else {"author_a": "generator", "author_b": model}
+        )
         marked.append(item.model_copy(update=update))
         own.add((item.prompt, item.response_a if slot == "a" else item.response_b))
     return marked, own

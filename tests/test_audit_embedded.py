@@ -16,9 +16,28 @@ pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 def test_embedded_judge_audit_flags_its_position_bias(embedded_server, tmp_path, capsys):
     out = tmp_path / "smollm"
-    argv = ["audit", "--judge", "embedded", "--base-url", embedded_server.base_url, "--set", "mixed", "--n", "12",
-            "--seed", "0", "--perturb", "none", "--self-generate", "1", "--out", str(out), "--n-boot", "500",
-            "--no-progress"]
+    argv = [
+        "audit",
+        "--judge",
+        "embedded",
+        "--base-url",
+        embedded_server.base_url,
+        "--set",
+        "mixed",
+        "--n",
+        "12",
+        "--seed",
+        "0",
+        "--perturb",
+        "none",
+        "--self-generate",
+        "1",
+        "--out",
+        str(out),
+        "--n-boot",
+        "500",
+        "--no-progress",
+    ]
     started = time.monotonic()
     assert main(argv) == 0
     first_run_s = time.monotonic() - started

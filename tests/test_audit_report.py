@@ -19,8 +19,16 @@ from rewardkit.judges.audit.metrics import compute_metrics
 from rewardkit.judges.audit.report import render_html, render_markdown, write_report
 from rewardkit.judges.audit.runner import AuditRunner, load_verdicts
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 IMG_CHECK = """
 <script>
@@ -102,9 +110,17 @@ def test_report_renders_in_headless_chromium(biased_report, tmp_path):
     page.write_text(html.replace("</body>", IMG_CHECK + "</body>"))
     profile = tmp_path / "profile"
     dom = subprocess.run(
-        [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=10000", "--dump-dom",
-         page.as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [
+            binary,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     ).stdout
     marker = re.search(r'id="audit-img-check" data-total="(\d+)" data-decoded="(\d+)" data-widths="([^"]*)"', dom)
     assert marker, dom[-2000:]
@@ -114,9 +130,16 @@ def test_report_renders_in_headless_chromium(biased_report, tmp_path):
 
     shot = tmp_path / "shot.png"
     subprocess.run(
-        [binary, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile2'}", f"--screenshot={shot}",
-         "--window-size=1100,1800", biased_report[2]["html"].as_uri()],
-        capture_output=True, timeout=120,
+        [
+            binary,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile2'}",
+            f"--screenshot={shot}",
+            "--window-size=1100,1800",
+            biased_report[2]["html"].as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
     )
     import matplotlib.image as mpimg
 

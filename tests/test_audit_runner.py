@@ -47,8 +47,9 @@ def test_plan_perturbs_only_the_wrong_response_of_gold_items():
 def test_interrupted_run_resumes_without_judging_anything_twice(tmp_path):
     items = generate_set("mixed", 10, seed=1)
     out = tmp_path / "run"
-    first = AuditRunner(scripted(items, fail_after=7), items, out, perturbations=["verbosity"], concurrency=1,
-                        progress=False).run()
+    first = AuditRunner(
+        scripted(items, fail_after=7), items, out, perturbations=["verbosity"], concurrency=1, progress=False
+    ).run()
     assert (first.total, first.judged, first.failed) == (20, 7, 13)
     assert len(load_verdicts(out)) == 7
 
@@ -135,8 +136,9 @@ def test_endpoint_failures_are_not_recorded_and_are_retried_on_resume(tmp_path, 
     from rewardkit.judges.pairwise import PairwiseJudge
 
     items = generate_set("math", 3, seed=0)
-    client = make_client("openai", model="fault-judge", base_url=fault_server.base_url, api_key="x",
-                         max_retries=0, timeout=2.0)
+    client = make_client(
+        "openai", model="fault-judge", base_url=fault_server.base_url, api_key="x", max_retries=0, timeout=2.0
+    )
     fault_server.push("500", "500")  # the first item's two orders fail
     out = tmp_path / "run"
     summary = AuditRunner(PairwiseJudge(client), items, out, concurrency=1, progress=False).run()
@@ -153,8 +155,24 @@ def test_cli_audit_against_a_real_http_judge(tmp_path, fault_server, capsys):
     assert main(["audit", "make-set", "--set", "mixed", "--n", "8", "--seed", "4", "--out", str(set_path)]) == 0
     assert "8 items" in capsys.readouterr().out
     out = tmp_path / "run"
-    argv = ["audit", "--judge", "openai:fault-judge", "--base-url", fault_server.base_url, "--api-key", "x",
-            "--set", str(set_path), "--out", str(out), "--perturb", "authority", "--n-boot", "300", "--no-progress"]
+    argv = [
+        "audit",
+        "--judge",
+        "openai:fault-judge",
+        "--base-url",
+        fault_server.base_url,
+        "--api-key",
+        "x",
+        "--set",
+        str(set_path),
+        "--out",
+        str(out),
+        "--perturb",
+        "authority",
+        "--n-boot",
+        "300",
+        "--no-progress",
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "position bias: 100% of decisions follow the first slot" in printed
@@ -162,7 +180,8 @@ def test_cli_audit_against_a_real_http_judge(tmp_path, fault_server, capsys):
     assert metrics["position"]["position_bias"]["value"] == 1.0
     assert metrics["run"]["gold_check"]["verified"] == 8
     assert {"metrics.json", "summary.md", "report.html", "verdicts.jsonl", "set.jsonl"} <= {
-        p.name for p in out.iterdir()}
+        p.name for p in out.iterdir()
+    }
     requests = len(fault_server.requests)
     assert requests == 2 * 16  # 8 baseline + 8 perturbed comparisons, two orders each
 

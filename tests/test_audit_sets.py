@@ -75,12 +75,32 @@ def test_jsonl_roundtrip_keeps_items_and_hash(tmp_path):
         ({"prompt": "p", "response_a": "x", "response_b": "y", "gold": "A"}, "a", "x", "y"),
         ({"prompt": "p", "response_a": "x", "response_b": "y", "gold": "model_b"}, "b", "x", "y"),
         ({"prompt": "p", "response_a": "x", "response_b": "y", "gold": "tie (bothbad)"}, "tie", "x", "y"),
-        ({"prompt": [{"role": "user", "content": "p"}], "response_a": [{"role": "assistant", "content": "x"}],
-          "response_b": "y", "gold": "b"}, "b", "x", "y"),
-        ({"question_id": 81, "model_a": "m1", "model_b": "m2", "winner": "model_a", "judge": "expert_3", "turn": 1,
-          "conversation_a": [{"role": "user", "content": "p"}, {"role": "assistant", "content": "x"}],
-          "conversation_b": [{"role": "user", "content": "p"}, {"role": "assistant", "content": "y"}]},
-         "a", "x", "y"),
+        (
+            {
+                "prompt": [{"role": "user", "content": "p"}],
+                "response_a": [{"role": "assistant", "content": "x"}],
+                "response_b": "y",
+                "gold": "b",
+            },
+            "b",
+            "x",
+            "y",
+        ),
+        (
+            {
+                "question_id": 81,
+                "model_a": "m1",
+                "model_b": "m2",
+                "winner": "model_a",
+                "judge": "expert_3",
+                "turn": 1,
+                "conversation_a": [{"role": "user", "content": "p"}, {"role": "assistant", "content": "x"}],
+                "conversation_b": [{"role": "user", "content": "p"}, {"role": "assistant", "content": "y"}],
+            },
+            "a",
+            "x",
+            "y",
+        ),
     ],
 )
 def test_import_accepts_native_and_mt_bench_rows(row, gold, a, b):
@@ -91,8 +111,10 @@ def test_import_accepts_native_and_mt_bench_rows(row, gold, a, b):
 
 
 def test_rewardbench_rows_place_the_chosen_response_reproducibly_and_balanced():
-    rows = [{"prompt": f"question {i}", "chosen": f"good {i}", "rejected": f"bad {i}", "subset": "math-prm"}
-            for i in range(40)]
+    rows = [
+        {"prompt": f"question {i}", "chosen": f"good {i}", "rejected": f"bad {i}", "subset": "math-prm"}
+        for i in range(40)
+    ]
     items = [item_from_row(r) for r in rows]
     assert all(it.gold_response == f"good {i}" for i, it in enumerate(items))
     assert 10 <= sum(it.gold == "a" for it in items) <= 30
@@ -129,6 +151,7 @@ def test_import_rejects_duplicate_ids_and_empty_files(tmp_path):
 
 # -- leakage ------------------------------------------------------------------------------------------------
 
+
 def _dpo_rows(items, leaked_idx):
     rows = [{"prompt": "An unrelated instruction about gardening tools.", "chosen": "c", "rejected": "r"}]
     for i in leaked_idx:
@@ -149,9 +172,14 @@ def test_leakage_guard_finds_prompts_inside_dpo_jsonl(tmp_path):
 def test_leakage_guard_reads_parquet_with_conversational_prompts(tmp_path):
     datasets = pytest.importorskip("datasets")
     items = generate_set("math", 4, seed=0)
-    rows = [{"prompt": [{"role": "user", "content": items[2].prompt}], "chosen": "c", "rejected": "r"},
-            {"prompt": [{"role": "user", "content": "something else entirely, long enough"}], "chosen": "c",
-             "rejected": "r"}]
+    rows = [
+        {"prompt": [{"role": "user", "content": items[2].prompt}], "chosen": "c", "rejected": "r"},
+        {
+            "prompt": [{"role": "user", "content": "something else entirely, long enough"}],
+            "chosen": "c",
+            "rejected": "r",
+        },
+    ]
     datasets.Dataset.from_list(rows).to_parquet(str(tmp_path / "dpo.parquet"))
     with pytest.warns(LeakageWarning):
         report = find_leaks(items, tmp_path / "dpo.parquet")
@@ -169,6 +197,7 @@ def test_clean_dpo_data_raises_no_warning(tmp_path, recwarn):
 
 
 # -- perturbations --------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", list(PERTURBATIONS))
 def test_perturbations_keep_the_response_and_add_a_reproducible_cue(name):

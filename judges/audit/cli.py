@@ -1,10 +1,10 @@
 """``rewardkit audit``: audit a judge for bias, write a held-out set, re-render a report, check leakage.
 
-    rewardkit audit --judge embedded --set mixed --n 16 --out runs/smollm
-    rewardkit audit --judge openai:gpt-4o-mini --set my_pairs.jsonl --out runs/gpt4o-mini
-    rewardkit audit make-set --set code --n 200 --seed 1 --out code_pairs.jsonl
-    rewardkit audit report runs/smollm
-    rewardkit audit leakage --set runs/smollm/set.jsonl --against dpo_pairs.parquet
+rewardkit audit --judge embedded --set mixed --n 16 --out runs/smollm
+rewardkit audit --judge openai:gpt-4o-mini --set my_pairs.jsonl --out runs/gpt4o-mini
+rewardkit audit make-set --set code --n 200 --seed 1 --out code_pairs.jsonl
+rewardkit audit report runs/smollm
+rewardkit audit leakage --set runs/smollm/set.jsonl --against dpo_pairs.parquet
 """
 
 from __future__ import annotations
@@ -51,34 +51,50 @@ def add_commands(subparsers: Any) -> None:
 
 
 def _add_set_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--set", dest="set_spec", default="mixed",
-                        help="math | code | format | mixed (generated) or FILE.jsonl (default: mixed)")
+    parser.add_argument(
+        "--set",
+        dest="set_spec",
+        default="mixed",
+        help="math | code | format | mixed (generated) or FILE.jsonl (default: mixed)",
+    )
     parser.add_argument("--n", type=int, default=None, help=f"items (generated default {DEFAULT_N}; file: all)")
     parser.add_argument("--seed", type=int, default=0, help="generator seed")
 
 
 def _add_metric_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--self-model", default=None,
-                        help="author name of the judge's own responses (default: the judge's model name)")
+    parser.add_argument(
+        "--self-model", default=None, help="author name of the judge's own responses (default: the judge's model name)"
+    )
     parser.add_argument("--compare", default=None, help="another audit run directory: Cohen's kappa between judges")
     parser.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples for the intervals")
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--judge", default="embedded",
-                        help="embedded | openai:MODEL | transformers:PATH (default: embedded SmolLM2-135M)")
+    parser.add_argument(
+        "--judge",
+        default="embedded",
+        help="embedded | openai:MODEL | transformers:PATH (default: embedded SmolLM2-135M)",
+    )
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint for the judge")
     parser.add_argument("--api-key", default=None, help="default: $OPENAI_API_KEY")
     _add_set_arguments(parser)
     parser.add_argument("--out", default=None, help="run directory (resumable: rerun to continue)")
-    parser.add_argument("--perturb", default="all",
-                        help="cues on the wrong response: all | none | comma list of verbosity, authority, "
-                             "bandwagon, distraction, sentiment")
+    parser.add_argument(
+        "--perturb",
+        default="all",
+        help="cues on the wrong response: all | none | comma list of verbosity, authority, "
+        "bandwagon, distraction, sentiment",
+    )
     parser.add_argument("--concurrency", type=int, default=4, help="judge calls in flight")
     parser.add_argument("--cache-dir", default=None, help="judge request cache (default: OUT/judge-cache)")
     parser.add_argument("--no-verify", action="store_true", help="skip checking the gold with rewardkit verifiers")
-    parser.add_argument("--self-generate", type=int, default=0, metavar="K",
-                        help="add K items holding the judge's own answers (self-preference audit)")
+    parser.add_argument(
+        "--self-generate",
+        type=int,
+        default=0,
+        metavar="K",
+        help="add K items holding the judge's own answers (self-preference audit)",
+    )
     parser.add_argument("--against", nargs="*", default=(), help="DPO data files to check the set for leakage")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_metric_arguments(parser)
@@ -129,8 +145,14 @@ def build_judge(args: argparse.Namespace, cache_dir: Path) -> Any:
     from rewardkit.judges.pairwise import PairwiseJudge
 
     backend, model = parse_judge_spec(args.judge)
-    client = make_client(backend, model=model, base_url=args.base_url, api_key=args.api_key,
-                         cache_dir=str(cache_dir), concurrency=max(1, args.concurrency))
+    client = make_client(
+        backend,
+        model=model,
+        base_url=args.base_url,
+        api_key=args.api_key,
+        cache_dir=str(cache_dir),
+        concurrency=max(1, args.concurrency),
+    )
     return PairwiseJudge(client)
 
 
@@ -156,19 +178,28 @@ def cmd_run(args: argparse.Namespace) -> int:
         from rewardkit.judges.audit.selfgen import own_generation_items
 
         own = own_generation_items(items, judge.client, args.self_generate, seed=args.seed)
-        print(f"added {len(own)} items with the judge's own answers "
-              f"({sum(it.metadata['own_right'] for it in own)} right)", file=sys.stderr)
+        print(
+            f"added {len(own)} items with the judge's own answers "
+            f"({sum(it.metadata['own_right'] for it in own)} right)",
+            file=sys.stderr,
+        )
         items = items + own
-    runner = AuditRunner(judge, items, out, perturbations=perturbations, concurrency=args.concurrency,
-                         progress=not args.no_progress)
+    runner = AuditRunner(
+        judge, items, out, perturbations=perturbations, concurrency=args.concurrency, progress=not args.no_progress
+    )
     register_set(runner.items, name=set_name)  # rlaif runs warn when they reuse these prompts
     summary = runner.run()
-    print(f"{summary.total} judge tasks: {summary.reused} reused, {summary.judged} judged, {summary.failed} failed",
-          file=sys.stderr)
+    print(
+        f"{summary.total} judge tasks: {summary.reused} reused, {summary.judged} judged, {summary.failed} failed",
+        file=sys.stderr,
+    )
     for error in summary.errors:
         print(f"  failed: {error}", file=sys.stderr)
-    extra = {"set_name": set_name, "gold_check": gold_check,
-             "calls": f"{summary.judged} new, {summary.reused} reused, {summary.failed} failed"}
+    extra = {
+        "set_name": set_name,
+        "gold_check": gold_check,
+        "calls": f"{summary.judged} new, {summary.reused} reused, {summary.failed} failed",
+    }
     usage = getattr(getattr(judge, "client", None), "report", None)
     if callable(usage):
         try:
@@ -192,8 +223,9 @@ def _write_outputs(out: Path, args: argparse.Namespace, extra: dict[str, Any]) -
     elif info_path.exists():
         extra = json.loads(info_path.read_text())
     other = load_verdicts(args.compare) if args.compare else None
-    metrics = compute_metrics(items, verdicts, self_model=args.self_model or manifest.get("judge"), other=other,
-                              n_boot=args.n_boot)
+    metrics = compute_metrics(
+        items, verdicts, self_model=args.self_model or manifest.get("judge"), other=other, n_boot=args.n_boot
+    )
     metrics["run"] = {**manifest, **extra}
     paths = write_report(out, metrics)
     for flag in metrics.get("flags", []):

@@ -130,11 +130,17 @@ def _math_change(rng: random.Random) -> Draft:
     prompt = f"{name} buys {count} {thing} at ${price} each and pays with ${paid}. How many dollars of change?"
     return _math_draft(
         prompt,
-        [f"The {thing} cost {count} x {price} = {price * count} dollars.",
-         f"Change is {paid} - {price * count} = {right}."],
-        [f"The {thing} cost {count - 1} x {price} = {price * (count - 1)} dollars.",
-         f"Change is {paid} - {price * (count - 1)} = {wrong}."],
-        right, wrong, "change",
+        [
+            f"The {thing} cost {count} x {price} = {price * count} dollars.",
+            f"Change is {paid} - {price * count} = {right}.",
+        ],
+        [
+            f"The {thing} cost {count - 1} x {price} = {price * (count - 1)} dollars.",
+            f"Change is {paid} - {price * (count - 1)} = {wrong}.",
+        ],
+        right,
+        wrong,
+        "change",
     )
 
 
@@ -153,7 +159,9 @@ def _math_linear(rng: random.Random) -> Draft:
         prompt,
         [f"Move the constant: {a}x = {c} - ({b}) = {c - b}.", f"Divide by {a}: x = {c - b} / {a} = {x}."],
         [f"Move the constant: {a}x = {c} + ({b}) = {c + b}.", f"Divide by {a}: x = {c + b} / {a} = {wrong_text}."],
-        x, wrong_text, "linear",
+        x,
+        wrong_text,
+        "linear",
     )
 
 
@@ -165,7 +173,9 @@ def _math_series(rng: random.Random) -> Draft:
         prompt,
         [f"Use the formula n(n+1)/2 with n = {n}.", f"{n} x {n + 1} / 2 = {right}."],
         [f"Use the formula n(n-1)/2 with n = {n}.", f"{n} x {n - 1} / 2 = {wrong}."],
-        right, wrong, "series",
+        right,
+        wrong,
+        "series",
     )
 
 
@@ -179,7 +189,9 @@ def _math_percent(rng: random.Random) -> Draft:
         prompt,
         [f"{pct}% of {base} is {base} x {pct} / 100.", f"That is {right} dollars."],
         [f"The discount leaves {100 - pct}% of the price: {base} x {100 - pct} / 100.", f"That is {wrong} dollars."],
-        right, wrong, "percent",
+        right,
+        wrong,
+        "percent",
     )
 
 
@@ -193,11 +205,14 @@ def _math_rectangle(rng: random.Random) -> Draft:
         prompt,
         ["The perimeter is twice the sum of width and height.", f"2 x ({w} + {h}) = {right}."],
         ["The perimeter is width times height.", f"{w} x {h} = {wrong}."],
-        right, wrong, "perimeter",
+        right,
+        wrong,
+        "perimeter",
     )
 
 
 # -- code: a passing and a failing solution ------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class _CodeTask:
@@ -306,10 +321,15 @@ def _code_draft(rng: random.Random) -> Draft:
     task = rng.choice(_CODE_TASKS)(rng)
     example_args, example_out = task.tests[0]
     example = f"{task.entry}({', '.join(map(repr, example_args))})"
-    prompt = (f"Write a Python function `{task.entry}` that {task.description}. "
-              f"Example: `{example}` returns `{example_out!r}`.")
-    tests = {"language": "python", "fn_name": task.entry,
-             "calls": [{"args": list(args), "expected": expected} for args, expected in task.tests]}
+    prompt = (
+        f"Write a Python function `{task.entry}` that {task.description}. "
+        f"Example: `{example}` returns `{example_out!r}`."
+    )
+    tests = {
+        "language": "python",
+        "fn_name": task.entry,
+        "calls": [{"args": list(args), "expected": expected} for args, expected in task.tests],
+    }
 
     def terse(src: str) -> str:
         return f"```python\n{src}```"
@@ -337,14 +357,19 @@ def _code_draft(rng: random.Random) -> Draft:
 
 
 _CODE_TASKS: list[Callable[[random.Random], _CodeTask]] = [
-    _code_sum_multiples, _code_count_vowels, _code_second_largest,
-    _code_reverse_words, _code_digit_sum, _code_running_total,
+    _code_sum_multiples,
+    _code_count_vowels,
+    _code_second_largest,
+    _code_reverse_words,
+    _code_digit_sum,
+    _code_running_total,
 ]
 
 
 # -- format / instruction following ---------------------------------------------------------------------
 
 _SYLLABLES = ["ka", "lo", "mi", "ren", "to", "sa", "vel", "dor", "an", "is", "ul", "pe", "bri", "mon"]
+
 
 def _place_name(rng: random.Random) -> str:
     return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
@@ -377,11 +402,18 @@ def _format_json(rng: random.Random) -> Draft:
 def _format_answer_line(rng: random.Random) -> Draft:
     x, y = rng.randint(11, 99), rng.randint(11, 99)
     prompt = f"What is {x} + {y}? Finish your reply with a final line of the form `ANSWER: <number>`."
-    work = (f"First add the tens: {x // 10 * 10} + {y // 10 * 10} = {x // 10 * 10 + y // 10 * 10}. "
-            f"Then add the ones: {x % 10} + {y % 10} = {x % 10 + y % 10}. Together that makes {x + y}.\n")
+    work = (
+        f"First add the tens: {x // 10 * 10} + {y // 10 * 10} = {x // 10 * 10 + y // 10 * 10}. "
+        f"Then add the ones: {x % 10} + {y % 10} = {x % 10 + y % 10}. Together that makes {x + y}.\n"
+    )
     right = f"{x} + {y} = {x + y}.\nANSWER: {x + y}"
-    wrong = rng.choice([f"{x} + {y} = {x + y}.\nThe answer is {x + y}.", f"{x} + {y} = {x + y}.\nANSWER = {x + y}",
-                        f"ANSWER: {x + y}\n{x} + {y} = {x + y}."])
+    wrong = rng.choice(
+        [
+            f"{x} + {y} = {x + y}.\nThe answer is {x + y}.",
+            f"{x} + {y} = {x + y}.\nANSWER = {x + y}",
+            f"ANSWER: {x + y}\n{x} + {y} = {x + y}.",
+        ]
+    )
     check = GoldCheck(reward="regex_match", config={"pattern": r"(?m)^ANSWER: \d+\s*\Z"})
     return Draft(prompt, right, work + right, wrong, work + wrong, check, "answer_line")
 
@@ -406,8 +438,11 @@ def _format_think(rng: random.Random) -> Draft:
         "then give the final answer after the closing tag."
     )
     short = f"{x} times {y} is {x * y}."
-    long = (f"{x} times {y} means adding {x} to itself {y} times. Counting up in steps of {x}: "
-            + ", ".join(str(x * k) for k in range(1, y + 1)) + f". So the product is {x * y}.")
+    long = (
+        f"{x} times {y} means adding {x} to itself {y} times. Counting up in steps of {x}: "
+        + ", ".join(str(x * k) for k in range(1, y + 1))
+        + f". So the product is {x * y}."
+    )
     answer = f"The answer is {x * y}."
     shape = rng.choice(["unclosed", "untagged", "answer_inside"])
 
@@ -418,19 +453,35 @@ def _format_think(rng: random.Random) -> Draft:
             return f"{reasoning}\n{answer}"
         return f"<think>{reasoning} {answer}</think>"
 
-    return Draft(prompt, f"<think>{short}</think>\n{answer}", f"<think>{long}</think>\n{answer}",
-                 wrong(short), wrong(long), GoldCheck(reward="think_format"), "think_format")
+    return Draft(
+        prompt,
+        f"<think>{short}</think>\n{answer}",
+        f"<think>{long}</think>\n{answer}",
+        wrong(short),
+        wrong(long),
+        GoldCheck(reward="think_format"),
+        "think_format",
+    )
 
 
 def _format_draft(rng: random.Random) -> Draft:
     return rng.choice(_FORMAT_TASKS)(rng)
 
 
-_FORMAT_TASKS: list[Callable[[random.Random], Draft]] = [_format_json, _format_answer_line, _format_lowercase,
-                                                         _format_think]
+_FORMAT_TASKS: list[Callable[[random.Random], Draft]] = [
+    _format_json,
+    _format_answer_line,
+    _format_lowercase,
+    _format_think,
+]
 
-_MATH_TASKS: list[Callable[[random.Random], Draft]] = [_math_change, _math_linear, _math_series, _math_percent,
-                                                       _math_rectangle]
+_MATH_TASKS: list[Callable[[random.Random], Draft]] = [
+    _math_change,
+    _math_linear,
+    _math_series,
+    _math_percent,
+    _math_rectangle,
+]
 
 
 def _math_draft_any(rng: random.Random) -> Draft:

@@ -190,8 +190,11 @@ def agreement(
     """Cohen's kappa between this judge's and another judge's winners on the items both decided."""
     mine = dict(zip((it.id for it in table.items), table.winner_labels(), strict=True))
     theirs = VerdictTable.build(table.items, other)
-    pairs = [(mine[it.id], lab) for it, lab in zip(theirs.items, theirs.winner_labels(), strict=True)
-             if lab != "abstain" and mine[it.id] != "abstain"]
+    pairs = [
+        (mine[it.id], lab)
+        for it, lab in zip(theirs.items, theirs.winner_labels(), strict=True)
+        if lab != "abstain" and mine[it.id] != "abstain"
+    ]
     first = np.array([a for a, _ in pairs])
     second = np.array([b for _, b in pairs])
     return bootstrap(lambda i: cohen_kappa(list(first[i]), list(second[i])), len(pairs), n_boot=n_boot, seed=seed)
@@ -205,9 +208,7 @@ def position_metrics(table: VerdictTable, *, n_boot: int = 2000, seed: int = 0) 
     consistent = (both & (table.pick_a_ab == table.pick_a_ba)).astype(float)
     n = len(table)
     first_rate = _ratio(firsts, decided)
-    confusion = Counter(
-        (_order_label(x), _order_label(y)) for x, y in zip(first_ab, first_ba, strict=True)
-    )
+    confusion = Counter((_order_label(x), _order_label(y)) for x, y in zip(first_ab, first_ba, strict=True))
     return {
         "first_slot_rate": _dump(bootstrap(first_rate, n, n_boot=n_boot, seed=seed)),
         "position_bias": _dump(bootstrap(lambda i: 2 * first_rate(i) - 1, n, n_boot=n_boot, seed=seed)),
@@ -272,8 +273,9 @@ def length_metrics(table: VerdictTable, *, n_boot: int = 2000, seed: int = 0, n_
     reg_boot = max(200, n_boot // 4)  # each replicate refits the regression
     full = fit(np.arange(n))
     return {
-        "fit": None if full is None else {"intercept": float(full[2]), "length": float(full[0]),
-                                          "gold_first": float(full[3])},
+        "fit": None
+        if full is None
+        else {"intercept": float(full[2]), "length": float(full[0]), "gold_first": float(full[3])},
         "length_bias": _dump(bootstrap(bias, n, n_boot=n_boot, seed=seed)),
         "longer_wins_when_gold_shorter": _dump(bootstrap(longer_when_shorter, n, n_boot=n_boot, seed=seed)),
         "shorter_wins_when_gold_longer": _dump(bootstrap(shorter_when_longer, n, n_boot=n_boot, seed=seed)),
@@ -294,8 +296,9 @@ def _length_bins(z: np.ndarray, y: np.ndarray, scale: float, n_bins: int) -> lis
         lo, hi = (edges[k], edges[k + 1]) if edges.size > 1 else (edges[0], edges[0])
         sel = (z >= lo) & ((z <= hi) if k == edges.size - 2 or edges.size == 1 else (z < hi))
         if sel.any():
-            bins.append({"diff_chars": float(z[sel].mean() * scale), "gold_win_rate": float(y[sel].mean()),
-                         "n": int(sel.sum())})
+            bins.append(
+                {"diff_chars": float(z[sel].mean() * scale), "gold_win_rate": float(y[sel].mean()), "n": int(sel.sum())}
+            )
     return bins
 
 
@@ -337,8 +340,9 @@ def perturbation_metrics(
     n = len(table)
     return {
         "susceptibility": _dump(bootstrap(susceptibility, n, n_boot=n_boot, seed=seed)),
-        "flip_rate": _dump(bootstrap(_ratio(flips, e_ab.astype(float) + e_ba.astype(float)), n,
-                                     n_boot=n_boot, seed=seed)),
+        "flip_rate": _dump(
+            bootstrap(_ratio(flips, e_ab.astype(float) + e_ba.astype(float)), n, n_boot=n_boot, seed=seed)
+        ),
         "verdict_flip_rate": _dump(bootstrap(_ratio(v_flip, v_elig.astype(float)), n, n_boot=n_boot, seed=seed)),
         "gold_prob_shift": _dump(bootstrap(_ratio(shift, shift_ok.astype(float)), n, n_boot=n_boot, seed=seed)),
         "n_perturbed": int(present.sum()),
@@ -370,8 +374,9 @@ def self_preference(table: VerdictTable, self_model: str, *, n_boot: int = 2000,
     own_picks = np.where(own_a, pick_a, decided - pick_a)
     n = len(table)
     return {
-        "self_preference": _dump(bootstrap(lambda i: picks_own_when_wrong(i) - picks_baseline(i), n,
-                                           n_boot=n_boot, seed=seed)),
+        "self_preference": _dump(
+            bootstrap(lambda i: picks_own_when_wrong(i) - picks_baseline(i), n, n_boot=n_boot, seed=seed)
+        ),
         "baseline": baseline_name,
         "own_win_rate": _dump(bootstrap(_ratio(own_picks * own, decided * own), n, n_boot=n_boot, seed=seed)),
         "picks_own_when_own_wrong": _dump(bootstrap(picks_own_when_wrong, n, n_boot=n_boot, seed=seed)),
@@ -394,27 +399,39 @@ def flags(m: Mapping[str, Any], t: Thresholds) -> list[dict[str, str]]:
     pos = est(m.get("position", {}).get("position_bias"))
     if pos and pos.excludes_zero() and abs(pos.value) >= t.position:
         slot = "first" if pos.value > 0 else "second"
-        add("position", "high" if abs(pos.value) >= 0.3 else "medium",
+        add(
+            "position",
+            "high" if abs(pos.value) >= 0.3 else "medium",
             f"position bias: {abs(pos.value) * 100:.0f}% of decisions follow the {slot} slot, not the content "
-            f"(CI {pos.fmt(pct=True)})")
+            f"(CI {pos.fmt(pct=True)})",
+        )
     cons = est(m.get("position", {}).get("consistency"))
     if cons and cons.value < t.consistency:
-        add("consistency", "high" if cons.value < 0.5 else "medium",
-            f"swap consistency only {cons.fmt(pct=True)}: verdicts change when the responses swap places")
+        add(
+            "consistency",
+            "high" if cons.value < 0.5 else "medium",
+            f"swap consistency only {cons.fmt(pct=True)}: verdicts change when the responses swap places",
+        )
     length = m.get("length") or {}
     lb = est(length.get("length_bias"))
     if lb and lb.excludes_zero() and abs(lb.value) >= t.length:
         kind = "longer" if lb.value > 0 else "shorter"
-        add("length", "high" if abs(lb.value) >= 0.3 else "medium",
+        add(
+            "length",
+            "high" if abs(lb.value) >= 0.3 else "medium",
             f"length bias: {abs(lb.value) * 100:.0f}% of decisions go to the {kind} response regardless of "
-            f"correctness (CI {lb.fmt(pct=True)})")
+            f"correctness (CI {lb.fmt(pct=True)})",
+        )
     for name, pm in (m.get("perturbations") or {}).items():
         su, fr = est(pm.get("susceptibility")), est(pm.get("flip_rate"))
         if su and su.excludes_zero() and su.value >= t.flip:
             flipped = f"; {fr.value * 100:.0f}% of correct decisions flipped" if fr else ""
-            add(f"perturbation:{name}", "high" if su.value >= 0.3 else "medium",
+            add(
+                f"perturbation:{name}",
+                "high" if su.value >= 0.3 else "medium",
                 f"{name} cue on the wrong response takes over {su.value * 100:.0f}% of otherwise-correct "
-                f"decisions (CI {su.fmt(pct=True)}{flipped})")
+                f"decisions (CI {su.fmt(pct=True)}{flipped})",
+            )
     sp = (m.get("self_preference") or {}).get("self_preference")
     sp = est(sp)
     if sp and sp.excludes_zero() and sp.value >= t.self_preference:

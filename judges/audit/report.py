@@ -105,13 +105,19 @@ def render_markdown(m: Mapping[str, Any]) -> str:
     lines += ["", "## Findings", ""]
     found = m.get("flags") or []
     lines += [f"- **{f['severity'].upper()}** {f['message']}" for f in found] or ["- no bias flagged"]
-    lines += ["", "## Metrics (95 % bootstrap intervals over items)", "", "| section | metric | value [CI] |",
-              "|---|---|---|"]
+    lines += [
+        "",
+        "## Metrics (95 % bootstrap intervals over items)",
+        "",
+        "| section | metric | value [CI] |",
+        "|---|---|---|",
+    ]
     lines += [f"| {s} | {k} | {v} |" for s, k, v in metric_rows(m)]
     return "\n".join(lines) + "\n"
 
 
 # -- plots -------------------------------------------------------------------------------------------
+
 
 def _figure_png(fig: Any) -> str:
     buf = io.BytesIO()
@@ -157,8 +163,15 @@ def plot_bias_bars(m: Mapping[str, Any]) -> str | None:
     highs = np.array([e.high if e.high is not None else e.value for _, e in entries])
     colors = ["#c0392b" if label.split(" ")[0] in flagged else "#2e86c1" for label, _ in entries]
     ax.barh(ys, values * 100, color=colors, alpha=0.85)
-    ax.errorbar(values * 100, ys, xerr=[(values - lows) * 100, (highs - values) * 100], fmt="none",
-                ecolor="black", capsize=4, lw=1.2)
+    ax.errorbar(
+        values * 100,
+        ys,
+        xerr=[(values - lows) * 100, (highs - values) * 100],
+        fmt="none",
+        ecolor="black",
+        capsize=4,
+        lw=1.2,
+    )
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(ys, [label for label, _ in entries])
     ax.set_xlabel("share of decisions driven by the bias (%) — 0 = unbiased; bars: 95% CI")
@@ -184,8 +197,10 @@ def plot_length(m: Mapping[str, Any]) -> str | None:
     if fit:
         grid = np.linspace(min(x.min(), -scale), max(x.max(), scale), 200)
         z = grid / scale
-        p = 0.5 * (sigmoid(fit["intercept"] + fit["length"] * z + fit["gold_first"])
-                   + sigmoid(fit["intercept"] + fit["length"] * z - fit["gold_first"]))
+        p = 0.5 * (
+            sigmoid(fit["intercept"] + fit["length"] * z + fit["gold_first"])
+            + sigmoid(fit["intercept"] + fit["length"] * z - fit["gold_first"])
+        )
         ax.plot(grid, p * 100, color="#c0392b", lw=2, label="logistic fit")
     lc = _est(length.get("lc_accuracy"))
     if lc and lc.value is not None:
@@ -219,8 +234,15 @@ def plot_position_confusion(m: Mapping[str, Any]) -> str | None:
     for i in range(len(keep)):
         for j in range(len(keep)):
             consistent = (names[i], names[j]) in (("first", "second"), ("second", "first"))
-            ax.text(j, i, f"{int(grid[i, j])}\n{'consistent' if consistent else 'position-driven'}", ha="center",
-                    va="center", fontsize=9, color="white" if grid[i, j] > grid.max() * 0.6 else "black")
+            ax.text(
+                j,
+                i,
+                f"{int(grid[i, j])}\n{'consistent' if consistent else 'position-driven'}",
+                ha="center",
+                va="center",
+                fontsize=9,
+                color="white" if grid[i, j] > grid.max() * 0.6 else "black",
+            )
     ax.set_xticks(range(len(keep)), [f"picks {n}" for n in names])
     ax.set_yticks(range(len(keep)), [f"picks {n}" for n in names])
     ax.set_xlabel("order B-first")
@@ -242,26 +264,42 @@ figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #eee}figcaption
 
 def render_html(m: Mapping[str, Any]) -> str:
     esc = html.escape
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Judge bias audit</title>"
-             f"<style>{_CSS}</style></head><body><h1>Judge bias audit</h1>"]
-    parts.append("<table class='meta'>" + "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>"
-                                                   for k, v in _header(m)) + "</table>")
+    parts = [
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Judge bias audit</title>"
+        f"<style>{_CSS}</style></head><body><h1>Judge bias audit</h1>"
+    ]
+    parts.append(
+        "<table class='meta'>"
+        + "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in _header(m))
+        + "</table>"
+    )
     parts.append("<h2>Findings</h2>")
     found = m.get("flags") or []
-    parts += [f"<div class='flag {esc(f['severity'])}'><b>{esc(f['severity'].upper())}</b> {esc(f['message'])}</div>"
-              for f in found] or ["<div class='flag ok'>No bias flagged.</div>"]
+    parts += [
+        f"<div class='flag {esc(f['severity'])}'><b>{esc(f['severity'].upper())}</b> {esc(f['message'])}</div>"
+        for f in found
+    ] or ["<div class='flag ok'>No bias flagged.</div>"]
     plots = [
         ("bias-bars", plot_bias_bars(m), "Share of decisions driven by each bias, with 95% bootstrap intervals."),
-        ("length", plot_length(m), "P(judge picks the gold) against gold-minus-wrong length; flat means no length "
-                                   "bias, a rising curve means the judge rewards length."),
-        ("position", plot_position_confusion(m), "Each item is judged twice; 'first|first' means both orders picked "
-                                                 "whatever was shown first."),
+        (
+            "length",
+            plot_length(m),
+            "P(judge picks the gold) against gold-minus-wrong length; flat means no length "
+            "bias, a rising curve means the judge rewards length.",
+        ),
+        (
+            "position",
+            plot_position_confusion(m),
+            "Each item is judged twice; 'first|first' means both orders picked whatever was shown first.",
+        ),
     ]
     parts.append("<h2>Plots</h2>")
     for name, png, caption in plots:
         if png:
-            parts.append(f"<figure id='plot-{name}'><img class='plot' alt='{esc(name)} plot' "
-                         f"src='data:image/png;base64,{png}'><figcaption>{esc(caption)}</figcaption></figure>")
+            parts.append(
+                f"<figure id='plot-{name}'><img class='plot' alt='{esc(name)} plot' "
+                f"src='data:image/png;base64,{png}'><figcaption>{esc(caption)}</figcaption></figure>"
+            )
     parts.append("<h2>Metrics</h2><table><tr><th>section</th><th>metric</th><th>value [95% CI]</th></tr>")
     parts += [f"<tr><td>{esc(s)}</td><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for s, k, v in metric_rows(m)]
     parts.append("</table></body></html>")

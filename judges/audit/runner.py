@@ -146,21 +146,28 @@ class AuditRunner:
         done = load_verdicts(self.out_dir)
         tasks = plan_tasks(self.items, self.perturbations)
         pending = [t for t in tasks if (t.item.id, t.perturbation) not in done]
-        summary = RunSummary(total=len(tasks), reused=len(tasks) - len(pending), judged=0, failed=0,
-                             out_dir=self.out_dir)
+        summary = RunSummary(
+            total=len(tasks), reused=len(tasks) - len(pending), judged=0, failed=0, out_dir=self.out_dir
+        )
         if not pending:
             return summary
         from tqdm import tqdm
 
         semaphore = asyncio.Semaphore(self.concurrency)
-        bar = tqdm(total=len(tasks), initial=summary.reused, desc=f"auditing {self.judge.model}", unit="call",
-                   disable=not self.progress)
+        bar = tqdm(
+            total=len(tasks),
+            initial=summary.reused,
+            desc=f"auditing {self.judge.model}",
+            unit="call",
+            disable=not self.progress,
+        )
 
         async def one(task: Task) -> tuple[Task, PairwiseVerdict | None, str]:
             async with semaphore:
                 try:
-                    verdict = await self.judge.ajudge(task.item.prompt, task.response_a, task.response_b,
-                                                      question=self.question)
+                    verdict = await self.judge.ajudge(
+                        task.item.prompt, task.response_a, task.response_b, question=self.question
+                    )
                 except Exception as exc:  # one failing call must not end a long audit
                     logger.warning("judge failed on %s: %s", task.key, exc)
                     return task, None, f"{type(exc).__name__}: {exc}"
@@ -224,8 +231,9 @@ def _record(task: Task, verdict: PairwiseVerdict) -> dict[str, Any]:
     }
 
 
-def load_run(out_dir: str | os.PathLike[str]) -> tuple[list[AuditItem], dict[tuple[str, str], PairwiseVerdict],
-                                                        dict[str, Any]]:
+def load_run(
+    out_dir: str | os.PathLike[str],
+) -> tuple[list[AuditItem], dict[tuple[str, str], PairwiseVerdict], dict[str, Any]]:
     """Items, verdicts and manifest of a run directory (for re-rendering a report)."""
     out_dir = Path(out_dir)
     manifest_path = out_dir / MANIFEST_FILE

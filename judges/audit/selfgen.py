@@ -58,16 +58,18 @@ def own_generation_items(
         a, b = (answer, other) if own_first else (other, answer)
         gold = ("a" if own_first else "b") if own_right else ("b" if own_first else "a")
         category = f"self-{item.category}"
-        out.append(AuditItem(
-            id=item_id(category, item.prompt, a, b),
-            prompt=item.prompt,
-            response_a=a,
-            response_b=b,
-            gold=gold,
-            category=category,
-            author_a=author if own_first else OTHER_AUTHOR,
-            author_b=OTHER_AUTHOR if own_first else author,
-            check=item.check,
-            metadata={"source_item": item.id, "own_right": own_right},
-        ))
+        out.append(
+            AuditItem(
+                id=item_id(category, item.prompt, a, b),
+                prompt=item.prompt,
+                response_a=a,
+                response_b=b,
+                gold=gold,
+                category=category,
+                author_a=author if own_first else OTHER_AUTHOR,
+                author_b=OTHER_AUTHOR if own_first else author,
+                check=item.check,
+                metadata={"source_item": item.id, "own_right": own_right},
+            )
+        )
     return out

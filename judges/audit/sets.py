@@ -76,13 +76,12 @@ def item_id(category: str, prompt: str, response_a: str, response_b: str) -> str
 
 def set_hash(items: Iterable[AuditItem]) -> str:
     """Identity of a set: sha256 over the canonical (id-sorted) prompts, responses and gold labels."""
-    canonical = sorted(
-        [it.id, it.prompt, it.response_a, it.response_b, it.gold] for it in items
-    )
+    canonical = sorted([it.id, it.prompt, it.response_a, it.response_b, it.gold] for it in items)
     return hashlib.sha256(json.dumps(canonical, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 # -- JSONL export / import --------------------------------------------------------------------------
+
 
 def write_set(path: str | os.PathLike[str], items: Sequence[AuditItem]) -> str:
     """Write items as native JSONL (atomic); returns the set hash."""
@@ -125,9 +124,18 @@ def read_set(path: str | os.PathLike[str]) -> list[AuditItem]:
 
 
 _GOLD_ALIASES = {
-    "a": "a", "model_a": "a", "response_a": "a", "first": "a",
-    "b": "b", "model_b": "b", "response_b": "b", "second": "b",
-    "tie": "tie", "tie (bothbad)": "tie", "tie(bothbad)": "tie", "draw": "tie",
+    "a": "a",
+    "model_a": "a",
+    "response_a": "a",
+    "first": "a",
+    "b": "b",
+    "model_b": "b",
+    "response_b": "b",
+    "second": "b",
+    "tie": "tie",
+    "tie (bothbad)": "tie",
+    "tie(bothbad)": "tie",
+    "draw": "tie",
 }
 
 

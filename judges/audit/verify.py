@@ -65,15 +65,15 @@ def _wrong_response(item: AuditItem) -> str:
     return item.response_b if item.gold == "a" else item.response_a
 
 
-def _decide(item_id: str, name: str, gold: float | None, wrong: float | None, why_gold: str, why_wrong: str
-            ) -> GoldVerdict:
+def _decide(
+    item_id: str, name: str, gold: float | None, wrong: float | None, why_gold: str, why_wrong: str
+) -> GoldVerdict:
     common = {"item_id": item_id, "reward": name, "gold_score": gold, "wrong_score": wrong}
     if gold is None or wrong is None:
         return GoldVerdict(status="unverified", reason=f"unscorable: gold: {why_gold}; wrong: {why_wrong}", **common)
     if gold > wrong:
         return GoldVerdict(status="verified", reason=f"{name}: gold {gold:g} > wrong {wrong:g}", **common)
-    return GoldVerdict(status="contradicted", reason=f"{name}: gold {gold:g} <= wrong {wrong:g} ({why_gold})",
-                       **common)
+    return GoldVerdict(status="contradicted", reason=f"{name}: gold {gold:g} <= wrong {wrong:g} ({why_gold})", **common)
 
 
 def summarize(verdicts: Sequence[GoldVerdict]) -> dict[str, int]:
