@@ -45,6 +45,12 @@ TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
     "critique": frozenset({"critique_request", "prompt", "response"}),
     "revision": frozenset({"revision_request", "prompt", "response", "critique"}),
 }
+#: Sample values for the dry render that validation does.
+TEMPLATE_SAMPLES: dict[str, dict[str, str | None]] = {
+    "comparison": {"prompt": "p", "first": "a", "second": "b", "question": None},
+    "critique": {"critique_request": "Critique it.", "prompt": "p", "response": "r"},
+    "revision": {"revision_request": "Revise it.", "prompt": "p", "response": "r", "critique": "c"},
+}
 #: Variables a template must use, else the responses or the principle would never reach the model.
 TEMPLATE_REQUIRED: dict[str, frozenset[str]] = {
     "comparison": frozenset({"prompt", "first", "second", "question"}),
@@ -161,6 +167,13 @@ def check_template(kind: str, text: str) -> None:
     missing = TEMPLATE_REQUIRED[kind] - names
     if missing:
         raise ValueError(f"{kind}: missing variable(s) {sorted(missing)}")
+    # A constitution is data from anywhere: scan for Python internals and dry-render in the sandbox.
+    from rewardkit.judges.templates import check_source
+
+    try:
+        check_source(text, name=f"{kind} template", **TEMPLATE_SAMPLES[kind])
+    except jinja2.TemplateError as exc:
+        raise ValueError(str(exc)) from None
 
 
 def format_validation_error(source: str, exc: ValidationError) -> str:

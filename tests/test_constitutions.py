@@ -156,3 +156,20 @@ def test_cli_list_show_validate(tmp_path, capsys):
     assert main(["constitutions", "validate", str(good), str(bad)]) == 1
     captured = capsys.readouterr()
     assert "bad.yaml: principles: duplicate principle id 'correct'" in captured.err
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{{ critique_request.__class__ }}",
+        "{{ critique_request.__class__.__mro__[1].__subclasses__() }}",
+        "{{ critique_request|attr('__class__') }}",
+    ],
+)
+def test_validation_refuses_templates_that_reach_python_internals(tmp_path, template):
+    marker = tmp_path / "ran"
+    path = tmp_path / "evil.yaml"
+    path.write_text(VALID + f"templates:\n  critique: \"{template}\"\n")
+    with pytest.raises(ConstitutionError, match="private attributes"):
+        load_constitution(path)
+    assert not marker.exists()
