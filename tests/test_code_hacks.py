@@ -9,12 +9,6 @@ Backends: local always; docker when the engine and image are available; remote t
 
 from __future__ import annotations
 
-import json
-import re
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -23,6 +17,7 @@ from rewardkit import get_reward
 from rewardkit.sandboxes.local import LocalSandbox
 from tests.docker_engine import require_docker
 from tests.hostile_programs import HACK_PROBLEM, REWARD_HACKS, RewardHack
+from tests.sandbox_server import sandbox_server
 
 ADD = "def add(a, b):\n    return a + b\n"
 TESTS = {
@@ -126,32 +121,8 @@ def fenced(code: str) -> str:
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
     """``rewardkit sandbox serve`` on a free 127.0.0.1 port (local backend)."""
-    argv = [sys.executable, "-m", "rewardkit", "sandbox", "serve", "--port", "0", "--max-concurrency", "4"]
-    proc = subprocess.Popen(
-        [*argv, "--max-run-timeout", "15"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    try:
-        line = proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        assert match, f"server did not announce its address: {line!r}"
-        url = f"http://127.0.0.1:{match.group(1)}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/v1/ping", timeout=2) as reply:
-                    assert json.loads(reply.read()) == "pong"
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+    with sandbox_server(max_run_timeout=15) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _local_reward():

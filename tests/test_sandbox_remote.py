@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import pickle
-import re
 import socket
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from rewardkit.sandboxes.fusion_api import (
 )
 from rewardkit.sandboxes.remote import RemoteSandbox
 from rewardkit.sandboxes.server import ServerPolicy, limits_for
+from tests.sandbox_server import sandbox_server
 
 CPP_SUM = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<std::endl;return 0;}\n"
 
@@ -38,46 +38,8 @@ CPP_SUM = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
     """``rewardkit sandbox serve`` on a free port, local backend."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "rewardkit",
-            "sandbox",
-            "serve",
-            "--port",
-            "0",
-            "--max-concurrency",
-            "4",
-            "--max-run-timeout",
-            "5",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        line = proc.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        assert match, f"server did not announce its address: {line!r}"
-        url = f"http://127.0.0.1:{match.group(1)}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/v1/ping", timeout=2) as reply:
-                    assert json.loads(reply.read()) == "pong"
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+    with sandbox_server(max_run_timeout=5) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")
