@@ -15,6 +15,7 @@ import pytest
 from rewardkit.constitutions.judging import comparison_template
 from rewardkit.constitutions.loader import parse_text
 from rewardkit.constitutions.revise import RevisePipeline, check_revision_templates, critique_messages
+from rewardkit.constitutions.schema import ConstitutionError
 from rewardkit.judges.base import ChatParams, ChatResult
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.templates import (
@@ -67,7 +68,11 @@ class EchoClient:
         return self.complete(messages, params)
 
 
-def constitution_with(kind: str, template: str):
+def constitution_with(kind: str, template: str, *, refused_at_load: bool = True):
+    """A constitution carrying ``template``, past load-time validation (which refuses unsafe ones first).
+
+    The pipelines keep their own check, so a constitution built in code rather than loaded is covered too.
+    """
     import yaml
 
     text = f"""
@@ -78,7 +83,12 @@ principles:
 templates:
   {kind}: {yaml.safe_dump(template, default_style='"', width=10_000).strip()}
 """
-    return parse_text(text, "hostile.yaml")
+    if not refused_at_load:
+        return parse_text(text, "hostile.yaml")
+    with pytest.raises(ConstitutionError, match=f"{kind} template accesses private attributes"):
+        parse_text(text, "hostile.yaml")
+    safe = parse_text(text.split("templates:")[0], "hostile.yaml")
+    return safe.model_copy(update={"templates": safe.templates.model_copy(update={kind: template})})
 
 
 def test_the_payload_is_live_in_a_plain_jinja_environment(tmp_path):
@@ -181,7 +191,9 @@ def test_revise_pipeline_runs_with_safe_overrides(tmp_path):
     from rewardkit.constitutions.prompts import PromptItem
     from rewardkit.constitutions.store import KeyedStore
 
-    constitution = constitution_with("critique", "{{ critique_request | upper }} ({{ response | length }} chars)")
+    constitution = constitution_with(
+        "critique", "{{ critique_request | upper }} ({{ response | length }} chars)", refused_at_load=False
+    )
     client = EchoClient()
     pipeline = RevisePipeline(client, constitution)
     item = PromptItem(index=0, prompt_id="p0", prompt="2+2?", candidates=("5",))
