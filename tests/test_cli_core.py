@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rewardkit import get_reward
+from tests.test_core_contract import CORE_REWARD_NAMES
 
 SAMPLE = files("rewardkit") / "samples" / "scoring_demo.jsonl"
 
@@ -48,18 +49,7 @@ def test_rewards_list(tmp_path):
     proc = run_cli("rewards", "list", "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     listed = {row["name"]: row for row in json.loads(proc.stdout)}
-    for name in (
-        "think_format",
-        "tag_count",
-        "regex_match",
-        "json_schema",
-        "soft_overlong",
-        "cosine_length",
-        "repetition_penalty",
-        "weighted_sum",
-        "gate",
-        "route",
-    ):
+    for name in CORE_REWARD_NAMES:
         assert name in listed
     assert set(listed["soft_overlong"]["config"]) == {"max_length", "buffer", "unit"}
 

@@ -73,21 +73,25 @@ class LogRecorder:
 
 
 # -- registry ------------------------------------------------------------------------------------------
+#: Rewards every install registers: the format and length family and the compositions.
+CORE_REWARD_NAMES = (
+    "think_format",
+    "tag_count",
+    "regex_match",
+    "json_schema",
+    "soft_overlong",
+    "cosine_length",
+    "repetition_penalty",
+    "weighted_sum",
+    "gate",
+    "route",
+)
+
+
 def test_list_rewards_has_builtins_sorted():
     names = list_rewards()
     assert names == sorted(names)
-    for name in (
-        "think_format",
-        "tag_count",
-        "regex_match",
-        "json_schema",
-        "soft_overlong",
-        "cosine_length",
-        "repetition_penalty",
-        "weighted_sum",
-        "gate",
-        "route",
-    ):
+    for name in CORE_REWARD_NAMES:
         assert name in names
 
 
