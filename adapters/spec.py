@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-import rewardkit.adapters.tasks  # noqa: F401  (registers the toy tasks' reward, character_share)
+import rewardkit.adapters.demo.tasks  # noqa: F401  (registers the toy tasks' reward, character_share)
 from rewardkit.compose import Gate, WeightedSum, build_reward
 from rewardkit.reward import ConfigError, Reward
 

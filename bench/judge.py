@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
 
-    from rewardkit.judges.embedded import EmbeddedServer, llama_server_missing
-    from rewardkit.judges.factory import make_client
+    from rewardkit.judges.clients.embedded import EmbeddedServer, llama_server_missing
+    from rewardkit.judges.clients.factory import make_client
     from rewardkit.judges.pairwise import PairwiseJudge
 
     missing = llama_server_missing()

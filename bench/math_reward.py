@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)  # math-verify logs every timeout and parse failure
 
-    from rewardkit.rewards.math import MathEquivalence
+    from rewardkit.rewards.math.reward import MathEquivalence
 
     pairs = workload(args.pairs, args.generations, args.towers)
     counts: dict[str, int] = {}

@@ -4,7 +4,7 @@ Compares, in one run:
 
 - ``rewardkit local``: the ``code_tests`` reward end to end (harness, bubblewrap forkserver, parent-side
   verdicts) with the local backend;
-- ``rewardkit docker``: the same with the docker backend, when ``rewardkit.sandboxes.docker.DockerSandbox``
+- ``rewardkit docker``: the same with the docker backend, when ``rewardkit.sandboxes.docker.backend.DockerSandbox``
   imports and an engine answers (otherwise the reason it was skipped is printed);
 - ``bare subprocess``: ``subprocess.run([python, "-c", program])`` per test with no isolation at all, where
   ``program`` is the solution plus the call and a print of the result (less work than the real harness).
@@ -69,9 +69,9 @@ def bench_bare(completions: list[str], tests: list[dict], workers: int) -> tuple
 
 def docker_unavailable_reason() -> str | None:
     try:
-        from rewardkit.sandboxes.docker import DockerSandbox
+        from rewardkit.sandboxes.docker.backend import DockerSandbox
     except Exception as exc:
-        return f"rewardkit.sandboxes.docker.DockerSandbox not importable ({type(exc).__name__}: {exc})"
+        return f"rewardkit.sandboxes.docker.backend.DockerSandbox not importable ({type(exc).__name__}: {exc})"
     try:
         from rewardkit.sandboxes.base import RunRequest
 

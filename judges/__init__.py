@@ -25,9 +25,9 @@ from rewardkit.judges.base import (
 )
 
 _LAZY = {
-    "make_client": "rewardkit.judges.factory",
-    "JudgeClientConfig": "rewardkit.judges.factory",
-    "ManagedChatClient": "rewardkit.judges.factory",
+    "make_client": "rewardkit.judges.clients.factory",
+    "JudgeClientConfig": "rewardkit.judges.clients.factory",
+    "ManagedChatClient": "rewardkit.judges.clients.factory",
     "PairwiseJudge": "rewardkit.judges.pairwise",
     "RubricJudge": "rewardkit.judges.rubric",
     "RubricVerdict": "rewardkit.judges.rubric",
@@ -37,11 +37,11 @@ _LAZY = {
     "RateLimiter": "rewardkit.judges.limits",
     "Accountant": "rewardkit.judges.accounting",
     "UsageReport": "rewardkit.judges.accounting",
-    "OpenAIChatClient": "rewardkit.judges.openai_client",
-    "TransformersChatClient": "rewardkit.judges.transformers_client",
-    "EmbeddedServer": "rewardkit.judges.embedded",
-    "embedded_client": "rewardkit.judges.embedded",
-    "packaged_model_path": "rewardkit.judges.embedded",
+    "OpenAIChatClient": "rewardkit.judges.clients.openai_compat",
+    "TransformersChatClient": "rewardkit.judges.clients.transformers_local",
+    "EmbeddedServer": "rewardkit.judges.clients.embedded",
+    "embedded_client": "rewardkit.judges.clients.embedded",
+    "packaged_model_path": "rewardkit.judges.clients.embedded",
 }
 
 __all__ = [

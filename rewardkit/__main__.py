@@ -1,3 +1,3 @@
-from rewardkit.cli import main
+from rewardkit.cli.main import main
 
 raise SystemExit(main())

@@ -1,7 +1,7 @@
 """The reward registry: names to reward classes, built-ins plus entry-point plugins.
 
 The registry is the one piece of module-level state in rewardkit. Built-in families register
-themselves when ``rewardkit.rewards`` is imported; third-party packages register through the
+themselves when their module (listed in :data:`BUILTIN_MODULES`) is imported; third-party packages register through the
 ``rewardkit.rewards`` entry-point group, whose targets are reward classes (or modules that
 register on import).
 """
@@ -20,6 +20,10 @@ from rewardkit.reward import ConfigError, Reward
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "rewardkit.rewards"
+
+#: Modules whose rewards are built in: imported (and so registered) before any lookup, whatever was imported
+#: before. An error importing one is a bug and propagates; only third-party plugins are skipped with a warning.
+BUILTIN_MODULES = ("rewardkit.rewards", "rewardkit.adapters.demo.tasks")
 
 _REGISTRY: dict[str, type[Reward]] = {}
 _loaded = False
@@ -77,7 +81,8 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
-    importlib.import_module("rewardkit.rewards")
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             target = ep.load()

@@ -1,18 +1,7 @@
-"""Built-in reward families; importing this package registers them."""
+"""Built-in reward families; importing this package registers them.
 
-import importlib
-import logging
+Each family imports its optional dependencies inside the functions that need them, so a light install still
+imports every family; an import error here is a bug and fails loudly.
+"""
 
-logger = logging.getLogger(__name__)
-
-# Each family registers itself on import. A family whose optional dependency is missing is skipped
-# with a debug message, so `pip install rewardkit` stays light.
-_FAMILIES = ("format", "length", "math", "code", "judge")
-
-for _family in _FAMILIES:
-    try:
-        importlib.import_module(f"{__name__}.{_family}")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith(f"{__name__}."):
-            continue  # family not present in this build
-        logger.debug("reward family %s unavailable: %s", _family, exc)
+from rewardkit.rewards import code, format, judge, length, math  # noqa: F401  (each registers on import)

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from rewardkit.judges.factory import JudgeClientConfig, ManagedChatClient
+from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient
 from rewardkit.registry import register_reward
 from rewardkit.reward import ConfigError, Reward, RewardConfig
 from rewardkit.types import RewardResult, prompt_text

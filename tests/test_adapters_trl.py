@@ -11,8 +11,8 @@ import pytest
 from trl_helpers import tiny_dpo_config, tiny_grpo_config
 
 import rewardkit
+from rewardkit.adapters.demo.tasks import arithmetic, arithmetic_pairs
 from rewardkit.adapters.spec import RewardSpec, load_spec
-from rewardkit.adapters.tasks import arithmetic, arithmetic_pairs
 from rewardkit.adapters.trl import dpo_dataset, grpo_config_kwargs, grpo_rewards
 from rewardkit.reward import AsyncReward, ConfigError
 

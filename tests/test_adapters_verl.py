@@ -102,7 +102,7 @@ def test_custom_mapping_through_reward_kwargs(tmp_path):
         "unscorable_score": -1.0,
         "include_reason": True,
     }
-    import rewardkit.adapters.tasks  # noqa: F401  (registers character_share)
+    import rewardkit.adapters.demo.tasks  # noqa: F401  (registers character_share)
 
     path = tmp_path / "verl_rewards.yaml"
     path.write_text(json.dumps(mapping))  # JSON is YAML

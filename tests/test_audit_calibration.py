@@ -8,10 +8,10 @@ import random
 import pytest
 from audit_scripted_judge import ScriptedJudge
 
-from rewardkit.judges.audit.generators import generate_set
-from rewardkit.judges.audit.metrics import compute_metrics
-from rewardkit.judges.audit.perturb import _AUTHORITY, _BANDWAGON
-from rewardkit.judges.audit.runner import AuditRunner, load_verdicts
+from rewardkit.audit.generators import generate_set
+from rewardkit.audit.metrics import compute_metrics
+from rewardkit.audit.perturb import _AUTHORITY, _BANDWAGON
+from rewardkit.audit.runner import AuditRunner, load_verdicts
 
 N_ITEMS = 400
 N_BOOT = 1000

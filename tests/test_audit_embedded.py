@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from rewardkit.cli import main
+from rewardkit.cli.main import main
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 

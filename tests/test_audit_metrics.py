@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from audit_scripted_judge import ScriptedJudge
 
-from rewardkit.judges.audit.generators import generate_set
-from rewardkit.judges.audit.metrics import BASELINE, compute_metrics, order_pick_first
-from rewardkit.judges.audit.runner import AuditRunner, load_verdicts
-from rewardkit.judges.audit.sets import AuditItem
+from rewardkit.audit.generators import generate_set
+from rewardkit.audit.metrics import BASELINE, compute_metrics, order_pick_first
+from rewardkit.audit.runner import AuditRunner, load_verdicts
+from rewardkit.heldout.sets import AuditItem
 from rewardkit.judges.base import OrderVerdict
 from rewardkit.judges.pairwise import combine_orders
 

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from audit_scripted_judge import ScriptedJudge
 
-from rewardkit.judges.audit.generators import generate_set
-from rewardkit.judges.audit.metrics import compute_metrics
-from rewardkit.judges.audit.report import render_html, render_markdown, write_report
-from rewardkit.judges.audit.runner import AuditRunner, load_verdicts
+from rewardkit.audit.generators import generate_set
+from rewardkit.audit.metrics import compute_metrics
+from rewardkit.audit.report import render_html, render_markdown, write_report
+from rewardkit.audit.runner import AuditRunner, load_verdicts
 
 CHROMIUM_FLAGS = [
     "--headless",

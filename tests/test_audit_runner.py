@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from audit_scripted_judge import ScriptedJudge
 
-from rewardkit.cli import main
-from rewardkit.judges.audit.generators import generate_set
-from rewardkit.judges.audit.metrics import BASELINE
-from rewardkit.judges.audit.runner import VERDICTS_FILE, AuditRunner, load_verdicts, plan_tasks
-from rewardkit.judges.audit.sets import AuditItem, write_set
+from rewardkit.audit.generators import generate_set
+from rewardkit.audit.metrics import BASELINE
+from rewardkit.audit.runner import VERDICTS_FILE, AuditRunner, load_verdicts, plan_tasks
+from rewardkit.cli.main import main
+from rewardkit.heldout.sets import AuditItem, write_set
 
 TESTS_DIR = Path(__file__).parent
 
@@ -89,8 +89,8 @@ def test_killed_process_resumes(tmp_path):
         import asyncio, sys
         sys.path.insert(0, {str(TESTS_DIR)!r})
         from audit_scripted_judge import ScriptedJudge
-        from rewardkit.judges.audit.runner import AuditRunner
-        from rewardkit.judges.audit.sets import read_set
+        from rewardkit.audit.runner import AuditRunner
+        from rewardkit.heldout.sets import read_set
 
         class Slow(ScriptedJudge):
             async def ajudge(self, *args, **kwargs):
@@ -132,7 +132,7 @@ def test_run_directory_refuses_another_set_or_judge(tmp_path):
 
 
 def test_endpoint_failures_are_not_recorded_and_are_retried_on_resume(tmp_path, fault_server):
-    from rewardkit.judges.factory import make_client
+    from rewardkit.judges.clients.factory import make_client
     from rewardkit.judges.pairwise import PairwiseJudge
 
     items = generate_set("math", 3, seed=0)
@@ -209,9 +209,9 @@ def test_own_generations_become_self_preference_items(tmp_path):
     """The judge's client answers; the verifier decides whether its answer is the gold or the wrong side."""
     from fault_server import FaultServer
 
-    from rewardkit.judges.audit.metrics import compute_metrics
-    from rewardkit.judges.audit.selfgen import OTHER_AUTHOR, own_generation_items
-    from rewardkit.judges.factory import make_client
+    from rewardkit.audit.metrics import compute_metrics
+    from rewardkit.audit.selfgen import OTHER_AUTHOR, own_generation_items
+    from rewardkit.judges.clients.factory import make_client
 
     items = generate_set("math", 3, seed=0)
     right_value = items[0].check.columns["solution"].strip("$")

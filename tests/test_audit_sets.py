@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from rewardkit.judges.audit.generators import generate_set
-from rewardkit.judges.audit.leakage import LeakageWarning, find_leaks
-from rewardkit.judges.audit.perturb import PERTURBATIONS, parse_perturbations, perturb
-from rewardkit.judges.audit.sets import AuditItem, item_from_row, read_set, set_hash, write_set
-from rewardkit.judges.audit.verify import summarize, verify_gold
+from rewardkit.audit.generators import generate_set
+from rewardkit.audit.perturb import PERTURBATIONS, parse_perturbations, perturb
+from rewardkit.audit.verify import summarize, verify_gold
+from rewardkit.heldout.leakage import LeakageWarning, find_leaks
+from rewardkit.heldout.sets import AuditItem, item_from_row, read_set, set_hash, write_set
 from rewardkit.registry import list_rewards
 
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from rewardkit.judges.audit.stats import Estimate, bootstrap, cohen_kappa, logistic_regression, sigmoid
+from rewardkit.audit.stats import Estimate, bootstrap, cohen_kappa, logistic_regression, sigmoid
 
 
 def _labels(table):

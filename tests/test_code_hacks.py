@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from rewardkit import get_reward
-from rewardkit.sandboxes.local import LocalSandbox
+from rewardkit.sandboxes.local.backend import LocalSandbox
 from tests.docker_engine import require_docker
 from tests.hostile_programs import HACK_PROBLEM, REWARD_HACKS, RewardHack
 from tests.sandbox_server import sandbox_server

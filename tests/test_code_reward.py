@@ -9,10 +9,10 @@ import shutil
 import pytest
 
 from rewardkit import ConfigError, get_reward, list_rewards
-from rewardkit.rewards.code_extract import extract_code
-from rewardkit.rewards.code_harness import ProgramPlan, decode_plain, output_lines, plan_assert, strict_equal
-from rewardkit.rewards.code_tests_format import AssertTest, BadTestsFormat, parse_tests
-from rewardkit.sandboxes.local import LocalSandbox
+from rewardkit.rewards.code.extract import extract_code
+from rewardkit.rewards.code.harness import ProgramPlan, decode_plain, output_lines, plan_assert, strict_equal
+from rewardkit.rewards.code.test_formats import AssertTest, BadTestsFormat, parse_tests
+from rewardkit.sandboxes.local.backend import LocalSandbox
 
 
 @pytest.fixture(scope="module")
@@ -247,7 +247,7 @@ def test_unscorable_samples_get_none_not_zero(reward):
 
 def test_sandbox_failure_is_none_not_zero(monkeypatch):
     """A real infrastructure failure: the strict bwrap tier with bubblewrap missing fails every run."""
-    import rewardkit.sandboxes.local as local
+    import rewardkit.sandboxes.local.backend as local
 
     monkeypatch.setattr(local, "find_bwrap", lambda: None)
     broken = get_reward("code_tests", backend_options={"tier": "bwrap"})
@@ -423,7 +423,7 @@ def test_strict_equality_table(actual, expected, equal):
     [{"$weird": 1}, {"a": 1}, {"$dict": [[1]]}, {"$set": [[1]]}, {"$float": "1e999"}],
 )
 def test_decoder_refuses_anything_but_harness_values(reported):
-    from rewardkit.rewards.code_harness import PlainValueError
+    from rewardkit.rewards.code.harness import PlainValueError
 
     with pytest.raises(PlainValueError):
         decode_plain(reported)
@@ -442,7 +442,7 @@ def test_decoder_refuses_anything_but_harness_values(reported):
     ],
 )
 def test_record_tables_are_validated_before_replay(table):
-    from rewardkit.rewards.code_harness import PlainValueError, decode_table
+    from rewardkit.rewards.code.harness import PlainValueError, decode_table
 
     with pytest.raises(PlainValueError):
         decode_table(table)

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from rewardkit.cli import main
+from rewardkit.cli.main import main
 from rewardkit.constitutions.loader import bundled_names, constitution_hash, load_constitution, parse_text
 from rewardkit.constitutions.schema import ConstitutionError
 

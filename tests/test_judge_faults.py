@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rewardkit.judges.base import ChatParams, JudgeError
-from rewardkit.judges.factory import make_client
+from rewardkit.judges.clients.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.rubric import RubricJudge
 from rewardkit.registry import get_reward
@@ -258,7 +258,7 @@ def test_llm_judge_pairwise_against_reference_column(fault_server):
 def test_cli_judge_pair_prints_verdict(fault_server, capsys):
     import json
 
-    from rewardkit.cli import main
+    from rewardkit.cli.main import main
 
     fault_server.push("answer:A", "answer:B")
     code = main(["judge", "pair", "--backend", "openai", "--model", "m", "--base-url", fault_server.base_url,
@@ -305,7 +305,12 @@ def _embedded_server_children() -> set[int]:
         parent = re.search(r"^PPid:\s+(\d+)", status, flags=re.MULTILINE)
         state = re.search(r"^State:\s+(\S)", status, flags=re.MULTILINE)
         alive = state is not None and state.group(1) != "Z"
-        if parent and int(parent.group(1)) == os.getpid() and alive and b"rewardkit.judges.embedded_child" in cmdline:
+        if (
+            parent
+            and int(parent.group(1)) == os.getpid()
+            and alive
+            and b"rewardkit.judges.clients.embedded_child" in cmdline
+        ):
             found.add(int(entry.name))
     return found
 
@@ -314,7 +319,7 @@ def _embedded_server_children() -> set[int]:
 @pytest.mark.slow
 @pytest.mark.parametrize("caller", ["threads", "asyncio"])
 def test_concurrent_first_requests_start_one_embedded_server(caller):
-    from rewardkit.judges.embedded import EmbeddedServer, EmbeddedServerClient, llama_server_missing
+    from rewardkit.judges.clients.embedded import EmbeddedServer, EmbeddedServerClient, llama_server_missing
 
     missing = llama_server_missing()
     if missing:

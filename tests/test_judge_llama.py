@@ -13,7 +13,7 @@ import pytest
 from trl_helpers import tiny_grpo_config
 
 from rewardkit.judges.base import ChatParams
-from rewardkit.judges.factory import make_client
+from rewardkit.judges.clients.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.rank import RankJudge
 from rewardkit.judges.rubric import RubricJudge
@@ -125,7 +125,7 @@ def test_rank_round_robin(embedded_server):
 
 
 def test_embedded_backend_starts_and_stops_its_own_server():
-    from rewardkit.judges.embedded import EmbeddedServerClient, llama_server_missing
+    from rewardkit.judges.clients.embedded import EmbeddedServerClient, llama_server_missing
 
     if llama_server_missing():
         pytest.skip(llama_server_missing())

@@ -10,7 +10,7 @@ import pytest
 from rewardkit.judges.accounting import Accountant
 from rewardkit.judges.base import ChatParams, ChatResult, OrderVerdict, TokenLogprob, Usage
 from rewardkit.judges.cache import RequestCache, cache_key
-from rewardkit.judges.factory import JudgeClientConfig
+from rewardkit.judges.clients.factory import JudgeClientConfig
 from rewardkit.judges.limits import RateLimiter
 from rewardkit.judges.pairwise import combine_orders, read_order
 from rewardkit.judges.parsing import option_distribution, parse_choice, parse_ranking, parse_score, read_choice

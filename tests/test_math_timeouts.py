@@ -12,7 +12,7 @@ import time
 import pytest
 
 from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
-from rewardkit.rewards.math import MathEquivalence
+from rewardkit.rewards.math.reward import MathEquivalence
 
 TIMEOUT_S = 1.5
 LIMIT_S = TIMEOUT_S * 1.10

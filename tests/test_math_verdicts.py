@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from rewardkit import get_reward
-from rewardkit.rewards.math import MathEquivalence
+from rewardkit.rewards.math.reward import MathEquivalence
 
 B = r"\boxed"
 

@@ -12,8 +12,8 @@ import math
 import pytest
 import torch
 
-from rewardkit.adapters.mini_grpo import MiniGRPOConfig, MiniGRPOTrainer, train_grpo
-from rewardkit.adapters.tasks import CharacterShare, arithmetic, digit_run
+from rewardkit.adapters.demo.tasks import CharacterShare, arithmetic, digit_run
+from rewardkit.adapters.mini.grpo import MiniGRPOConfig, MiniGRPOTrainer, train_grpo
 from rewardkit.reward import ConfigError, Reward
 from rewardkit.types import RewardResult
 
@@ -114,7 +114,7 @@ def test_bad_config_fails_before_training():
 def test_sampler_matches_generate_when_greedy_and_respects_eos(tiny_model_dir):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from rewardkit.adapters.mini_grpo import sample_tokens
+    from rewardkit.adapters.mini.grpo import sample_tokens
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir).eval()

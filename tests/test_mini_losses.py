@@ -10,11 +10,11 @@ import pytest
 import torch
 from trl_helpers import tiny_config
 
-from rewardkit.adapters.mini_common import Encoded, per_token_logps, sequence_logps
-from rewardkit.adapters.mini_dpo import dpo_loss, ipo_loss
-from rewardkit.adapters.mini_grpo import combine_rewards, completion_logps, group_advantages, grpo_loss
-from rewardkit.adapters.mini_kto import kl_estimate, kto_loss
-from rewardkit.adapters.mini_orpo import odds_ratio_term, orpo_loss
+from rewardkit.adapters.mini.common import Encoded, per_token_logps, sequence_logps
+from rewardkit.adapters.mini.dpo import dpo_loss, ipo_loss
+from rewardkit.adapters.mini.grpo import combine_rewards, completion_logps, group_advantages, grpo_loss
+from rewardkit.adapters.mini.kto import kl_estimate, kto_loss
+from rewardkit.adapters.mini.orpo import odds_ratio_term, orpo_loss
 
 
 def t(*values: float) -> torch.Tensor:
@@ -148,7 +148,7 @@ def test_dpo_and_ipo_match_trl(tiny_model_dir, loss_type, beta):
     from transformers import AutoTokenizer
     from trl import DPOConfig, DPOTrainer
 
-    from rewardkit.adapters.tasks import arithmetic_pairs
+    from rewardkit.adapters.demo.tasks import arithmetic_pairs
     from rewardkit.adapters.trl import dpo_dataset
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
@@ -186,7 +186,7 @@ def test_kto_matches_trl(tiny_model_dir):
     from transformers import AutoTokenizer
     from trl import KTOConfig, KTOTrainer
 
-    from rewardkit.adapters.tasks import arithmetic_unpaired
+    from rewardkit.adapters.demo.tasks import arithmetic_unpaired
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     rows = [{k: r[k] for k in ("prompt", "completion", "label")} for r in arithmetic_unpaired(8, seed=5)]
@@ -236,7 +236,7 @@ def test_grpo_loss_matches_trl(tiny_model_dir, loss_type):
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from rewardkit.adapters.tasks import CharacterShare, digit_run
+    from rewardkit.adapters.demo.tasks import CharacterShare, digit_run
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     args = _args(

@@ -17,10 +17,10 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
-from rewardkit.adapters.mini_common import list_checkpoints
-from rewardkit.adapters.mini_grpo import train_grpo
-from rewardkit.adapters.tasks import CharacterShare, digit_run
-from rewardkit.cli import main
+from rewardkit.adapters.demo.tasks import CharacterShare, digit_run
+from rewardkit.adapters.mini.common import list_checkpoints
+from rewardkit.adapters.mini.grpo import train_grpo
+from rewardkit.cli.main import main
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ from rewardkit.constitutions.loader import constitution_hash, load_constitution
 
 
 def _require_embedded_model() -> None:
-    from rewardkit.judges.embedded import packaged_model_path
+    from rewardkit.judges.clients.embedded import packaged_model_path
 
     try:
         packaged_model_path()
@@ -133,7 +133,7 @@ def test_dpo_trainer_trains_on_the_demo_dataset(demo_run, tiny_model_dir, tmp_pa
 def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):
     from datasets import load_dataset
 
-    from rewardkit.cli import main
+    from rewardkit.cli.main import main
 
     data = tmp_path / "responses.jsonl"
     rows = [
@@ -166,7 +166,7 @@ def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):
 def test_pairs_from_candidates_generated_by_a_policy(embedded_server, tiny_model_dir, tmp_path):
     from datasets import load_dataset
 
-    from rewardkit.cli import main
+    from rewardkit.cli.main import main
 
     data = tmp_path / "prompts.jsonl"
     data.write_text(
@@ -218,7 +218,7 @@ def test_pairs_from_candidates_generated_by_a_policy(embedded_server, tiny_model
 
 
 def test_missing_candidates_without_a_policy_is_a_clear_error(tmp_path, capsys):
-    from rewardkit.cli import main
+    from rewardkit.cli.main import main
 
     data = tmp_path / "prompts.jsonl"
     data.write_text(json.dumps({"prompt": "Hi", "responses": ["only one"]}) + "\n")

@@ -7,7 +7,7 @@ from rewardkit.constitutions.loader import load_constitution
 from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline
 from rewardkit.constitutions.prompts import PromptItem
 from rewardkit.constitutions.store import KeyedStore
-from rewardkit.judges.factory import make_client
+from rewardkit.judges.clients.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
 
 ITEMS = [

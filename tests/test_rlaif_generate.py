@@ -21,7 +21,7 @@ PROMPTS = [
 
 @pytest.fixture(scope="module")
 def policy(tiny_model_dir):
-    from rewardkit.judges.factory import make_client
+    from rewardkit.judges.clients.factory import make_client
 
     return make_client("transformers", model=str(tiny_model_dir))
 

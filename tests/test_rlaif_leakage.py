@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from rewardkit.cli import main
-from rewardkit.judges.audit.leakage import (
+from rewardkit.cli.main import main
+from rewardkit.heldout.leakage import (
     CACHE_ENV,
     find_registered_leaks,
     prompt_fingerprint,
@@ -17,7 +17,7 @@ from rewardkit.judges.audit.leakage import (
     registered_sets,
     registry_dir,
 )
-from rewardkit.judges.audit.sets import AuditItem, set_hash
+from rewardkit.heldout.sets import AuditItem, set_hash
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
-from rewardkit.sandboxes.docker import RUN_UID, DockerSandbox, _verdict
-from rewardkit.sandboxes.fusion_api import program_request
+from rewardkit.sandboxes.docker.backend import RUN_UID, DockerSandbox, _verdict
+from rewardkit.sandboxes.fusion.wire import program_request
 from tests.docker_engine import require_docker
 
 
@@ -284,8 +284,8 @@ def test_verdict_table(exit_code, wall, oom, expected):
 @pytest.mark.docker
 def test_sandboxfusion_server_on_the_docker_backend(box):
     """``rewardkit sandbox serve --backend docker`` in-process: a SandboxFusion client runs nodejs in a container."""
-    from rewardkit.sandboxes.remote import RemoteSandbox
-    from rewardkit.sandboxes.server import make_server
+    from rewardkit.sandboxes.fusion.client import RemoteSandbox
+    from rewardkit.sandboxes.fusion.server import make_server
 
     server = make_server(box, port=0, max_concurrency=2)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -318,7 +318,7 @@ def test_ci_script_and_build_image_are_idempotent(box):
 
 
 def test_image_cache_key_follows_the_content(tmp_path):
-    from rewardkit.sandboxes.image import ImageSpec
+    from rewardkit.sandboxes.docker.image import ImageSpec
 
     base = ImageSpec(cache_dir=tmp_path)
     assert base.rootfs_tarball.parent == tmp_path

@@ -13,7 +13,7 @@ import os
 import pytest
 
 from rewardkit.sandboxes.base import RunRequest, RunStatus
-from rewardkit.sandboxes.docker import DockerSandbox
+from rewardkit.sandboxes.docker.backend import DockerSandbox
 from tests.docker_engine import require_docker
 from tests.hostile_programs import SANDBOX_ATTACKS, HostileCase, render
 from tests.test_sandbox_security import check_contained, host  # noqa: F401 - the live host fixture is shared

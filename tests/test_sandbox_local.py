@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus, SandboxBackend
-from rewardkit.sandboxes.cgroups import CgroupManager
-from rewardkit.sandboxes.local import LocalSandbox
-from rewardkit.sandboxes.local_forkserver import bwrap_command, classify_exit
-from rewardkit.sandboxes.registry import open_backend
+from rewardkit.sandboxes.factory import open_backend
+from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardkit.sandboxes.local.cgroups import CgroupManager
+from rewardkit.sandboxes.local.forkserver_host import bwrap_command, classify_exit
 
 
 @pytest.fixture(scope="module", params=["bwrap", "bwrap-exec"])
@@ -148,21 +148,24 @@ def test_a_killed_forkserver_is_replaced_and_reported_as_sandbox_error():
 
 
 def test_weak_tier_runs_and_warns_once(caplog):
-    import rewardkit.sandboxes.local as local
+    import rewardkit.sandboxes.local.backend as local
 
     local._warned.discard("weak-tier")
-    with caplog.at_level(logging.WARNING, logger="rewardkit.sandboxes.local"), LocalSandbox(tier="subprocess") as weak:
+    with (
+        caplog.at_level(logging.WARNING, logger="rewardkit.sandboxes.local.backend"),
+        LocalSandbox(tier="subprocess") as weak,
+    ):
         assert weak.tier == "subprocess"
         assert weak.run(py("print(input())", stdin="w")).stdout == b"w\n"
         assert weak.run(py("while True: pass", limits=Limits(wall_time_s=1))).status is RunStatus.TIMEOUT
 
 
 def test_auto_tier_without_bwrap_falls_back_with_one_loud_warning(caplog, monkeypatch):
-    import rewardkit.sandboxes.local as local
+    import rewardkit.sandboxes.local.backend as local
 
     monkeypatch.setattr(local, "find_bwrap", lambda: None)
     local._warned.discard("weak-tier")
-    with caplog.at_level(logging.WARNING, logger="rewardkit.sandboxes.local"):
+    with caplog.at_level(logging.WARNING, logger="rewardkit.sandboxes.local.backend"):
         first, second = LocalSandbox(), LocalSandbox()
         assert first.tier == "subprocess" and second.tier == "subprocess"
     warnings = [r for r in caplog.records if "WEAK ISOLATION" in r.getMessage()]

@@ -21,15 +21,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
-from rewardkit.sandboxes.fusion_api import (
+from rewardkit.sandboxes.fusion.client import RemoteSandbox
+from rewardkit.sandboxes.fusion.server import ServerPolicy, limits_for
+from rewardkit.sandboxes.fusion.wire import (
     RunCodeRequest,
     RunCodeResponse,
     fusion_request_for,
     program_request,
     run_result_from_response,
 )
-from rewardkit.sandboxes.remote import RemoteSandbox
-from rewardkit.sandboxes.server import ServerPolicy, limits_for
 from tests.sandbox_server import sandbox_server
 
 CPP_SUM = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+b<<std::endl;return 0;}\n"

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
-from rewardkit.sandboxes.local import LocalSandbox
+from rewardkit.sandboxes.local.backend import LocalSandbox
 from tests.hostile_programs import SANDBOX_ATTACKS, HostileCase, render
 
 

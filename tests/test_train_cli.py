@@ -10,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from rewardkit.cli import main
+from rewardkit.cli.main import main
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +48,7 @@ def test_train_each_algorithm_writes_metrics(tiny_model_dir, tmp_path, capsys, a
 
 
 def test_train_from_data_file_and_overrides(tiny_model_dir, tmp_path, capsys):
-    from rewardkit.adapters.tasks import arithmetic_pairs
+    from rewardkit.adapters.demo.tasks import arithmetic_pairs
     from rewardkit.data import write_jsonl
 
     data = tmp_path / "pairs.jsonl"

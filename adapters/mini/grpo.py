@@ -1,0 +1,446 @@
+"""Mini GRPO: group-relative policy optimisation with rewardkit rewards, in plain PyTorch.
+
+One round: take ``batch_size`` prompts, sample ``num_generations`` completions each, score them with the
+reward terms (``r = sum_k w_k r_k`` over the terms that scored; all-unscorable samples get advantage 0),
+normalise within each prompt's group, then run ``num_iterations`` clipped policy-gradient steps on the batch::
+
+    A_i      = (r_i - mean_group(r)) / (std_group(r) + 1e-4)        # scale_rewards="group" ("none": no division)
+    rho_it   = exp(log pi(y_it) - log pi_old(y_it))
+    l_it     = -min(rho_it * A_i, clip(rho_it, 1 - eps_low, 1 + eps_high) * A_i) + beta * k3_it
+    k3_it    = exp(log ref - log pi) - (log ref - log pi) - 1     # only when beta > 0 (frozen reference)
+                                                                   # times rho_it by default (unbiased off-policy)
+
+and aggregate ``l_it`` per ``loss_aggregation``: ``sequence_mean`` (mean over tokens, then sequences: the GRPO
+paper), ``token_mean`` (over all tokens of the batch: DAPO), ``dr_grpo`` (sum / (sequences * max length)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+from pydantic import Field, field_validator
+
+from rewardkit.adapters.mini.common import (
+    BatchFeed,
+    Checkpointer,
+    Encoded,
+    MetricsLog,
+    MiniConfig,
+    frozen_copy,
+    load_model_and_tokenizer,
+    make_optimizer,
+    optimizer_step,
+    prepare_run,
+    render_prompt,
+    save_model,
+    token_logps,
+)
+from rewardkit.adapters.spec import RewardSpec, load_spec
+from rewardkit.reward import Reward
+
+Aggregation = Literal["sequence_mean", "token_mean", "dr_grpo"]
+
+
+# -- pure pieces (unit-tested against hand-computed values and TRL) -----------------------------------
+def combine_rewards(per_term: torch.Tensor, weights: Sequence[float]) -> torch.Tensor:
+    """``sum_k w_k r_k`` ignoring NaN (unscorable) terms; NaN where every term is NaN. ``per_term`` is (N, K)."""
+    w = torch.as_tensor(list(weights), dtype=per_term.dtype, device=per_term.device)
+    total = (per_term * w).nansum(dim=1)
+    return torch.where(torch.isnan(per_term).all(dim=1), torch.full_like(total, math.nan), total)
+
+
+def group_advantages(
+    rewards: torch.Tensor, num_generations: int, scale: Literal["group", "batch", "none"] = "group", eps: float = 1e-4
+) -> torch.Tensor:
+    """Group-normalised advantages of ``rewards`` (N,) laid out as consecutive groups; NaN rewards get 0.
+
+    Mean and (unbiased) standard deviation ignore NaN entries, so an unscorable sample neither moves its
+    group's baseline nor receives a spurious advantage.
+    """
+    groups = rewards.view(-1, num_generations)
+    mean = torch.nanmean(groups, dim=1, keepdim=True)
+    advantages = groups - mean
+    if scale == "group":
+        advantages = advantages / (_nanstd(groups, dim=1, keepdim=True) + eps)
+    elif scale == "batch":
+        advantages = advantages / (_nanstd(rewards.view(1, -1), dim=1, keepdim=True) + eps)
+    advantages = advantages.reshape(-1)
+    return torch.nan_to_num(advantages, nan=0.0)
+
+
+def _nanstd(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
+    count = (~torch.isnan(x)).sum(dim=dim, keepdim=True)
+    mean = torch.nanmean(x, dim=dim, keepdim=True)
+    var = torch.nansum((x - mean) ** 2, dim=dim, keepdim=True) / (count - 1).clamp(min=1)
+    std = var.sqrt()
+    return std if keepdim else std.squeeze(dim)
+
+
+def grpo_loss(
+    logps: torch.Tensor,
+    old_logps: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    epsilon_low: float = 0.2,
+    epsilon_high: float = 0.2,
+    beta: float = 0.0,
+    ref_logps: torch.Tensor | None = None,
+    aggregation: Aggregation = "sequence_mean",
+    max_completion_length: int | None = None,
+    kl_importance_correction: bool = True,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The clipped surrogate (plus ``beta`` * k3 KL) over per-token log-probs ``(B, T)``; returns loss and stats."""
+    ratio = torch.exp(logps - old_logps)
+    clipped = torch.clamp(ratio, 1 - epsilon_low, 1 + epsilon_high)
+    adv = advantages.unsqueeze(1)
+    per_token = -torch.min(ratio * adv, clipped * adv)
+    stats: dict[str, float] = {}
+    if beta != 0.0:
+        if ref_logps is None:
+            raise ValueError("beta > 0 needs ref_logps")
+        delta = ref_logps - logps
+        kl = torch.exp(delta) - delta - 1
+        stats["kl"] = float(((kl * mask).sum() / mask.sum().clamp(min=1.0)).detach())
+        if kl_importance_correction:  # k3 * rho: unbiased reverse-KL gradient off-policy (TRL's default)
+            kl = kl * ratio
+        per_token = per_token + beta * kl
+    if aggregation == "sequence_mean":
+        loss = ((per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).mean()
+    elif aggregation == "token_mean":
+        loss = (per_token * mask).sum() / mask.sum().clamp(min=1.0)
+    elif aggregation == "dr_grpo":
+        length = max_completion_length or mask.size(1)
+        loss = (per_token * mask).sum() / (mask.size(0) * length)
+    else:
+        raise ValueError(f"unknown loss aggregation {aggregation!r}")
+    is_clipped = ((ratio < 1 - epsilon_low) & (adv < 0)) | ((ratio > 1 + epsilon_high) & (adv > 0))
+    stats["clip_ratio"] = float(((is_clipped.float() * mask).sum() / mask.sum().clamp(min=1.0)).detach())
+    return loss, stats
+
+
+def completion_logps(model: torch.nn.Module, batch: Encoded, completion_width: int) -> torch.Tensor:
+    """Per-token log-probs of the last ``completion_width`` tokens ``(B, C)``; only their logits are computed.
+
+    Positions come from the attention mask, so left-padded prompts see the positions generation saw.
+    """
+    positions = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(
+        input_ids=batch.input_ids,
+        attention_mask=batch.attention_mask,
+        position_ids=positions,
+        use_cache=False,
+        logits_to_keep=completion_width + 1,
+    ).logits[:, :-1]
+    return token_logps(logits, batch.input_ids[:, -completion_width:])
+
+
+@torch.no_grad()
+def sample_tokens(
+    model: torch.nn.Module,
+    prompt_ids: torch.Tensor,
+    prompt_mask: torch.Tensor,
+    *,
+    max_new_tokens: int,
+    eos_token_id: int,
+    pad_token_id: int,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+) -> torch.Tensor:
+    """Sample continuations of left-padded prompts with a KV cache; ``(B, <= max_new_tokens)`` token ids.
+
+    A plain loop (forward the new token, sample from ``softmax(logits / temperature)``, optionally nucleus-
+    filtered) instead of ``generate``: the mini trainer needs nothing else, and skipping ``generate``'s
+    per-call and per-token machinery is most of a small model's generation time. After EOS a row emits pad.
+    """
+    positions = (prompt_mask.cumsum(-1) - 1).clamp(min=0)
+    out = model(
+        input_ids=prompt_ids, attention_mask=prompt_mask, position_ids=positions, use_cache=True, logits_to_keep=1
+    )
+    mask, last = prompt_mask, positions[:, -1:]
+    done = torch.zeros(prompt_ids.size(0), dtype=torch.bool, device=prompt_ids.device)
+    tokens = []
+    for _ in range(max_new_tokens):
+        logits = out.logits[:, -1].float() / temperature
+        probs = torch.softmax(logits, dim=-1)
+        if top_p < 1.0:
+            sorted_probs, order = probs.sort(dim=-1, descending=True)
+            outside = sorted_probs.cumsum(-1) - sorted_probs > top_p
+            probs = probs.scatter(-1, order, sorted_probs.masked_fill(outside, 0.0))
+        token = torch.multinomial(probs, 1).squeeze(1)
+        token = torch.where(done, torch.full_like(token, pad_token_id), token)
+        tokens.append(token)
+        done = done | (token == eos_token_id)
+        if bool(done.all()):
+            break
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+        last = last + 1
+        out = model(
+            input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=last, use_cache=True, **_cache_kwargs(out)
+        )
+    return torch.stack(tokens, dim=1)
+
+
+def _cache_kwargs(output: Any) -> dict[str, Any]:
+    # transformers 5.x names the KV cache `cache`; 4.x names it `past_key_values`.
+    if getattr(output, "cache", None) is not None:
+        return {"cache": output.cache}
+    return {"past_key_values": output.past_key_values}
+
+
+# -- config --------------------------------------------------------------------------------------------
+class MiniGRPOConfig(MiniConfig):
+    """Mini GRPO options (plus everything in :class:`MiniConfig`; ``batch_size`` counts prompts)."""
+
+    rewards: Any = Field(None, description="reward spec (see adapters.spec); None: the task's default reward")
+    num_generations: int = Field(4, ge=2, description="completions per prompt (the group)")
+    max_prompt_length: int = Field(128, ge=1)
+    max_completion_length: int = Field(32, ge=1)
+    temperature: float = Field(1.0, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    beta: float = Field(0.0, ge=0, description="KL coefficient to the frozen reference (0: no reference model)")
+    epsilon: float = Field(0.2, gt=0, description="lower clip range")
+    epsilon_high: float | None = Field(None, gt=0, description="upper clip range (DAPO clip-higher); default epsilon")
+    scale_rewards: Literal["group", "batch", "none"] = Field("group", description="divide advantages by the std")
+    loss_aggregation: Aggregation = "sequence_mean"
+    num_iterations: int = Field(1, ge=1, description="optimizer steps per generation round (mu)")
+    kl_importance_correction: bool = Field(True, description="weight the k3 KL by the importance ratio")
+
+    @field_validator("rewards")
+    @classmethod
+    def _spec(cls, value: Any) -> Any:
+        return None if value is None else load_spec(value)
+
+
+# -- the trainer ---------------------------------------------------------------------------------------
+class RewardTerms:
+    """Reward callables with weights; scoring returns an ``(N, K)`` tensor (NaN = unscorable)."""
+
+    def __init__(self, rewards: Reward | RewardSpec | Sequence[Reward | tuple[Reward, float]]) -> None:
+        if isinstance(rewards, RewardSpec):
+            self.rewards, self.weights = rewards.reward_funcs(), rewards.reward_weights()
+        elif isinstance(rewards, Reward):
+            self.rewards, self.weights = [rewards], [1.0]
+        else:
+            pairs = [(r, 1.0) if isinstance(r, Reward) else (r[0], float(r[1])) for r in rewards]
+            self.rewards, self.weights = [p[0] for p in pairs], [p[1] for p in pairs]
+        if not self.rewards:
+            raise ValueError("GRPO needs at least one reward")
+
+    @property
+    def names(self) -> list[str]:
+        return [getattr(r, "__name__", type(r).__name__) for r in self.rewards]
+
+    def score(self, completions: list[Any], columns: dict[str, list[Any]]) -> torch.Tensor:
+        table = [
+            [math.nan if s.score is None else s.score for s in r.details(completions, **columns)] for r in self.rewards
+        ]
+        return torch.tensor(table, dtype=torch.float32).T
+
+
+class MiniGRPOTrainer:
+    """GRPO on a causal LM; ``train()`` returns the per-step metrics (also written to ``log_file``)."""
+
+    def __init__(
+        self,
+        config: MiniGRPOConfig | Mapping[str, Any],
+        rows: Sequence[Mapping[str, Any]],
+        rewards: Reward | RewardSpec | Sequence[Reward | tuple[Reward, float]] | None = None,
+        model: Any = None,
+        tokenizer: Any = None,
+    ) -> None:
+        self.config = config if isinstance(config, MiniGRPOConfig) else MiniGRPOConfig.model_validate(dict(config))
+        rewards = rewards if rewards is not None else self.config.rewards
+        if rewards is None:
+            raise ValueError("no rewards: give `rewards` in the config or to the trainer")
+        self.terms = RewardTerms(rewards)
+        if not rows or any("prompt" not in r for r in rows):
+            raise ValueError("GRPO rows need a 'prompt' column")
+        self.rows = list(rows)
+        self.device = prepare_run(self.config)
+        if model is None:
+            model, tokenizer = load_model_and_tokenizer(self.config.model, self.device, self.config.dtype)
+        self.model, self.tokenizer = model, tokenizer
+        self.reference = frozen_copy(model) if self.config.beta > 0 else None
+        self.optimizer = make_optimizer(model, self.config)
+
+    # one generation round -------------------------------------------------------------------------
+    @torch.no_grad()
+    def generate(self, batch_rows: list[Mapping[str, Any]]) -> tuple[Encoded, torch.Tensor, list[str]]:
+        """Sample the group for each prompt; returns the sequences, the completion mask and the texts."""
+        cfg, tok = self.config, self.tokenizer
+        texts = [render_prompt(tok, r["prompt"]) for r in batch_rows]
+        ids = [tok(t, add_special_tokens=False)["input_ids"][-cfg.max_prompt_length :] for t in texts]
+        width = max(len(x) for x in ids)
+        prompt_ids = torch.full((len(ids), width), tok.pad_token_id, dtype=torch.long)
+        prompt_mask = torch.zeros_like(prompt_ids)
+        for i, x in enumerate(ids):  # left padding for generation
+            prompt_ids[i, width - len(x) :] = torch.tensor(x)
+            prompt_mask[i, width - len(x) :] = 1
+        prompt_ids = prompt_ids.repeat_interleave(cfg.num_generations, 0).to(self.device)
+        prompt_mask = prompt_mask.repeat_interleave(cfg.num_generations, 0).to(self.device)
+        self.model.eval()
+        completion_ids = sample_tokens(
+            self.model,
+            prompt_ids,
+            prompt_mask,
+            max_new_tokens=cfg.max_completion_length,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
+            temperature=cfg.temperature,
+            top_p=cfg.top_p,
+        )
+        self.model.train()
+        is_eos = completion_ids == tok.eos_token_id
+        first_eos = torch.where(is_eos.any(1), is_eos.int().argmax(1), completion_ids.size(1))
+        positions = torch.arange(completion_ids.size(1), device=completion_ids.device).unsqueeze(0)
+        completion_mask = (positions <= first_eos.unsqueeze(1)).long()
+        completion_ids = completion_ids.masked_fill(completion_mask == 0, tok.pad_token_id)
+        completions = tok.batch_decode(completion_ids, skip_special_tokens=True)
+        batch = Encoded(
+            input_ids=torch.cat([prompt_ids, completion_ids], 1),
+            attention_mask=torch.cat([prompt_mask, completion_mask], 1),
+            completion_mask=torch.cat([torch.zeros_like(prompt_mask), completion_mask], 1),
+        )
+        return batch, completion_mask, completions
+
+    def score(self, batch_rows: list[Mapping[str, Any]], completions: list[str]) -> torch.Tensor:
+        """``(N, K)`` reward table for the completions (rows repeated per generation, TRL-style columns)."""
+        g = self.config.num_generations
+        repeated = [r for r in batch_rows for _ in range(g)]
+        conversational = not isinstance(repeated[0]["prompt"], str)
+        shaped = [[{"role": "assistant", "content": c}] for c in completions] if conversational else completions
+        columns = {("prompts" if k == "prompt" else k): [r.get(k) for r in repeated] for k in repeated[0]}
+        return self.terms.score(shaped, columns)
+
+    def new_round(self, batch_rows: list[Mapping[str, Any]]) -> Round:
+        """Generate, score and baseline one batch of prompts: everything its ``num_iterations`` steps reuse."""
+        cfg = self.config
+        batch, mask, completions = self.generate(batch_rows)
+        per_term = self.score(batch_rows, completions)
+        rewards = combine_rewards(per_term, self.terms.weights)
+        advantages = group_advantages(rewards, cfg.num_generations, cfg.scale_rewards).to(self.device)
+        mask = mask.to(torch.float32)
+        width = mask.size(1)
+        with torch.no_grad():
+            old = completion_logps(self.model, batch, width) if cfg.num_iterations > 1 else None
+            ref = completion_logps(self.reference, batch, width) if self.reference is not None else None
+        metrics = _reward_metrics(rewards, per_term, self.terms.names, mask)
+        return Round(batch, mask, advantages, old, ref, metrics)
+
+    def train(self) -> list[dict[str, float]]:
+        """Run to ``max_steps`` optimizer steps, checkpointing and resuming per the config."""
+        cfg = self.config
+        feed = BatchFeed(self.rows, cfg.batch_size, cfg.seed)
+        checkpoints = Checkpointer(cfg, self.model, self.tokenizer, self.optimizer)
+        resumed = checkpoints.start()
+        step, current = 0, None
+        if resumed is not None:
+            feed.load_state_dict(resumed.feed)
+            step = resumed.step
+            current = Round.from_state(resumed.extra, self.device) if resumed.extra else None
+        log = MetricsLog(cfg.log_file, cfg.max_steps, "mini GRPO", cfg.progress, resumed)
+        eps_high = cfg.epsilon_high if cfg.epsilon_high is not None else cfg.epsilon
+        try:
+            while step < cfg.max_steps:
+                if current is None:
+                    current = self.new_round(next(feed))
+                logps = completion_logps(self.model, current.batch, current.mask.size(1))
+                loss, stats = grpo_loss(
+                    logps,
+                    current.old if current.old is not None else logps.detach(),
+                    current.advantages,
+                    current.mask,
+                    epsilon_low=cfg.epsilon,
+                    epsilon_high=eps_high,
+                    beta=cfg.beta,
+                    ref_logps=current.ref,
+                    aggregation=cfg.loss_aggregation,
+                    max_completion_length=cfg.max_completion_length,
+                    kl_importance_correction=cfg.kl_importance_correction,
+                )
+                loss.backward()
+                grad_norm = optimizer_step(self.model, self.optimizer, cfg)
+                step += 1
+                current.iterations += 1
+                log.log(step, {"loss": float(loss.detach()), "grad_norm": grad_norm, **stats, **current.metrics})
+                if current.iterations >= cfg.num_iterations:
+                    current = None
+                if checkpoints.due(step):
+                    checkpoints.save(step, feed, log, current.state() if current is not None else None)
+        finally:
+            log.close()
+        save_model(self.model, self.tokenizer, cfg.output_dir)
+        return log.history
+
+
+@dataclass
+class Round:
+    """One generation round: sequences, completion mask, advantages, old/reference log-probs, reward metrics.
+
+    With ``num_iterations > 1`` a checkpoint can fall inside a round; its state is saved so the remaining
+    iterations reuse the same generations after a resume.
+    """
+
+    batch: Encoded
+    mask: torch.Tensor
+    advantages: torch.Tensor
+    old: torch.Tensor | None
+    ref: torch.Tensor | None
+    metrics: dict[str, float]
+    iterations: int = 0
+
+    def state(self) -> dict[str, Any]:
+        tensors = {"mask": self.mask, "advantages": self.advantages, "old": self.old, "ref": self.ref}
+        return {
+            **{k: v.cpu() for k, v in self.batch},
+            **{k: None if v is None else v.cpu() for k, v in tensors.items()},
+            "metrics": dict(self.metrics),
+            "iterations": self.iterations,
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], device: torch.device) -> Round:
+        def move(value: torch.Tensor | None) -> torch.Tensor | None:
+            return None if value is None else value.to(device)
+
+        batch = Encoded(**{k: state[k] for k in ("input_ids", "attention_mask", "completion_mask")}).to(device)
+        return cls(
+            batch,
+            move(state["mask"]),
+            move(state["advantages"]),
+            move(state["old"]),
+            move(state["ref"]),
+            dict(state["metrics"]),
+            int(state["iterations"]),
+        )
+
+
+def _reward_metrics(
+    rewards: torch.Tensor, per_term: torch.Tensor, names: list[str], mask: torch.Tensor
+) -> dict[str, float]:
+    scored = ~torch.isnan(rewards)
+    metrics = {
+        "reward": float(rewards[scored].mean()) if scored.any() else math.nan,
+        "reward_std": float(rewards[scored].std()) if scored.sum() > 1 else 0.0,
+        "unscorable": float((~scored).float().mean()),
+        "completion_length": float(mask.sum(-1).mean()),
+    }
+    for k, name in enumerate(names):
+        column = per_term[:, k]
+        ok = ~torch.isnan(column)
+        metrics[f"rewards/{name}"] = float(column[ok].mean()) if ok.any() else math.nan
+    return metrics
+
+
+def train_grpo(
+    config: MiniGRPOConfig | Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    rewards: Reward | RewardSpec | Sequence[Reward | tuple[Reward, float]] | None = None,
+) -> list[dict[str, float]]:
+    """Build a :class:`MiniGRPOTrainer` and train; returns the per-step metrics."""
+    return MiniGRPOTrainer(config, rows, rewards).train()

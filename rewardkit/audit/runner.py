@@ -1,0 +1,242 @@
+"""A resumable audit run: every (item, perturbation) judged once, verdicts appended as they arrive.
+
+The run directory holds ``set.jsonl`` (the audited items), ``run.json`` (set hash, judge, plan) and
+``verdicts.jsonl`` — append-only, one line per ``item_id|perturbation`` key. A rerun with the same
+directory skips keys already there, so an interrupted audit continues where it stopped and a finished
+one costs no judge call. Verdicts whose endpoint failed (an order with source ``error``) are not
+written: infrastructure failures are retried on the next run, never scored as bias.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rewardkit.audit.metrics import BASELINE
+from rewardkit.audit.perturb import perturb
+from rewardkit.heldout.sets import AuditItem, read_set, set_hash, write_set
+from rewardkit.judges.base import PairwiseJudgeProtocol, PairwiseVerdict
+
+logger = logging.getLogger(__name__)
+
+SET_FILE = "set.jsonl"
+MANIFEST_FILE = "run.json"
+VERDICTS_FILE = "verdicts.jsonl"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One judge call: an item as shown, possibly with a cue added to its wrong response."""
+
+    item: AuditItem
+    perturbation: str
+    response_a: str
+    response_b: str
+
+    @property
+    def key(self) -> str:
+        return verdict_key(self.item.id, self.perturbation)
+
+
+@dataclass
+class RunSummary:
+    total: int
+    reused: int
+    judged: int
+    failed: int
+    out_dir: Path
+    errors: list[str] = field(default_factory=list)
+
+
+def verdict_key(item_id: str, perturbation: str) -> str:
+    return f"{item_id}|{perturbation}"
+
+
+def plan_tasks(items: Sequence[AuditItem], perturbations: Sequence[str]) -> list[Task]:
+    """Baseline for every item, then each perturbation applied to the wrong response of gold items."""
+    tasks = [Task(it, BASELINE, it.response_a, it.response_b) for it in items]
+    for name in perturbations:
+        for it in items:
+            if it.gold == "a":
+                tasks.append(Task(it, name, it.response_a, perturb(it.response_b, name, key=it.id)))
+            elif it.gold == "b":
+                tasks.append(Task(it, name, perturb(it.response_a, name, key=it.id), it.response_b))
+    return tasks
+
+
+def load_verdicts(path: str | os.PathLike[str]) -> dict[tuple[str, str], PairwiseVerdict]:
+    """Verdicts of a run directory (or a verdicts file), keyed by ``(item_id, perturbation)``.
+
+    A torn last line (the process died mid-write) is skipped; it is judged again on resume.
+    """
+    path = Path(path)
+    if path.is_dir():
+        path = path / VERDICTS_FILE
+    verdicts: dict[tuple[str, str], PairwiseVerdict] = {}
+    if not path.exists():
+        return verdicts
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                verdicts[(row["item_id"], row["perturbation"])] = PairwiseVerdict.model_validate(row["verdict"])
+            except (json.JSONDecodeError, KeyError, ValidationError):
+                logger.warning("%s:%d: unreadable verdict line skipped (judged again on resume)", path, lineno)
+    return verdicts
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line the process died writing, so new records start on a line of their own."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as fh:
+        data = fh.read()
+        if data.endswith(b"\n"):
+            return
+        keep = data.rfind(b"\n") + 1
+        logger.warning("%s: dropping a torn last line (%d bytes); it is judged again", path, len(data) - keep)
+        fh.truncate(keep)
+
+
+def _failed(verdict: PairwiseVerdict) -> bool:
+    return verdict.ab.source == "error" or verdict.ba.source == "error"
+
+
+class AuditRunner:
+    """Judges every planned task that ``out_dir`` does not hold yet, ``concurrency`` at a time."""
+
+    def __init__(
+        self,
+        judge: PairwiseJudgeProtocol,
+        items: Sequence[AuditItem],
+        out_dir: str | os.PathLike[str],
+        *,
+        perturbations: Sequence[str] = (),
+        concurrency: int = 4,
+        question: str | None = None,
+        progress: bool = True,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.judge = judge
+        self.items = list(items)
+        self.out_dir = Path(out_dir)
+        self.perturbations = list(perturbations)
+        self.concurrency = concurrency
+        self.question = question
+        self.progress = progress
+        self.set_hash = set_hash(self.items)
+
+    def run(self) -> RunSummary:
+        return asyncio.run(self.arun())
+
+    async def arun(self) -> RunSummary:
+        self._prepare_dir()
+        _drop_torn_tail(self.out_dir / VERDICTS_FILE)
+        done = load_verdicts(self.out_dir)
+        tasks = plan_tasks(self.items, self.perturbations)
+        pending = [t for t in tasks if (t.item.id, t.perturbation) not in done]
+        summary = RunSummary(
+            total=len(tasks), reused=len(tasks) - len(pending), judged=0, failed=0, out_dir=self.out_dir
+        )
+        if not pending:
+            return summary
+        from tqdm import tqdm
+
+        semaphore = asyncio.Semaphore(self.concurrency)
+        bar = tqdm(
+            total=len(tasks),
+            initial=summary.reused,
+            desc=f"auditing {self.judge.model}",
+            unit="call",
+            disable=not self.progress,
+        )
+
+        async def one(task: Task) -> tuple[Task, PairwiseVerdict | None, str]:
+            async with semaphore:
+                try:
+                    verdict = await self.judge.ajudge(
+                        task.item.prompt, task.response_a, task.response_b, question=self.question
+                    )
+                except Exception as exc:  # one failing call must not end a long audit
+                    logger.warning("judge failed on %s: %s", task.key, exc)
+                    return task, None, f"{type(exc).__name__}: {exc}"
+            return task, verdict, ""
+
+        with (self.out_dir / VERDICTS_FILE).open("a", encoding="utf-8") as fh:
+            try:
+                # Tasks are created in set order so the semaphore admits items in that order (reproducible runs).
+                futures = [asyncio.ensure_future(one(t)) for t in pending]
+                for future in asyncio.as_completed(futures):
+                    task, verdict, error = await future
+                    bar.update(1)
+                    if verdict is None or _failed(verdict):
+                        summary.failed += 1
+                        if verdict is not None:
+                            error = verdict.reason
+                            logger.warning("endpoint error on %s: %s", task.key, error)
+                        if len(summary.errors) < 5:
+                            summary.errors.append(f"{task.key}: {error}")
+                        continue
+                    fh.write(json.dumps(_record(task, verdict), ensure_ascii=False) + "\n")
+                    fh.flush()
+                    summary.judged += 1
+            finally:
+                bar.close()
+        return summary
+
+    def _prepare_dir(self) -> None:
+        """Create the run directory, or check that an existing one audits the same set with the same judge."""
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        manifest_path = self.out_dir / MANIFEST_FILE
+        manifest = {"set_hash": self.set_hash, "judge": self.judge.model, "n_items": len(self.items)}
+        if manifest_path.exists():
+            old = json.loads(manifest_path.read_text())
+            if old.get("set_hash") != self.set_hash:
+                raise ValueError(
+                    f"{self.out_dir} holds an audit of another set (hash {old.get('set_hash', '?')[:12]}); "
+                    "use a new --out directory"
+                )
+            if old.get("judge") != self.judge.model:
+                raise ValueError(
+                    f"{self.out_dir} holds an audit of judge {old.get('judge')!r}, not {self.judge.model!r}; "
+                    "use a new --out directory"
+                )
+            perturbations = sorted(set(old.get("perturbations", [])) | set(self.perturbations))
+        else:
+            perturbations = list(self.perturbations)
+            write_set(self.out_dir / SET_FILE, self.items)
+        manifest["perturbations"] = perturbations
+        tmp = manifest_path.with_name(MANIFEST_FILE + ".tmp")
+        tmp.write_text(json.dumps(manifest, indent=2))
+        os.replace(tmp, manifest_path)
+
+
+def _record(task: Task, verdict: PairwiseVerdict) -> dict[str, Any]:
+    return {
+        "key": task.key,
+        "item_id": task.item.id,
+        "perturbation": task.perturbation,
+        "verdict": verdict.model_dump(mode="json"),
+    }
+
+
+def load_run(
+    out_dir: str | os.PathLike[str],
+) -> tuple[list[AuditItem], dict[tuple[str, str], PairwiseVerdict], dict[str, Any]]:
+    """Items, verdicts and manifest of a run directory (for re-rendering a report)."""
+    out_dir = Path(out_dir)
+    manifest_path = out_dir / MANIFEST_FILE
+    if not manifest_path.exists():
+        raise FileNotFoundError(f"{out_dir} is not an audit run directory (no {MANIFEST_FILE})")
+    return read_set(out_dir / SET_FILE), load_verdicts(out_dir), json.loads(manifest_path.read_text())

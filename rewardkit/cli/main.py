@@ -1,0 +1,80 @@
+"""The ``rewardkit`` entry point: builds one parser from the command modules and dispatches.
+
+Each command module contributes ``add_commands(subparsers)`` and only parses arguments; the work is done by
+library functions it calls. A command module that fails to import is a bug and fails loudly: it must import its
+optional dependencies inside the function that needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+#: Modules that contribute sub-commands (``add_commands(subparsers)``), in help order.
+COMMAND_MODULES = (
+    "rewardkit.cli.rewards",
+    "rewardkit.cli.score",
+    "rewardkit.cli.sandbox",
+    "rewardkit.cli.judge",
+    "rewardkit.cli.rlaif",
+    "rewardkit.cli.audit",
+    "rewardkit.cli.train",
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"rewardkit: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rewardkit", description="Verifiable rewards and LLM judges for RL post-training."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).add_commands(sub)
+    return parser
+
+
+def load_config_arg(value: str | None) -> dict[str, Any]:
+    """``--config`` as inline JSON or ``@path`` to a JSON/YAML file."""
+    if not value:
+        return {}
+    if value.startswith("@"):
+        import yaml
+
+        text = Path(value[1:]).read_text()
+        data = yaml.safe_load(text)
+    else:
+        try:
+            data = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--config is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError("--config must be a JSON/YAML object")
+    return data
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

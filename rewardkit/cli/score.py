@@ -1,0 +1,46 @@
+"""``rewardkit score``: score a data file with a reward, appending per batch and resuming.
+
+The work is :func:`rewardkit.scoring.score_file`; this module only parses arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rewardkit.cli.main import load_config_arg
+from rewardkit.scoring import INDEX_KEY, score_file
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    score = sub.add_parser("score", help="score a data file with a reward; writes scores and reasons")
+    score.add_argument("--reward", required=True, help="registered reward name (see `rewardkit rewards list`)")
+    score.add_argument("--config", default=None, help="reward config as JSON, or @FILE (JSON or YAML)")
+    score.add_argument("--data", required=True, help="any file `datasets` reads (jsonl, json, csv, parquet)")
+    score.add_argument(
+        "--out", required=True, help=f"output .jsonl: input columns + score + reason + {INDEX_KEY}, appended per batch"
+    )
+    score.add_argument("--completion-column", default="completion", help="column holding the completion")
+    score.add_argument("--batch-size", type=int, default=64)
+    score.add_argument(
+        "--overwrite", action="store_true", help="start OUT afresh (default: resume, skipping rows already in OUT)"
+    )
+    score.set_defaults(func=cmd_score)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from rewardkit.registry import get_reward
+
+    config = load_config_arg(args.config)
+    reward = get_reward(args.reward, config)
+    tally = score_file(
+        reward,
+        args.data,
+        args.out,
+        reward_name=args.reward,
+        config=config,
+        completion_column=args.completion_column,
+        batch_size=args.batch_size,
+        overwrite=args.overwrite,
+    )
+    print(f"{tally.total} samples: {tally.summary()} -> {args.out}")
+    return 0

@@ -1,0 +1,9 @@
+"""``math_equivalence``: extract the final answer, normalise it, and prove it equal to the gold.
+
+Cut by stage: :mod:`.extract` (find both answers), :mod:`.normalize` (text clean-up), :mod:`.values`
+(answers as exact values), :mod:`.grade` (the verdict), :mod:`.reward` (the registered reward).
+"""
+
+from rewardkit.rewards.math.reward import MathEquivalence, MathEquivalenceConfig
+
+__all__ = ["MathEquivalence", "MathEquivalenceConfig"]

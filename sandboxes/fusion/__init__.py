@@ -1,0 +1,2 @@
+"""SandboxFusion's HTTP API: the wire format (:mod:`.wire`), a client backend (:mod:`.client`) and a server
+(:mod:`.server`) that puts any rewardkit backend behind the same API."""

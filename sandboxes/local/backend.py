@@ -1,0 +1,286 @@
+"""The default sandbox: local, no daemon, full isolation at warm-interpreter speed.
+
+Tiers, strongest first (chosen once per instance, the weaker one announced by a logged warning):
+
+``bwrap``
+    A pool of bubblewrap sandboxes (no network, private PID/IPC/UTS namespaces, read-only ``/usr``, empty
+    environment), each holding a warm forkserver. Every run gets its own mount and PID namespace, fresh
+    size-capped tmpfs on ``/work`` and ``/tmp``, its own ``/proc``, a fresh unprivileged uid, no capabilities,
+    ``no_new_privs``, rlimits (CPU, address space, processes, file size, open files) and a seccomp deny-list.
+    The program is PID 1 of its namespace, so every descendant (``setsid`` or not) dies with it.
+    ``python3 FILE.py`` runs in the forked warm interpreter (no exec); anything else is exec'd.
+    Needs ``bwrap`` and root (the forkserver keeps ``CAP_SYS_ADMIN`` to build per-run namespaces).
+``bwrap-exec``
+    One bubblewrap sandbox per run (user namespace, so no root needed): the same namespaces, read-only system,
+    empty environment, uid 65534, seccomp (``bwrap --seccomp``) and rlimits, but a fresh interpreter per run
+    and a host temp directory bound at ``/work``. ``auto`` uses it when the forkserver cannot start.
+``subprocess``
+    rlimits, a fresh temp directory, an empty environment and (as root) an unprivileged uid; no namespaces.
+
+In every tier, where the kernel lets this process manage cgroups (see :mod:`rewardkit.sandboxes.local.cgroups`), each
+run also gets its own cgroup: ``memory_mb`` bounds the memory of all its processes together (an OOM kill there
+is reported as ``MEMORY``) and ``max_processes`` its task count; without them a warning says so once.
+
+>>> from rewardkit.sandboxes.base import RunRequest
+>>> box = LocalSandbox()
+>>> box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": "print(6 * 7)"})).stdout
+b'42\\n'
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import secrets
+import threading
+from typing import Any, ClassVar, Literal
+
+from rewardkit.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
+from rewardkit.sandboxes.local.bwrap import run_in_bwrap
+from rewardkit.sandboxes.local.cgroups import CgroupManager, RunCgroup, cgroup_manager
+from rewardkit.sandboxes.local.fallback import run_in_subprocess
+from rewardkit.sandboxes.local.forkserver_host import (
+    ForkserverError,
+    ForkserverProcess,
+    find_bwrap,
+    request_payload,
+    result_from_report,
+    sandbox_path_env,
+)
+from rewardkit.sandboxes.local.seccomp import build_seccomp_bpf
+
+logger = logging.getLogger(__name__)
+
+Tier = Literal["auto", "bwrap", "bwrap-exec", "subprocess"]
+PROBE = RunRequest(argv=["python3", "-c", "print('ok')"])
+_warned: set[str] = set()
+_warn_lock = threading.Lock()
+
+
+def warn_once(key: str, message: str) -> None:
+    """Log ``message`` as a warning the first time ``key`` is seen in this process."""
+    with _warn_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    logger.warning(message)
+
+
+class LocalSandbox(BatchMixin):
+    """Run untrusted programs on this machine (see the module docstring for the isolation tiers).
+
+    Args:
+        tier: ``"auto"`` (the strongest tier that starts; the subprocess tier only with a warning), or one of
+            ``"bwrap"``, ``"bwrap-exec"``, ``"subprocess"`` (runs fail with ``SANDBOX_ERROR`` if it cannot start).
+        concurrency: default worker count of :meth:`run_batch`; also the number of warm forkservers kept.
+        seccomp: load the seccomp deny-list in each run (needs ``pyseccomp`` + ``libseccomp.so.2`` on the host).
+
+    Instances pickle without their processes; forkservers start lazily on first use.
+    """
+
+    name: ClassVar[str] = "local"
+
+    def __init__(self, tier: Tier = "auto", concurrency: int = 2, seccomp: bool = True) -> None:
+        if tier not in ("auto", "bwrap", "bwrap-exec", "subprocess"):
+            raise ValueError(f"tier must be 'auto', 'bwrap', 'bwrap-exec' or 'subprocess', got {tier!r}")
+        self.requested_tier = tier
+        self.default_concurrency = max(1, int(concurrency))
+        self.seccomp = seccomp
+        self._init_runtime()
+
+    def _init_runtime(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: queue.SimpleQueue[ForkserverProcess] = queue.SimpleQueue()
+        self._all: list[ForkserverProcess] = []
+        self._tier: str | None = None
+        self._seccomp_bpf: bytes | None = None
+        self._cgroups: CgroupManager | None = None
+        self._startup_error = ""
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "requested_tier": self.requested_tier,
+            "default_concurrency": self.default_concurrency,
+            "seccomp": self.seccomp,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._init_runtime()
+
+    # -- public ----------------------------------------------------------------------------------
+    @property
+    def tier(self) -> str:
+        """The isolation tier actually in use (resolves ``auto`` by starting one forkserver)."""
+        return self._resolve_tier()
+
+    @property
+    def seccomp_active(self) -> bool:
+        return self._resolve_tier() == "bwrap" and self._seccomp_bpf is not None
+
+    @property
+    def cgroup_controllers(self) -> frozenset[str]:
+        """The per-run cgroup limits in force (``memory``, ``pids``); empty when only rlimits apply."""
+        self._resolve_tier()
+        return self._cgroups.controllers if self._cgroups is not None else frozenset()
+
+    def run(self, request: RunRequest) -> RunResult:
+        if request.limits.network:
+            return RunResult(status=RunStatus.SANDBOX_ERROR, message="the local sandbox never grants network access")
+        tier = self._resolve_tier()
+        if tier == "bwrap":
+            return self._run_in_forkserver(request)
+        if tier == "bwrap-exec":
+            bwrap = find_bwrap()
+            if bwrap is None:
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message="bwrap disappeared")
+            return run_in_bwrap(request, self._environment(sandboxed=True), bwrap, self._seccomp_bpf, self._cgroups)
+        if tier == "subprocess":
+            return run_in_subprocess(request, self._environment(sandboxed=False), self._cgroups)
+        message = f"local sandbox unavailable: {self._startup_error}"
+        return RunResult(status=RunStatus.SANDBOX_ERROR, message=message)
+
+    def close(self) -> None:
+        with self._lock:
+            servers, self._all = self._all, []
+        for server in servers:
+            server.close()
+        while not self._idle.empty():
+            self._idle.get_nowait()
+
+    def __enter__(self) -> LocalSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -- internals -------------------------------------------------------------------------------
+    def _run_in_forkserver(self, request: RunRequest) -> RunResult:
+        try:
+            server = self._checkout()
+        except ForkserverError as exc:
+            return RunResult(status=RunStatus.SANDBOX_ERROR, message=str(exc))
+        uid = 100_000 + secrets.randbelow(1 << 30)
+        cgroup: RunCgroup | None = None
+        if self._cgroups is not None:
+            try:
+                cgroup = self._cgroups.create(request.limits.memory_mb, request.limits.max_processes)
+            except OSError as exc:
+                self._idle.put(server)
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"cannot create the run's cgroup: {exc}")
+        payload = request_payload(request, uid, self._environment(sandboxed=True), cgroup.name if cgroup else None)
+        memory_killed = False
+        try:
+            report = server.call(payload, timeout_s=request.limits.wall_time_s + 15.0)
+        except (ForkserverError, ValueError) as exc:
+            self._discard(server)
+            return RunResult(status=RunStatus.SANDBOX_ERROR, message=str(exc))
+        finally:
+            if cgroup is not None:
+                cgroup.kill_all()
+                memory_killed = cgroup.memory_killed()
+                cgroup.close()
+        self._idle.put(server)
+        return result_from_report(report, request.limits, memory_killed=memory_killed)
+
+    def _checkout(self) -> ForkserverProcess:
+        while True:
+            try:
+                server = self._idle.get_nowait()
+            except queue.Empty:
+                return self._start_forkserver()
+            if server.alive():
+                return server
+            self._discard(server)
+
+    def _start_forkserver(self) -> ForkserverProcess:
+        bwrap = find_bwrap()
+        if bwrap is None:
+            raise ForkserverError("bwrap is not installed")
+        server = ForkserverProcess(bwrap, self._seccomp_bpf, cgroup_parents=self._cgroup_parents())
+        with self._lock:
+            self._all.append(server)
+        return server
+
+    def _discard(self, server: ForkserverProcess) -> None:
+        with self._lock:
+            if server in self._all:
+                self._all.remove(server)
+        server.close()
+
+    def _resolve_tier(self) -> str:
+        if self._tier is not None:
+            return self._tier
+        with self._lock:
+            if self._tier is not None:
+                return self._tier
+            tier = self._probe()
+            self._tier = tier
+        return tier
+
+    def _cgroup_parents(self) -> list[str]:
+        return [hierarchy.parent for hierarchy in self._cgroups.hierarchies] if self._cgroups else []
+
+    def _probe(self) -> str:
+        self._cgroups = cgroup_manager()
+        if self.requested_tier == "subprocess":
+            return "subprocess"
+        if self.seccomp:
+            self._seccomp_bpf = build_seccomp_bpf()
+            if self._seccomp_bpf is None:
+                warn_once(
+                    "seccomp",
+                    "rewardkit local sandbox: seccomp unavailable (pip install pyseccomp; needs "
+                    "libseccomp.so.2); runs are isolated by namespaces, uid and rlimits only",
+                )
+        bwrap = find_bwrap()
+        problems = []
+        if bwrap is None:
+            problems.append("bwrap is not installed (apt-get install bubblewrap)")
+        if bwrap and self.requested_tier in ("auto", "bwrap"):
+            try:
+                if os.geteuid() != 0:
+                    raise ForkserverError("the forkserver tier needs root (it builds a namespace per run)")
+                server = ForkserverProcess(bwrap, self._seccomp_bpf, cgroup_parents=self._cgroup_parents())
+                self._all.append(server)  # the caller holds self._lock
+                self._idle.put(server)
+                return "bwrap"
+            except (ForkserverError, OSError) as exc:
+                problems.append(f"forkserver: {exc}")
+        if bwrap and self.requested_tier in ("auto", "bwrap-exec"):
+            probe = run_in_bwrap(PROBE, self._environment(sandboxed=True), bwrap, self._seccomp_bpf)
+            if probe.ok and probe.stdout == b"ok\n":
+                if self.requested_tier == "auto":
+                    logger.info("rewardkit local sandbox: one bwrap per run (%s)", "; ".join(problems))
+                return "bwrap-exec"
+            problems.append(f"bwrap per run: {probe.status.value} {probe.message} {probe.stderr[-200:]!r}")
+        self._startup_error = "; ".join(problems)
+        if self.requested_tier != "auto":
+            logger.error("rewardkit local sandbox: tier %r unavailable: %s", self.requested_tier, self._startup_error)
+            return "unavailable"
+        warn_once(
+            "weak-tier",
+            "rewardkit local sandbox: WEAK ISOLATION. bubblewrap cannot run here "
+            f"({self._startup_error}); falling back to rlimits + uid drop without namespaces: the host "
+            "filesystem is readable, the network reachable and setsid orphans can survive.",
+        )
+        return "subprocess"
+
+    @staticmethod
+    def _environment(sandboxed: bool) -> dict[str, str]:
+        path = sandbox_path_env() if sandboxed else "/usr/local/bin:/usr/bin:/bin"
+        return {
+            "PATH": path,
+            "HOME": "/tmp",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONIOENCODING": "utf-8",
+        }
