@@ -12,7 +12,9 @@ gated by another reward (the term counts only when the gate passes). Routing by 
         weight: 0.2
     async: false
 
-Validation builds every reward once, so a typo fails when the spec is loaded, not mid-training.
+A term is :class:`rewardkit.compose.RewardTerm`, the same grammar ``weighted_sum``/``gate``/``route`` read.
+Validation builds every reward once, so a typo fails when the spec is loaded, not mid-training, and the
+trainer gets those same instances.
 """
 
 from __future__ import annotations
@@ -23,38 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-import rewardkit.adapters.demo.tasks  # noqa: F401  (registers the toy tasks' reward, character_share)
-from rewardkit.compose import Gate, WeightedSum, build_reward
+from rewardkit.compose import RewardTerm, WeightedSum
 from rewardkit.reward import ConfigError, Reward
-
-
-class RewardTerm(BaseModel):
-    """One term of the spec: ``weight * reward`` (optionally behind a gate). Numbers must be finite."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    name: str = Field(description="registered reward name (`rewardkit rewards list`)")
-    config: dict[str, Any] = Field(default_factory=dict, description="the reward's config")
-    weight: float = Field(1.0, description="weight in the trainer's weighted sum")
-    gate: str | dict[str, Any] | None = Field(None, description="reward spec that must pass for this term to count")
-    gate_threshold: float = Field(1.0, description="gate passes when its score >= this")
-    gate_otherwise: float | None = Field(0.0, description="score of this term when the gate fails")
-    label: str | None = Field(None, description="logged name (default: the reward's name)")
-
-    def build(self) -> Reward:
-        """The reward of this term (without its weight)."""
-        inner = build_reward({"name": self.name, "config": self.config})
-        if self.gate is None:
-            if self.label:
-                inner.__name__ = self.label
-            return inner
-        return Gate(
-            reward=inner,
-            gate=self.gate,
-            threshold=self.gate_threshold,
-            otherwise=self.gate_otherwise,
-            name=self.label or f"{self.name}_if_{_spec_name(self.gate)}",
-        )
 
 
 class RewardSpec(BaseModel):
@@ -125,14 +97,10 @@ def load_spec(source: RewardSpec | Mapping[str, Any] | list[Any] | str | Path) -
         return RewardSpec.model_validate(dict(source))
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '<spec>'}: {err['msg']}" for err in exc.errors()
+            f"{'.'.join(str(p) for p in err['loc']) or '<spec>'}: {str(err['msg']).removeprefix('Value error, ')}"
+            for err in exc.errors()
         )
         raise ConfigError(f"invalid reward spec: {problems}") from None
 
 
-def _spec_name(spec: Any) -> str:
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, Mapping):
-        return str(spec.get("name", "gate"))
-    return getattr(spec, "__name__", "gate")
+__all__ = ["RewardSpec", "RewardTerm", "load_spec"]

@@ -1,53 +1,158 @@
-"""Composition: weighted sums, gates and per-task routing, each itself a registered reward.
+"""Composition: the one reward-spec grammar, and weighted sums, gates and per-task routing built from it.
 
-Sub-rewards are given as specs (``"think_format"``, ``{"name": ..., "config": {...}, "weight": w}``)
-or as reward instances, so a composition can live in a YAML file or in Python.
+A spec is a registered name (``"think_format"``), a :class:`RewardTerm` mapping
+(``{"name": ..., "config": {...}, "weight": w, "gate": ..., "label": ...}``) or a reward instance; the same
+grammar is read by ``weighted_sum``/``gate``/``route``, by every trainer adapter's spec file, and by
+``rewardkit serve``. Validating a spec builds its reward, once: a composite's children are built when its
+config is validated and reused by the composite, so ``weighted_sum(gate(a, b))`` constructs each leaf one time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from rewardkit.registry import get_reward, register_reward
-from rewardkit.reward import ConfigError, Reward, RewardConfig
+from rewardkit.reward import ConfigError, ConfigT, Reward, RewardConfig, run_inline
 from rewardkit.types import RewardResult
 
 
-def build_reward(spec: Any) -> Reward:
-    """A reward from a spec: an instance, a registered name, or ``{"name", "config"}``."""
-    if isinstance(spec, Reward):
+class RewardTerm(BaseModel):
+    """One reward in a spec: ``weight * reward``, optionally counted only when ``gate`` passes.
+
+    Validation builds the reward (so a typo fails when the spec is loaded, not mid-training) and keeps it:
+    :meth:`build` returns that one instance.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    name: str = Field(description="registered reward name (`rewardkit rewards list`)")
+    config: dict[str, Any] = Field(default_factory=dict, description="the reward's config")
+    weight: float = Field(1.0, description="weight in a weighted sum (the trainer's or weighted_sum's)")
+    gate: str | dict[str, Any] | None = Field(None, description="reward spec that must pass for this term to count")
+    gate_threshold: float = Field(1.0, description="gate passes when its score >= this")
+    gate_otherwise: float | None = Field(0.0, description="score of this term when the gate fails")
+    label: str | None = Field(None, description="logged name (default: the reward's name)")
+
+    _built: Reward | None = PrivateAttr(None)
+
+    @field_validator("weight", mode="before")
+    @classmethod
+    def _finite_weight(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"weight must be a finite number, got {value!r}")
+        return value
+
+    @field_validator("config", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @model_validator(mode="after")
+    def _build(self) -> RewardTerm:
+        inner = get_reward(self.name, self.config)
+        if self.gate is None:
+            if self.label:
+                inner.__name__ = self.label
+            self._built = inner
+        else:
+            self._built = Gate(
+                reward=inner,
+                gate=self.gate,
+                threshold=self.gate_threshold,
+                otherwise=self.gate_otherwise,
+                name=self.label or f"{self.name}_if_{spec_name(self.gate)}",
+            )
+        return self
+
+    def build(self) -> Reward:
+        """The reward of this term (without its weight), built once at validation."""
+        assert self._built is not None  # set by the after-validator
+        return self._built
+
+
+Spec = str | Mapping[str, Any] | RewardTerm | Reward
+
+
+def as_term(spec: Any) -> RewardTerm | Reward:
+    """A spec parsed (and its reward built) once: a :class:`RewardTerm`, or a reward instance as given."""
+    if isinstance(spec, (Reward, RewardTerm)):
         return spec
     if isinstance(spec, str):
-        return get_reward(spec)
+        return RewardTerm(name=spec)
     if isinstance(spec, Mapping) and isinstance(spec.get("name"), str):
-        unknown = set(spec) - {"name", "config", "weight"}
-        if unknown:
-            raise ConfigError(f"reward spec {spec.get('name')!r}: unknown keys {sorted(unknown)}")
-        return get_reward(spec["name"], spec.get("config") or {})
+        try:
+            return RewardTerm.model_validate(dict(spec))
+        except ValidationError as exc:
+            problems = "; ".join(_problem(err) for err in exc.errors())
+            raise ConfigError(f"reward spec {spec.get('name')!r}: {problems}") from None
     raise ConfigError(f"a reward spec is a name, a {{'name', 'config'}} mapping or a Reward; got {spec!r}")
 
 
-def _spec(value: Any) -> Any:
-    build_reward(value)  # fail at construction, with the sub-reward's own message
-    return value
+def build_reward(spec: Any) -> Reward:
+    """The reward of a spec: an instance as it is, a registered name, or a :class:`RewardTerm` mapping."""
+    term = as_term(spec)
+    return term if isinstance(term, Reward) else term.build()
 
 
 def spec_weight(spec: Any) -> float:
-    """The ``weight`` of a mapping spec (1.0 when absent); a weight must be a finite number."""
-    weight = spec.get("weight", 1.0) if isinstance(spec, Mapping) else 1.0
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
-        raise ConfigError(f"reward spec {spec.get('name')!r}: weight must be a finite number, got {weight!r}")
-    return float(weight)
+    """The weight of a spec (1.0 for a name or an instance)."""
+    term = as_term(spec)
+    return term.weight if isinstance(term, RewardTerm) else 1.0
 
 
-class WeightedSumConfig(RewardConfig):
+def spec_name(spec: Any) -> str:
+    """A short name for a spec, for generated logged names like ``math_equivalence_if_think_format``."""
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, Mapping):
+        return str(spec.get("name", "gate"))
+    if isinstance(spec, RewardTerm):
+        return spec.name
+    return getattr(spec, "__name__", "gate")
+
+
+def _problem(err: Any) -> str:
+    loc = ".".join(str(p) for p in err["loc"])
+    message = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        return f"unknown keys [{loc!r}]"
+    return f"{loc}: {message}" if loc else message
+
+
+async def _each(awaitables: list[Awaitable[Any]], inline: bool) -> list[Any]:
+    """Await in turn on the inline (sync) path, concurrently on the async path."""
+    if inline:
+        return [await a for a in awaitables]
+    return list(await asyncio.gather(*awaitables))
+
+
+class _CompositeConfig(RewardConfig):
     model_config = RewardConfig.model_config | {"arbitrary_types_allowed": True}
 
+
+class _Composite(Reward[ConfigT]):
+    """A reward made of other rewards: one async core (:meth:`combine`), a thin sync shim."""
+
+    async def combine(self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool) -> list[Any]:
+        raise NotImplementedError
+
+    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        return run_inline(self.combine(completions, rows, inline=True))
+
+    async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        return await self.combine(completions, rows, inline=False)
+
+
+def _scores(reward: Reward, texts: list[str | None], rows: list[dict[str, Any]], inline: bool) -> Any:
+    return reward.score_core(texts, rows, None, inline=inline)
+
+
+class WeightedSumConfig(_CompositeConfig):
     rewards: list[Any] = Field(min_length=1, description="sub-reward specs; a spec may carry 'weight'")
     weights: list[float] | None = Field(None, description="weights aligned with rewards (overrides spec weights)")
     missing: Literal["skip", "zero"] = Field("skip", description="an unscorable part is skipped or counts as 0")
@@ -55,14 +160,12 @@ class WeightedSumConfig(RewardConfig):
 
     @field_validator("rewards")
     @classmethod
-    def _check(cls, value: list[Any]) -> list[Any]:
-        for v in value:
-            spec_weight(v)
-        return [_spec(v) for v in value]
+    def _parse(cls, value: list[Any]) -> list[Any]:
+        return [as_term(v) for v in value]
 
 
 @register_reward("weighted_sum")
-class WeightedSum(Reward):
+class WeightedSum(_Composite[WeightedSumConfig]):
     """Weighted sum of sub-rewards: ``sum_i w_i * r_i`` over the parts that scored.
 
     ``None`` only when every part is unscorable (or, with ``missing="zero"``, never for partial data).
@@ -70,12 +173,9 @@ class WeightedSum(Reward):
     >>> r = WeightedSum({"rewards": ["think_format", {"name": "tag_count", "weight": 0.5}]})
     """
 
-    name = "weighted_sum"
-    Config = WeightedSumConfig
-
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        cfg: WeightedSumConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         self.parts = [build_reward(s) for s in cfg.rewards]
         if cfg.weights is not None:
             if len(cfg.weights) != len(self.parts):
@@ -86,21 +186,17 @@ class WeightedSum(Reward):
         if cfg.name:
             self.__name__ = cfg.name
 
-    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return self._combine([p.score_rows(completions, rows) for p in self.parts])
-
-    async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        parts = await asyncio.gather(*(p.ascore_rows(completions, rows) for p in self.parts))
-        return self._combine(list(parts))
-
-    def _combine(self, per_part: list[list[RewardResult]]) -> list[RewardResult]:
+    async def combine(
+        self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool
+    ) -> list[RewardResult]:
+        per_part = await _each([_scores(p, completions, rows, inline) for p in self.parts], inline)
         out = []
         for sample in zip(*per_part, strict=False):
             total, scored, reasons = 0.0, 0, []
             for part, weight, result in zip(self.parts, self.weights, sample, strict=False):
                 reasons.append(f"{part.__name__}={result.score} ({result.reason})")
                 if result.score is None:
-                    if self.config.missing == "zero":  # type: ignore[attr-defined]
+                    if self.config.missing == "zero":
                         scored += 1
                     continue
                 total += weight * result.score
@@ -109,9 +205,7 @@ class WeightedSum(Reward):
         return out
 
 
-class GateConfig(RewardConfig):
-    model_config = RewardConfig.model_config | {"arbitrary_types_allowed": True}
-
+class GateConfig(_CompositeConfig):
     reward: Any = Field(description="the reward that counts when the gate passes")
     gate: Any = Field(description="the reward that decides, e.g. think_format")
     threshold: float = Field(1.0, description="gate passes when its score >= threshold")
@@ -120,55 +214,44 @@ class GateConfig(RewardConfig):
 
     @field_validator("reward", "gate")
     @classmethod
-    def _check(cls, value: Any) -> Any:
-        return _spec(value)
+    def _parse(cls, value: Any) -> Any:
+        return as_term(value)
 
 
 @register_reward("gate")
-class Gate(Reward):
+class Gate(_Composite[GateConfig]):
     """``reward`` counts only if ``gate`` scores at least ``threshold``; otherwise ``otherwise``.
 
     An unscorable gate makes the sample unscorable (an infrastructure failure is not a format failure).
     """
 
-    name = "gate"
-    Config = GateConfig
-
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        self.inner = build_reward(self.config.reward)  # type: ignore[attr-defined]
-        self.gate = build_reward(self.config.gate)  # type: ignore[attr-defined]
-        if self.config.name:  # type: ignore[attr-defined]
-            self.__name__ = self.config.name  # type: ignore[attr-defined]
+        self.inner = build_reward(self.config.reward)
+        self.gate = build_reward(self.config.gate)
+        if self.config.name:
+            self.__name__ = self.config.name
 
-    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        gates = self.gate.score_rows(completions, rows)
-        passed = [i for i, g in enumerate(gates) if g.score is not None and g.score >= self.config.threshold]  # type: ignore[attr-defined]
-        inner = self.inner.score_rows([completions[i] for i in passed], [rows[i] for i in passed])
-        return self._merge(gates, dict(zip(passed, inner, strict=False)))
-
-    async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        gates = await self.gate.ascore_rows(completions, rows)
-        passed = [i for i, g in enumerate(gates) if g.score is not None and g.score >= self.config.threshold]  # type: ignore[attr-defined]
-        inner = await self.inner.ascore_rows([completions[i] for i in passed], [rows[i] for i in passed])
-        return self._merge(gates, dict(zip(passed, inner, strict=False)))
-
-    def _merge(self, gates: list[RewardResult], inner: dict[int, RewardResult]) -> list[RewardResult]:
+    async def combine(
+        self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool
+    ) -> list[RewardResult]:
+        gates = await _scores(self.gate, completions, rows, inline)
+        passed = [i for i, g in enumerate(gates) if g.score is not None and g.score >= self.config.threshold]
+        inner = await _scores(self.inner, [completions[i] for i in passed], [rows[i] for i in passed], inline)
+        by_index = dict(zip(passed, inner, strict=False))
         out = []
         for i, g in enumerate(gates):
             if g.score is None:
                 out.append(RewardResult.unscorable(f"gate {self.gate.__name__} unscorable: {g.reason}"))
-            elif i in inner:
-                out.append(RewardResult(score=inner[i].score, reason=f"gate passed; {inner[i].reason}"))
+            elif i in by_index:
+                out.append(RewardResult(score=by_index[i].score, reason=f"gate passed; {by_index[i].reason}"))
             else:
                 reason = f"gate {self.gate.__name__} failed ({g.score}): {g.reason}"
-                out.append(RewardResult(score=self.config.otherwise, reason=reason))  # type: ignore[attr-defined]
+                out.append(RewardResult(score=self.config.otherwise, reason=reason))
         return out
 
 
-class RouteConfig(RewardConfig):
-    model_config = RewardConfig.model_config | {"arbitrary_types_allowed": True}
-
+class RouteConfig(_CompositeConfig):
     column: str = Field("task", description="dataset column whose value picks the reward")
     routes: dict[str, Any] = Field(min_length=1, description="column value -> reward spec")
     default: Any | None = Field(None, description="reward for other values; None leaves them unscorable")
@@ -176,70 +259,47 @@ class RouteConfig(RewardConfig):
 
     @field_validator("routes")
     @classmethod
-    def _check_routes(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return {k: _spec(v) for k, v in value.items()}
+    def _parse_routes(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return {k: as_term(v) for k, v in value.items()}
 
     @field_validator("default")
     @classmethod
-    def _check_default(cls, value: Any) -> Any:
-        return None if value is None else _spec(value)
+    def _parse_default(cls, value: Any) -> Any:
+        return None if value is None else as_term(value)
 
 
 @register_reward("route")
-class Route(Reward):
+class Route(_Composite[RouteConfig]):
     """Route each sample to a reward by a dataset column (e.g. ``task``: math → math, code → code)."""
-
-    name = "route"
-    Config = RouteConfig
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        cfg: RouteConfig = self.config  # type: ignore[assignment]
+        cfg = self.config
         self.routes = {k: build_reward(v) for k, v in cfg.routes.items()}
         self.default = build_reward(cfg.default) if cfg.default is not None else None
         if cfg.name:
             self.__name__ = cfg.name
 
-    def _plan(self, rows: list[dict[str, Any]]) -> dict[str | None, list[int]]:
+    async def combine(
+        self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool
+    ) -> list[RewardResult]:
         plan: dict[str | None, list[int]] = {}
         for i, row in enumerate(rows):
-            key = row.get(self.config.column)  # type: ignore[attr-defined]
-            key = key if isinstance(key, str) and key in self.routes else None
-            plan.setdefault(key, []).append(i)
-        return plan
-
-    def _target(self, key: str | None) -> Reward | None:
-        return self.routes[key] if key is not None else self.default
-
-    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        out: list[RewardResult | None] = [None] * len(rows)
-        for key, idx in self._plan(rows).items():
-            target = self._target(key)
-            results = (
-                target.score_rows([completions[i] for i in idx], [rows[i] for i in idx])
-                if target is not None
-                else [self._unrouted(rows[i]) for i in idx]
-            )
-            for i, r in zip(idx, results, strict=False):
-                out[i] = r
-        return out  # type: ignore[return-value]
-
-    async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        plan = list(self._plan(rows).items())
-
-        async def run(key: str | None, idx: list[int]) -> list[RewardResult]:
-            target = self._target(key)
-            if target is None:
-                return [self._unrouted(rows[i]) for i in idx]
-            return await target.ascore_rows([completions[i] for i in idx], [rows[i] for i in idx])
-
-        results = await asyncio.gather(*(run(k, idx) for k, idx in plan))
-        out: list[RewardResult | None] = [None] * len(rows)
-        for (_, idx), res in zip(plan, results, strict=False):
+            key = row.get(self.config.column)
+            plan.setdefault(key if isinstance(key, str) and key in self.routes else None, []).append(i)
+        jobs = list(plan.items())
+        results = await _each([self._run(key, idx, completions, rows, inline) for key, idx in jobs], inline)
+        out: list[RewardResult] = [RewardResult.unscorable("not routed")] * len(rows)
+        for (_, idx), res in zip(jobs, results, strict=True):
             for i, r in zip(idx, res, strict=False):
                 out[i] = r
-        return out  # type: ignore[return-value]
+        return out
 
-    def _unrouted(self, row: dict[str, Any]) -> RewardResult:
-        column = self.config.column  # type: ignore[attr-defined]
-        return RewardResult.unscorable(f"no route for {column}={row.get(column)!r}")
+    async def _run(
+        self, key: str | None, idx: list[int], completions: list[str | None], rows: list[dict[str, Any]], inline: bool
+    ) -> list[RewardResult]:
+        target = self.routes[key] if key is not None else self.default
+        if target is None:
+            column = self.config.column
+            return [RewardResult.unscorable(f"no route for {column}={rows[i].get(column)!r}") for i in idx]
+        return await _scores(target, [completions[i] for i in idx], [rows[i] for i in idx], inline)

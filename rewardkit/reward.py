@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sized
+from collections.abc import Coroutine, Iterable, Mapping, Sized
 from collections.abc import Set as AbstractSet
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -39,23 +39,40 @@ class ConfigError(ValueError):
     """Invalid reward configuration (unknown name, bad parameter). Raised at construction, never in training."""
 
 
-class Reward:
+ConfigT = TypeVar("ConfigT", bound=RewardConfig)
+T = TypeVar("T")
+
+
+class Reward(Generic[ConfigT]):
     """Base class of every rewardkit reward.
 
-    Subclasses set ``name`` and ``Config`` and implement :meth:`score_one` or :meth:`score_batch`.
+    Subclasses name their config once as the type argument (``class MathEquivalence(Reward[MathConfig])``),
+    which makes ``self.config`` typed and sets ``Config``; the registered name comes from
+    :func:`~rewardkit.registry.register_reward`. They implement :meth:`score_one` or :meth:`score_batch`.
     Instances are plain objects with picklable state (no closures) so that TRL can ship them to a
     spawned scoring process.
     """
 
     name: ClassVar[str] = "reward"
     Config: ClassVar[type[RewardConfig]] = RewardConfig
+    config: ConfigT
     #: Dataset columns a sample cannot be scored without (override with a property when the name is
     #: configurable). A declared column that the caller passed misaligned makes the sample unscorable with
     #: the misalignment as the reason, before the family is asked.
     required_columns: tuple[str, ...] = ()
 
-    def __init__(self, config: RewardConfig | Mapping[str, Any] | None = None, **overrides: Any) -> None:
-        self.config = build_config(self.Config, config, overrides, reward_name=self.name)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "Config" in cls.__dict__:
+            return
+        for base in getattr(cls, "__orig_bases__", ()):
+            args = [a for a in get_args(base) if isinstance(a, type) and issubclass(a, RewardConfig)]
+            if args:
+                cls.Config = args[0]
+                return
+
+    def __init__(self, config: ConfigT | Mapping[str, Any] | None = None, **overrides: Any) -> None:
+        self.config = build_config(self.Config, config, overrides, reward_name=self.name)  # type: ignore[assignment]
         self.__name__ = self.name
 
     def __repr__(self) -> str:
@@ -83,18 +100,18 @@ class Reward:
     def details(self, completions: Any, **kwargs: Any) -> list[RewardResult]:
         """Score ``completions`` and return one :class:`RewardResult` (score + reason) per sample."""
         texts, rows, not_text = self._prepare(completions, kwargs)
-        return self._score(texts, rows, not_text)
+        return run_inline(self.score_core(texts, rows, not_text, inline=True))
 
     async def adetails(self, completions: Any, **kwargs: Any) -> list[RewardResult]:
         texts, rows, not_text = self._prepare(completions, kwargs)
-        return await self._ascore(texts, rows, not_text)
+        return await self.score_core(texts, rows, not_text, inline=False)
 
     def score_rows(self, texts: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        """Guarded :meth:`score_batch` on already-normalised texts and rows (used by composites)."""
-        return self._score(texts, rows, None)
+        """Guarded :meth:`score_batch` on already-normalised texts and rows."""
+        return run_inline(self.score_core(texts, rows, None, inline=True))
 
     async def ascore_rows(self, texts: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return await self._ascore(texts, rows, None)
+        return await self.score_core(texts, rows, None, inline=False)
 
     def __call__(self, completions: Any, **kwargs: Any) -> list[float | None]:
         results = self.details(completions, **kwargs)
@@ -105,36 +122,33 @@ class Reward:
         """This reward with an ``async __call__``, so TRL runs it concurrently with other rewards."""
         return AsyncReward(self)
 
-    # -- internals -------------------------------------------------------------------------------
-    def _score(
-        self, texts: list[str | None], rows: list[dict[str, Any]], not_text: list[str] | None
+    # -- the one scoring core --------------------------------------------------------------------
+    async def score_core(
+        self, texts: list[str | None], rows: list[dict[str, Any]], not_text: list[str] | None, *, inline: bool
     ) -> list[RewardResult]:
+        """Screen, score what is left, check and merge: the whole guarded path, written once.
+
+        ``inline=True`` is the sync path: it calls :meth:`score_batch` and never suspends, so
+        :func:`run_inline` drives it without an event loop (composites pass the flag to their children).
+        ``inline=False`` awaits :meth:`ascore_batch`.
+        """
         early = self._screen(texts, rows, not_text)
         todo = [i for i, answer in enumerate(early) if answer is None]
         scored: list[RewardResult] = []
         if todo:
+            picked_texts, picked_rows = [texts[i] for i in todo], [rows[i] for i in todo]
             try:
-                scored = self._checked(self.score_batch([texts[i] for i in todo], [rows[i] for i in todo]), len(todo))
+                if inline:
+                    results = self.score_batch(picked_texts, picked_rows)
+                else:
+                    results = await self.ascore_batch(picked_texts, picked_rows)
+                scored = self._checked(results, len(todo))
             except Exception as exc:  # a family bug must not kill training
                 logger.exception("reward %s failed on a batch", self.name)
                 scored = [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in todo]
         return _merge(early, todo, scored, rows)
 
-    async def _ascore(
-        self, texts: list[str | None], rows: list[dict[str, Any]], not_text: list[str] | None
-    ) -> list[RewardResult]:
-        early = self._screen(texts, rows, not_text)
-        todo = [i for i, answer in enumerate(early) if answer is None]
-        scored: list[RewardResult] = []
-        if todo:
-            try:
-                results = await self.ascore_batch([texts[i] for i in todo], [rows[i] for i in todo])
-                scored = self._checked(results, len(todo))
-            except Exception as exc:
-                logger.exception("reward %s failed on a batch", self.name)
-                scored = [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in todo]
-        return _merge(early, todo, scored, rows)
-
+    # -- internals -------------------------------------------------------------------------------
     def _screen(
         self, texts: list[str | None], rows: list[dict[str, Any]], not_text: list[str] | None
     ) -> list[RewardResult | None]:
@@ -183,6 +197,20 @@ class Reward:
             reason = f"internal error: {len(results)} results for {n} samples"
             return [RewardResult.unscorable(reason) for _ in range(n)]
         return [_finite(r) for r in results]
+
+
+def run_inline(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends (an async core on its sync path) to its result, without a loop.
+
+    This is what lets each family and composite write its scoring once as ``async def`` and still serve
+    TRL's plain sync call from any thread, inside or outside a running event loop.
+    """
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    raise RuntimeError("an inline (sync) scoring path awaited real I/O; use the async path instead")
 
 
 class AsyncReward:

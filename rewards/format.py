@@ -130,7 +130,7 @@ def _check_answer_block(text: str, masked: str, start: int, tag: str) -> RewardR
 
 
 @register_reward("think_format")
-class ThinkFormat(Reward):
+class ThinkFormat(Reward[ThinkFormatConfig]):
     """A reasoning block followed by a non-empty answer: 1.0 if well formatted, else 0.0.
 
     Formula: ``1.0`` iff the completion is ``<think>T</think>A`` with exactly one opening and one closing
@@ -142,11 +142,8 @@ class ThinkFormat(Reward):
     [1.0, 0.0, 0.0]
     """
 
-    name = "think_format"
-    Config = ThinkFormatConfig
-
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        return check_think_format(completion, self.config)  # type: ignore[arg-type]
+        return check_think_format(completion, self.config)
 
 
 # -- tag_count ---------------------------------------------------------------------------------------
@@ -169,7 +166,7 @@ class TagCountConfig(RewardConfig):
 
 
 @register_reward("tag_count")
-class TagCount(Reward):
+class TagCount(Reward[TagCountConfig]):
     """Partial credit for each required tag that appears exactly once.
 
     Formula: ``(number of tags t with count(t) == 1) / len(tags)``; with the default four tags
@@ -180,11 +177,8 @@ class TagCount(Reward):
     [1.0, 0.5, 0.0]
     """
 
-    name = "tag_count"
-    Config = TagCountConfig
-
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: TagCountConfig = self.config  # type: ignore[assignment]
+        cfg: TagCountConfig = self.config
         masked = mask_code(completion) if cfg.ignore_code else completion
         counts = {tag: masked.count(tag) for tag in cfg.tags}
         good = [t for t, c in counts.items() if c == 1]
@@ -207,7 +201,7 @@ class RegexMatchConfig(RewardConfig):
 
 
 @register_reward("regex_match")
-class RegexMatch(Reward):
+class RegexMatch(Reward[RegexMatchConfig]):
     """1.0 if the completion matches ``pattern`` (``search`` anywhere or ``fullmatch``), else 0.0.
 
     Formula: ``1.0 if re.<mode>(pattern, completion) else 0.0``. The pattern is compiled once; an
@@ -219,12 +213,9 @@ class RegexMatch(Reward):
     [1.0, 0.0]
     """
 
-    name = "regex_match"
-    Config = RegexMatchConfig
-
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        cfg: RegexMatchConfig = self.config  # type: ignore[assignment]
+        cfg: RegexMatchConfig = self.config
         flags = (re.IGNORECASE if cfg.ignore_case else 0) | (re.MULTILINE if cfg.multiline else 0)
         flags |= re.DOTALL if cfg.dotall else 0
         try:
@@ -235,7 +226,7 @@ class RegexMatch(Reward):
             raise ConfigError(f"reward 'regex_match': invalid pattern {cfg.pattern!r}: {exc}") from None
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: RegexMatchConfig = self.config  # type: ignore[assignment]
+        cfg: RegexMatchConfig = self.config
         text = completion.strip() if cfg.strip else completion
         if len(text) > cfg.max_chars:
             return RewardResult(score=cfg.overlong_score, reason=f"{len(text)} chars > max_chars={cfg.max_chars}")
@@ -346,7 +337,7 @@ def _json_path(parts: Any) -> str:
 
 
 @register_reward("json_schema")
-class JsonSchema(Reward):
+class JsonSchema(Reward[JsonSchemaConfig]):
     """1.0 if the completion's JSON validates against a JSON Schema or a pydantic model, else 0.0.
 
     Formula: ``1.0 if validate(json.loads(extract(completion))) else 0.0``. ``extract`` takes the last
@@ -359,16 +350,13 @@ class JsonSchema(Reward):
     [1.0, 0.0, 0.0]
     """
 
-    name = "json_schema"
-    Config = JsonSchemaConfig
-
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        cfg: JsonSchemaConfig = self.config  # type: ignore[assignment]
+        cfg: JsonSchemaConfig = self.config
         self.model = import_model(cfg.pydantic_model) if cfg.pydantic_model else None
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: JsonSchemaConfig = self.config  # type: ignore[assignment]
+        cfg: JsonSchemaConfig = self.config
         if len(completion) > cfg.max_chars:
             return RewardResult.unscorable(f"{len(completion)} chars > max_chars={cfg.max_chars}")
         candidate = extract_json_text(completion, cfg.extract)
@@ -397,7 +385,7 @@ class JsonSchema(Reward):
         from jsonschema.exceptions import best_match
         from jsonschema.validators import validator_for
 
-        schema = self.config.json_schema  # type: ignore[attr-defined]
+        schema = self.config.json_schema
         validator = validator_for(schema)(schema)
         error = best_match(validator.iter_errors(data))
         if error is None:

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from rewardkit.compose import build_reward
+from rewardkit.compose import as_term, build_reward
 from rewardkit.registry import register_reward
-from rewardkit.reward import Reward, RewardConfig
+from rewardkit.reward import Reward, RewardConfig, run_inline
 from rewardkit.types import RewardResult
 
 LengthUnit = Literal["auto", "tokens", "chars"]
@@ -58,7 +58,7 @@ def soft_overlong_penalty(length: int, max_length: int, buffer: int) -> float:
 
 
 @register_reward("soft_overlong")
-class SoftOverlong(Reward):
+class SoftOverlong(Reward[SoftOverlongConfig]):
     """DAPO soft overlong punishment: no penalty up to ``max_length - buffer``, then linear down to -1.
 
     Formula (``L`` = completion length, ``s = max_length - buffer``): ``0`` if ``L <= s``;
@@ -69,11 +69,8 @@ class SoftOverlong(Reward):
     [0.0, -0.5, -1.0]
     """
 
-    name = "soft_overlong"
-    Config = SoftOverlongConfig
-
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: SoftOverlongConfig = self.config  # type: ignore[assignment]
+        cfg: SoftOverlongConfig = self.config
         measured = completion_length(completion, row, cfg.unit)
         if measured is None:
             return RewardResult.unscorable("unit='tokens' but no completion_ids were passed")
@@ -99,8 +96,7 @@ class CosineLengthConfig(RewardConfig):
     @field_validator("correctness")
     @classmethod
     def _buildable(cls, spec: Any) -> Any:
-        build_reward(spec)  # fail at construction with the wrapped reward's own message
-        return spec
+        return as_term(spec)  # built once here; fails at construction with the wrapped reward's own message
 
 
 def cosine_scaled(length: int, max_length: int, start: float, end: float) -> float:
@@ -110,7 +106,7 @@ def cosine_scaled(length: int, max_length: int, start: float, end: float) -> flo
 
 
 @register_reward("cosine_length")
-class CosineLength(Reward):
+class CosineLength(Reward[CosineLengthConfig]):
     """Length-aware correctness (open-r1 cosine scaling): short right answers best, short wrong ones worst.
 
     Formula (``p = min(L / max_length, 1)``, ``c = (1 + cos(pi p)) / 2``): correct →
@@ -124,23 +120,19 @@ class CosineLength(Reward):
     [1.0, -1.0, -0.5]
     """
 
-    name = "cosine_length"
-    Config = CosineLengthConfig
-
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        self.correctness = build_reward(self.config.correctness)  # type: ignore[attr-defined]
+        self.correctness = build_reward(self.config.correctness)
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return self._scale(completions, rows, self.correctness.score_rows(completions, rows))
+        return run_inline(self._scale(completions, rows, inline=True))
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return self._scale(completions, rows, await self.correctness.ascore_rows(completions, rows))
+        return await self._scale(completions, rows, inline=False)
 
-    def _scale(
-        self, texts: list[str | None], rows: list[dict[str, Any]], verdicts: list[RewardResult]
-    ) -> list[RewardResult]:
-        cfg: CosineLengthConfig = self.config  # type: ignore[assignment]
+    async def _scale(self, texts: list[str | None], rows: list[dict[str, Any]], inline: bool) -> list[RewardResult]:
+        cfg: CosineLengthConfig = self.config
+        verdicts = await self.correctness.score_core(texts, rows, None, inline=inline)
         out = []
         for text, row, verdict in zip(texts, rows, verdicts, strict=True):
             if verdict.score is None:
@@ -178,7 +170,7 @@ def repeated_ngram_fraction(text: str, n: int) -> tuple[float, int]:
 
 
 @register_reward("repetition_penalty")
-class RepetitionPenalty(Reward):
+class RepetitionPenalty(Reward[RepetitionPenaltyConfig]):
     """N-gram repetition penalty (as in open-r1): ``max_penalty * (1 - unique_ngrams / total_ngrams)``.
 
     Words are lower-cased and whitespace-split; a completion shorter than ``ngram_size`` words scores 0.
@@ -188,11 +180,8 @@ class RepetitionPenalty(Reward):
     [0.0, -0.6, 0.0]
     """
 
-    name = "repetition_penalty"
-    Config = RepetitionPenaltyConfig
-
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: RepetitionPenaltyConfig = self.config  # type: ignore[assignment]
+        cfg: RepetitionPenaltyConfig = self.config
         fraction, total = repeated_ngram_fraction(completion, cfg.ngram_size)
         if total == 0:
             return RewardResult(score=0.0, reason=f"fewer than {cfg.ngram_size} words")

@@ -208,7 +208,7 @@ def test_score_overwrite_starts_again(tmp_path):
     ],
 )
 def test_score_refuses_to_mix_runs(tmp_path, existing, message):
-    from rewardkit.cli.main import scorer_id
+    from rewardkit.scoring import scorer_id
 
     out = tmp_path / "out.jsonl"
     existing = existing.replace("SCORER", scorer_id("think_format", {}, "completion"))
