@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rewardkit.constitutions.progress import RunProgress
 from rewardkit.constitutions.prompts import PromptItem, content_key
-from rewardkit.constitutions.store import KeyedStore
 from rewardkit.judges.base import ChatClient, ChatParams, JudgeError
+from rewardkit.store import KeyedStore
 
 logger = logging.getLogger(__name__)
 

@@ -36,12 +36,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rewardkit.constitutions.export import export_dataset
 from rewardkit.constitutions.loader import constitution_hash
 from rewardkit.constitutions.progress import RunProgress, describe_run
 from rewardkit.constitutions.prompts import PromptItem, content_key, is_pairable
 from rewardkit.constitutions.schema import Constitution, Principle
-from rewardkit.constitutions.store import KeyedStore, export_dataset
 from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
+from rewardkit.store import KeyedStore
 from rewardkit.types import completion_text
 
 #: Reason recorded for a prompt that has no two distinct non-empty candidates.

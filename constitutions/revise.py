@@ -24,13 +24,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rewardkit.constitutions.export import export_dataset
 from rewardkit.constitutions.loader import constitution_hash
 from rewardkit.constitutions.pairs import sample_principles
 from rewardkit.constitutions.progress import RunProgress, describe_run
 from rewardkit.constitutions.prompts import PromptItem, content_key
 from rewardkit.constitutions.schema import Constitution, Principle
-from rewardkit.constitutions.store import KeyedStore, export_dataset
 from rewardkit.judges.base import ChatClient, ChatParams, JudgeError, Message
+from rewardkit.store import KeyedStore
 
 logger = logging.getLogger(__name__)
 

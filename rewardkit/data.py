@@ -1,4 +1,4 @@
-"""Data in and out: any file `datasets` can read, and append-safe JSONL out.
+"""Data in: any file `datasets` can read, as rows, with read errors that name the file and line.
 
 A file that cannot be read raises ``ValueError`` naming the file (and, for JSON, the first bad line), so
 a command can print one clear line instead of the reader's traceback.
@@ -134,72 +134,3 @@ def _quiet_datasets() -> Iterator[None]:
         logger.setLevel(level)
         if bars:
             datasets.enable_progress_bars()
-
-
-def write_jsonl(path: str | os.PathLike[str], rows: list[dict[str, Any]]) -> None:
-    """Write rows atomically: a crash never leaves a half-written file under the final name."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def append_jsonl(path: str | os.PathLike[str], rows: Iterable[dict[str, Any]]) -> None:
-    """Append rows and sync them to disk: what returned is on disk, whatever happens next."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in rows)
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def read_appended_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Rows of a file written by :func:`append_jsonl`, after repairing a torn last line.
-
-    A last line without its newline (the writer was killed mid-row) is cut off the file first, so appending
-    can resume cleanly; any other line that is not a JSON object raises ``ValueError`` naming it.
-    """
-    path = Path(path)
-    if not path.exists():
-        return iter(())
-    cut_torn_tail(path)
-    return _rows_of(path)
-
-
-def _rows_of(path: Path) -> Iterator[dict[str, Any]]:
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            try:
-                row = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise ValueError(f"{path}: line {lineno} is not a JSON row ({exc})") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}: line {lineno} is not a JSON object")
-            yield row
-
-
-def cut_torn_tail(path: Path, chunk: int = 1 << 16) -> None:
-    """Truncate ``path`` after its last newline (drops a partial row left by a killed writer)."""
-    with path.open("r+b") as fh:
-        end = fh.seek(0, os.SEEK_END)
-        pos = end
-        while pos > 0:
-            start = max(0, pos - chunk)
-            fh.seek(start)
-            block = fh.read(pos - start)
-            cut = block.rfind(b"\n")
-            if cut >= 0:
-                keep = start + cut + 1
-                break
-            pos = start
-        else:
-            keep = 0
-        if keep != end:
-            fh.truncate(keep)

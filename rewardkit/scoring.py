@@ -37,7 +37,8 @@ def score_file(
     """
     from tqdm import tqdm
 
-    from rewardkit.data import append_jsonl, load_table, read_rows
+    from rewardkit.data import load_table, read_rows
+    from rewardkit.store import append_jsonl
 
     scorer = scorer_id(reward_name, config, completion_column)
     out = Path(out)
@@ -122,7 +123,7 @@ def previous_scores(out: Path, table: Any, completion_column: str, scorer: str, 
     Refuses an ``out`` that holds other rows (no row position, a position past the data, another scorer,
     a different completion at the same position), so two runs never mix in one file.
     """
-    from rewardkit.data import read_appended_jsonl
+    from rewardkit.store import read_appended_jsonl
 
     done: set[int] = set()
     for lineno, row in enumerate(read_appended_jsonl(out), start=1):

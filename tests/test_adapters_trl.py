@@ -5,6 +5,7 @@ End to end on the tiny offline model with real TRL 1.16 trainers.
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -172,9 +173,8 @@ def test_dpo_dataset_system_prompt_and_errors(tmp_path):
     with pytest.raises(ValueError, match="format"):
         dpo_dataset([RLAIF_ROWS[0]], format="chatml")  # type: ignore[arg-type]
     path = tmp_path / "pairs.jsonl"
-    from rewardkit.data import write_jsonl
 
-    write_jsonl(path, [RLAIF_ROWS[0], RLAIF_ROWS[3]])
+    path.write_text("".join(json.dumps(r) + "\n" for r in [RLAIF_ROWS[0], RLAIF_ROWS[3]]))
     assert dpo_dataset(path).to_list() == [{"prompt": "Be kind?", "chosen": "Yes.", "rejected": "No."}]
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from rewardkit.constitutions.loader import load_constitution
 from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline
 from rewardkit.constitutions.prompts import PromptItem
-from rewardkit.constitutions.store import KeyedStore
 from rewardkit.judges.clients.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
+from rewardkit.store import KeyedStore
 
 ITEMS = [
     PromptItem(index=i, prompt_id=f"p{i}", prompt=f"question {i}", candidates=(f"x{i}", f"y{i}")) for i in range(2)

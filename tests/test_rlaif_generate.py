@@ -10,8 +10,8 @@ import pytest
 from rewardkit.constitutions.generate import GenerationConfig, agenerate
 from rewardkit.constitutions.progress import MeteredClient
 from rewardkit.constitutions.prompts import PromptItem
-from rewardkit.constitutions.store import KeyedStore
 from rewardkit.judges.accounting import Accountant
+from rewardkit.store import KeyedStore
 
 PROMPTS = [
     PromptItem(index=i, prompt_id=f"p{i}", prompt=text)

@@ -22,9 +22,9 @@ from rewardkit.constitutions.pairs import (
     sample_principles,
 )
 from rewardkit.constitutions.prompts import PromptItem, read_prompt_items
-from rewardkit.constitutions.store import KeyedStore
 from rewardkit.judges.base import OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
 from rewardkit.judges.pairwise import combine_orders
+from rewardkit.store import KeyedStore
 
 CONSTITUTION = parse_text(
     """

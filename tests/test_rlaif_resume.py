@@ -70,7 +70,7 @@ def items():
 def run_pipeline(out: Path) -> None:
     from rewardkit.constitutions.loader import load_constitution
     from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline, check_fingerprint, export_pairs
-    from rewardkit.constitutions.store import KeyedStore
+    from rewardkit.store import KeyedStore
 
     pipeline = PairsPipeline(
         SlowDeterministicJudge(),

@@ -19,9 +19,9 @@ from rewardkit.constitutions.revise import (
     critique_messages,
     export_revisions,
 )
-from rewardkit.constitutions.store import KeyedStore
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
 from rewardkit.judges.templates import render_messages
+from rewardkit.store import KeyedStore
 
 CONSTITUTION = parse_text(
     """

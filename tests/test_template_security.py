@@ -189,7 +189,7 @@ def test_judge_template_file_payload_never_runs(tmp_path):
 
 def test_revise_pipeline_runs_with_safe_overrides(tmp_path):
     from rewardkit.constitutions.prompts import PromptItem
-    from rewardkit.constitutions.store import KeyedStore
+    from rewardkit.store import KeyedStore
 
     constitution = constitution_with(
         "critique", "{{ critique_request | upper }} ({{ response | length }} chars)", refused_at_load=False

@@ -49,10 +49,9 @@ def test_train_each_algorithm_writes_metrics(tiny_model_dir, tmp_path, capsys, a
 
 def test_train_from_data_file_and_overrides(tiny_model_dir, tmp_path, capsys):
     from rewardkit.adapters.demo.tasks import arithmetic_pairs
-    from rewardkit.data import write_jsonl
 
     data = tmp_path / "pairs.jsonl"
-    write_jsonl(data, [r | {"judge_model": "smol"} for r in arithmetic_pairs(6)])
+    data.write_text("".join(json.dumps(r) + "\n" for r in [r | {"judge_model": "smol"} for r in arithmetic_pairs(6)]))
     config = write(tmp_path / "c.yaml", {"model": str(tiny_model_dir), **SMALL, "data": str(data)})
     out_dir, log = tmp_path / "model", tmp_path / "m.jsonl"
     assert (

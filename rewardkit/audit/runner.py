@@ -24,6 +24,7 @@ from rewardkit.audit.metrics import BASELINE
 from rewardkit.audit.perturb import perturb
 from rewardkit.heldout.sets import AuditItem, read_set, set_hash, write_set
 from rewardkit.judges.base import PairwiseJudgeProtocol, PairwiseVerdict
+from rewardkit.store import cut_torn_tail
 
 logger = logging.getLogger(__name__)
 
@@ -95,19 +96,6 @@ def load_verdicts(path: str | os.PathLike[str]) -> dict[tuple[str, str], Pairwis
     return verdicts
 
 
-def _drop_torn_tail(path: Path) -> None:
-    """Cut a last line the process died writing, so new records start on a line of their own."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with path.open("rb+") as fh:
-        data = fh.read()
-        if data.endswith(b"\n"):
-            return
-        keep = data.rfind(b"\n") + 1
-        logger.warning("%s: dropping a torn last line (%d bytes); it is judged again", path, len(data) - keep)
-        fh.truncate(keep)
-
-
 def _failed(verdict: PairwiseVerdict) -> bool:
     return verdict.ab.source == "error" or verdict.ba.source == "error"
 
@@ -142,7 +130,9 @@ class AuditRunner:
 
     async def arun(self) -> RunSummary:
         self._prepare_dir()
-        _drop_torn_tail(self.out_dir / VERDICTS_FILE)
+        verdicts_file = self.out_dir / VERDICTS_FILE
+        if verdicts_file.exists():
+            cut_torn_tail(verdicts_file)
         done = load_verdicts(self.out_dir)
         tasks = plan_tasks(self.items, self.perturbations)
         pending = [t for t in tasks if (t.item.id, t.perturbation) not in done]

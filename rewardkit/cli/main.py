@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "rewardkit.cli.rlaif",
     "rewardkit.cli.audit",
     "rewardkit.cli.train",
+    "rewardkit.cli.serve",
 )
 
 

@@ -165,7 +165,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _formats(value: str) -> tuple[str, ...]:
-    from rewardkit.constitutions.store import EXPORT_FORMATS
+    from rewardkit.constitutions.export import EXPORT_FORMATS
 
     formats = tuple(f.strip() for f in value.split(",") if f.strip())
     unknown = [f for f in formats if f not in EXPORT_FORMATS]
@@ -235,7 +235,7 @@ def _fill_candidates(args: argparse.Namespace, items: list[Any], out: Path, cach
     from rewardkit.constitutions.pairs import UNPAIRABLE
     from rewardkit.constitutions.progress import RunProgress
     from rewardkit.constitutions.prompts import is_pairable
-    from rewardkit.constitutions.store import KeyedStore
+    from rewardkit.store import KeyedStore
 
     given = [item for item in items if is_pairable(item)]
     missing = [item for item in items if not is_pairable(item)]
@@ -293,7 +293,7 @@ def _run_pipeline(
     """
     from rewardkit.constitutions.pairs import check_fingerprint
     from rewardkit.constitutions.progress import RunProgress
-    from rewardkit.constitutions.store import KeyedStore
+    from rewardkit.store import KeyedStore
 
     out = Path(args.out)
     check_fingerprint(out / STATE, pipeline.fingerprint())
@@ -398,7 +398,7 @@ def cmd_revise(args: argparse.Namespace) -> int:
 
     from rewardkit.constitutions.loader import load_constitution
     from rewardkit.constitutions.revise import ReviseConfig, RevisePipeline, export_revisions, revision_tasks
-    from rewardkit.constitutions.store import KeyedStore
+    from rewardkit.store import KeyedStore
 
     started = time.monotonic()
     formats = _formats(args.format)

@@ -1,0 +1,75 @@
+"""``rewardkit serve --spec FILE``: serve rewards over HTTP (native ``/v1/score`` and OpenRLHF's ``/get_reward``).
+
+The work is :func:`rewardkit.adapters.serve.runner.run_server`; this module only parses arguments.
+:func:`add_serve_arguments` and :func:`settings_from_args` are shared with other ways of serving (Ray).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from rewardkit.cli.main import load_config_arg
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    serve = sub.add_parser("serve", help="serve rewards over HTTP (for remote trainers: TRL, verl, OpenRLHF)")
+    add_serve_arguments(serve)
+    serve.set_defaults(func=cmd_serve)
+
+
+def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument("--spec", required=True, help="YAML reward spec: one reward, a list, or {rewards: [...]}")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (0: any free port; the ready line shows it)")
+    serve.add_argument("--workers", type=int, default=4, help="requests scored at the same time")
+    serve.add_argument("--max-queue", type=int, default=64, help="requests that may wait for a worker; beyond: 429")
+    serve.add_argument("--threads", type=int, default=16, help="threads running synchronous reward code")
+    serve.add_argument("--chunk-size", type=int, default=1, help="samples per reward call inside a request")
+    serve.add_argument("--deadline-s", type=float, default=120.0, help="per-request deadline in seconds")
+    serve.add_argument("--max-body-mb", type=float, default=32.0, help="request body limit in MiB (413 beyond)")
+    serve.add_argument("--token-env", default=None, help="environment variable holding the bearer token")
+    serve.add_argument("--openrlhf-reward", default=None, help="reward behind POST /get_reward (default: the first)")
+    serve.add_argument(
+        "--unscorable-score", type=float, default=0.0, help="what /get_reward reports for an unscorable sample"
+    )
+    serve.add_argument("--drain-timeout-s", type=float, default=300.0, help="on SIGTERM, time for in-flight requests")
+    serve.add_argument("--settings", default=None, help="more ServeSettings as JSON, or @FILE (JSON or YAML)")
+
+
+def settings_from_args(args: argparse.Namespace):
+    from rewardkit.adapters.serve.settings import ServeSettings
+
+    values = {
+        "host": args.host,
+        "port": args.port,
+        "workers": args.workers,
+        "max_queue": args.max_queue,
+        "threads": args.threads,
+        "chunk_size": args.chunk_size,
+        "deadline_s": args.deadline_s,
+        "max_body_bytes": int(args.max_body_mb * 1024 * 1024),
+        "token_env": args.token_env,
+        "openrlhf_reward": args.openrlhf_reward,
+        "unscorable_score": args.unscorable_score,
+        "drain_timeout_s": args.drain_timeout_s,
+        "log_level": "info" if getattr(args, "verbose", False) else "warning",
+    }
+    values.update(load_config_arg(args.settings))
+    return ServeSettings.model_validate(values)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from rewardkit.adapters.serve.runner import run_server
+    from rewardkit.adapters.serve.specs import load_served
+
+    try:
+        settings = settings_from_args(args)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"invalid serve settings: {problems}") from None
+    rewards = load_served(args.spec)
+    if settings.openrlhf_reward and settings.openrlhf_reward not in rewards:
+        raise ValueError(f"--openrlhf-reward {settings.openrlhf_reward!r} is not served; served: {', '.join(rewards)}")
+    return run_server(rewards, settings)
