@@ -18,9 +18,10 @@ def test_embedded_judge_audit_flags_its_position_bias(embedded_server, tmp_path,
     out = tmp_path / "smollm"
     argv = [
         "audit",
+        "run",
         "--judge",
         "embedded",
-        "--base-url",
+        "--judge-base-url",
         embedded_server.base_url,
         "--set",
         "mixed",

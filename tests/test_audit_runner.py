@@ -157,11 +157,12 @@ def test_cli_audit_against_a_real_http_judge(tmp_path, fault_server, capsys):
     out = tmp_path / "run"
     argv = [
         "audit",
+        "run",
         "--judge",
         "openai:fault-judge",
-        "--base-url",
+        "--judge-base-url",
         fault_server.base_url,
-        "--api-key",
+        "--judge-api-key",
         "x",
         "--set",
         str(set_path),
@@ -198,9 +199,9 @@ def test_cli_audit_against_a_real_http_judge(tmp_path, fault_server, capsys):
 
 
 def test_cli_rejects_bad_arguments(tmp_path, capsys):
-    assert main(["audit", "--set", "math", "--n", "2"]) == 2
+    assert main(["audit", "run", "--set", "math", "--n", "2"]) == 2
     assert "needs --out" in capsys.readouterr().err
-    assert main(["audit", "--judge", "claude", "--set", "math", "--n", "2", "--out", str(tmp_path)]) == 2
+    assert main(["audit", "run", "--judge", "claude", "--set", "math", "--n", "2", "--out", str(tmp_path)]) == 2
     assert "embedded, openai:MODEL or transformers:PATH" in capsys.readouterr().err
     assert main(["audit", "make-set", "--set", "nonsense.txt", "--out", str(tmp_path / "x.jsonl")]) == 2
 

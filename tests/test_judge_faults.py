@@ -261,7 +261,7 @@ def test_cli_judge_pair_prints_verdict(fault_server, capsys):
     from rewardkit.cli.main import main
 
     fault_server.push("answer:A", "answer:B")
-    code = main(["judge", "pair", "--backend", "openai", "--model", "m", "--base-url", fault_server.base_url,
+    code = main(["judge", "pair", "--judge", "openai:m", "--judge-base-url", fault_server.base_url,
                  "--prompt", "2+2?", "--a", "4", "--b", "5"])  # fmt: skip
     assert code == 0
     printed = capsys.readouterr().out

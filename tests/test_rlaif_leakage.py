@@ -106,7 +106,8 @@ def write_jsonl(path, rows):
 def audit(fault_server, tmp_path, capsys):
     """A real `rewardkit audit` run (judge: the HTTP endpoint); returns its set.jsonl rows and set hash."""
     out = tmp_path / "audit-run"
-    argv = ["audit", "--judge", "openai:fault-judge", "--base-url", fault_server.base_url, "--api-key", "x",
+    argv = ["audit", "run", "--judge", "openai:fault-judge", "--judge-base-url", fault_server.base_url,
+            "--judge-api-key", "x",
             "--set", "math", "--n", "3", "--perturb", "none", "--n-boot", "50", "--out", str(out),
             "--no-progress"]  # fmt: skip
     assert main(argv) == 0
@@ -116,8 +117,8 @@ def audit(fault_server, tmp_path, capsys):
 
 
 def pairs(fault_server, data, out, capsys):
-    argv = ["rlaif", "pairs", "--data", str(data), "--out", str(out), "--judge-backend", "openai",
-            "--judge-model", "fault-judge", "--judge-base-url", fault_server.base_url, "--no-progress"]  # fmt: skip
+    argv = ["rlaif", "pairs", "--data", str(data), "--out", str(out), "--judge", "openai:fault-judge",
+            "--judge-base-url", fault_server.base_url, "--no-progress"]  # fmt: skip
     code = main(argv)
     captured = capsys.readouterr()
     return code, captured.out, captured.err, json.loads((out / "summary.json").read_text())
@@ -155,8 +156,8 @@ def test_rlaif_revise_checks_its_prompts_too(fault_server, tmp_path, capsys):
         [{"prompt": "Write a function that reverses a string.", "response": "def f(s): return s"}],
     )
     out = tmp_path / "revise"
-    argv = ["rlaif", "revise", "--data", str(data), "--out", str(out), "--reviser-backend", "openai",
-            "--reviser-model", "fault-model", "--reviser-base-url", fault_server.base_url, "--no-progress"]  # fmt: skip
+    argv = ["rlaif", "revise", "--data", str(data), "--out", str(out), "--reviser", "openai:fault-model",
+            "--reviser-base-url", fault_server.base_url, "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert f"WARNING: 1 prompt(s) of audit set {set_hash(AUDIT_SET)[:12]} (hand-made)" in err

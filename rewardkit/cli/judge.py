@@ -7,6 +7,8 @@ import json
 import signal
 import time
 
+from rewardkit.cli.clients import add_client_args, client_from_args
+
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     judge = subparsers.add_parser("judge", help="LLM judges: serve the embedded judge, judge a pair")
@@ -22,9 +24,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     pair.add_argument("--a", required=True, help="response A")
     pair.add_argument("--b", required=True, help="response B")
     pair.add_argument("--question", default=None, help="comparison question / principle")
-    pair.add_argument("--backend", default="embedded", choices=["embedded", "openai", "transformers"])
-    pair.add_argument("--model", default=None)
-    pair.add_argument("--base-url", default=None)
+    add_client_args(pair, "judge", "the judge", default="embedded")
     pair.add_argument("--cache-dir", default=None)
     pair.add_argument("--cot", action="store_true", help="chain-of-thought verdict (clamped to 0.4/0.6)")
     pair.set_defaults(func=cmd_pair)
@@ -41,7 +41,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     with EmbeddedServer(args.model_path, port=args.port) as server:
         print(f"serving {server.model} at {server.base_url} (Ctrl-C to stop)", flush=True)
-        print(f"  rewardkit judge pair --base-url {server.base_url} --prompt ... --a ... --b ...", flush=True)
+        print(f"  rewardkit judge pair --judge-base-url {server.base_url} --prompt ... --a ... --b ...", flush=True)
         try:
             while server.running:
                 time.sleep(0.5)
@@ -54,10 +54,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_pair(args: argparse.Namespace) -> int:
-    from rewardkit.judges.clients.factory import make_client
     from rewardkit.judges.pairwise import PairwiseJudge
 
-    client = make_client(args.backend, model=args.model, base_url=args.base_url, cache_dir=args.cache_dir)
+    client = client_from_args(args, "judge", cache_dir=args.cache_dir)
     try:
         verdict = PairwiseJudge(client, chain_of_thought=args.cot).judge(
             args.prompt, args.a, args.b, question=args.question

@@ -6,12 +6,12 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rewardkit.cli.clients import add_client_args, client_from_args
+
 DEMO_CONSTITUTION = "helpful-harmless"
-STATE = "state"
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -39,10 +39,12 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     )
     _input_args(pairs, responses_default="responses")
     pairs.add_argument("--k", type=int, default=4, help="candidates generated per prompt when the data has none")
-    _client_args(pairs, "policy", "model that writes candidates when the data has none (temperature > 0)", default=None)
+    add_client_args(
+        pairs, "policy", "model that writes candidates when the data has none (temperature > 0)", default=None
+    )
     pairs.add_argument("--temperature", type=float, default=0.8, help="policy sampling temperature")
     pairs.add_argument("--max-tokens", type=int, default=256, help="policy tokens per candidate")
-    _client_args(pairs, "judge", "pairwise judge", default="embedded")
+    add_client_args(pairs, "judge", "pairwise judge", default="embedded")
     pairs.add_argument("--judge-template", default=None, help="judge prompt template name or .jinja path")
     pairs.add_argument("--no-logprobs", action="store_true", help="parse the answer text instead of option log-probs")
     pairs.add_argument("--principles-per-comparison", type=int, default=1, help="principles averaged per pair")
@@ -59,7 +61,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     )
     _input_args(revise, responses_default="response")
     revise.add_argument("--rounds", type=int, default=1, help="critique -> revision rounds per response")
-    _client_args(
+    add_client_args(
         revise, "reviser", "model that critiques and revises (and writes missing responses)", default="embedded"
     )
     revise.add_argument("--temperature", type=float, default=0.0)
@@ -95,17 +97,6 @@ def _input_args(parser: argparse.ArgumentParser, *, responses_default: str) -> N
         "--prices", default=None, help='USD per 1M tokens as JSON: {"*": {"input": 0.15, "output": 0.6}}'
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def _client_args(parser: argparse.ArgumentParser, role: str, what: str, *, default: str | None) -> None:
-    parser.add_argument(
-        f"--{role}-backend",
-        choices=("embedded", "openai", "transformers"),
-        default=default,
-        help=f"{what}: backend" + ("" if default else " (required when candidates are generated)"),
-    )
-    parser.add_argument(f"--{role}-model", default=None, help=f"{what}: model name, directory or .gguf path")
-    parser.add_argument(f"--{role}-base-url", default=None, help=f"{what}: OpenAI-compatible endpoint URL")
 
 
 # -- constitutions ---------------------------------------------------------------------------------
@@ -203,137 +194,34 @@ def _quiet_datasets() -> None:
     disable_progress_bar()
 
 
-def _client(args: argparse.Namespace, role: str, cache_dir: Path) -> Any:
-    from rewardkit.judges.clients.factory import make_client
-
-    prices = json.loads(args.prices) if args.prices else None
-    return make_client(
-        backend=getattr(args, f"{role}_backend"),
-        model=getattr(args, f"{role}_model"),
-        base_url=getattr(args, f"{role}_base_url"),
-        cache_dir=cache_dir,
-        concurrency=max(args.concurrency, 1),
-        prices=prices,
-    )
-
-
-def _accountant(client: Any) -> Any:
-    from rewardkit.judges.accounting import Accountant
-
-    return getattr(client, "accountant", None) or Accountant()
-
-
-def _fill_candidates(args: argparse.Namespace, items: list[Any], out: Path, cache_dir: Path) -> tuple[list[Any], int]:
-    """Generate K candidates for the prompts that have fewer than two (returns items, failed prompts).
-
-    Without a policy such prompts are left as they are, and the pipeline drops them with their reason;
-    only an input where no prompt at all has two candidates (a wrong column, a forgotten policy) is an error.
-    """
-    import asyncio
-
-    from rewardkit.constitutions.generate import GenerationConfig, agenerate
-    from rewardkit.constitutions.pairs import UNPAIRABLE
-    from rewardkit.constitutions.progress import RunProgress
-    from rewardkit.constitutions.prompts import is_pairable
-    from rewardkit.store import KeyedStore
-
-    given = [item for item in items if is_pairable(item)]
-    missing = [item for item in items if not is_pairable(item)]
-    if not missing:
-        return items, 0
-    if not args.policy_backend:
-        if not given:
-            raise ValueError(
-                f"{len(missing)} prompt(s) have fewer than two distinct candidates in column "
-                f"{args.responses_column!r} and none has two: give a policy to generate them "
-                "(--policy-backend openai|transformers|embedded, --policy-model ...)"
-            )
-        print(
-            f"{len(missing)} of {len(items)} prompt(s) have fewer than two distinct non-empty candidates and no "
-            f"--policy-backend generates more: dropped as {UNPAIRABLE} (see dropped.jsonl)",
-            file=sys.stderr,
-        )
-        return items, 0
-    if args.k < 2:
-        raise ValueError("--k must be at least 2 to make pairs")
-    config = GenerationConfig(
-        k=args.k, temperature=args.temperature, max_tokens=args.max_tokens, seed=args.seed, concurrency=args.concurrency
-    )
-    policy = _client(args, "policy", cache_dir)
-    progress = RunProgress(len(missing), "generating candidates", _accountant(policy), enabled=not args.no_progress)
-    with KeyedStore(out / STATE / "candidates.jsonl") as store:
-        try:
-            generated, failed = asyncio.run(agenerate(policy, missing, config, store, progress))
-        finally:
-            progress.close()
-    by_index = {item.index: item for item in [*given, *generated]}
-    return [by_index[i] for i in sorted(by_index)], failed
-
-
 def _run_dirs(args: argparse.Namespace) -> tuple[Path, Path]:
     """The run's output folder and its cache folder (``--cache-dir``, else inside the run's state)."""
+    from rewardkit.constitutions.runners import STATE
+
     out = Path(args.out)
     return out, Path(args.cache_dir) if args.cache_dir else out / STATE / "cache"
 
 
-def _run_pipeline(
-    args: argparse.Namespace,
-    pipeline: Any,
-    items: list[Any],
-    *,
-    total: int,
-    desc: str,
-    accountant: Any,
-    store_name: str,
-    export: Callable[[Any], dict[str, Path]],
-) -> Any:
-    """Run ``pipeline`` over ``items``, resuming from the state in ``--out``; ``export(store)`` writes the datasets.
+def _client(args: argparse.Namespace, role: str, cache_dir: Path) -> Any:
+    prices = json.loads(args.prices) if args.prices else None
+    return client_from_args(args, role, cache_dir=cache_dir, concurrency=args.concurrency, prices=prices)
 
-    Refuses a state made with other settings, writes ``summary.json``, prints the summary and returns it.
-    """
-    from rewardkit.constitutions.pairs import check_fingerprint
-    from rewardkit.constitutions.progress import RunProgress
-    from rewardkit.store import KeyedStore
 
-    out = Path(args.out)
-    check_fingerprint(out / STATE, pipeline.fingerprint())
-    progress = RunProgress(total, desc, accountant, enabled=not args.no_progress)
-    with KeyedStore(out / STATE / store_name) as store:
-        try:
-            summary = pipeline.run(items, store, progress)
-        finally:
-            progress.close()
-        written = export(store)
-    summary.outputs = {name: str(path) for name, path in written.items()}
-    if accountant is not None:
-        summary.usage = accountant.report().summary()
-    leaks = _audit_leaks(items)
-    (out / "summary.json").write_text(
-        json.dumps({**summary.model_dump(), "leakage": [leak.model_dump() for leak in leaks]}, indent=2)
-    )
-    print(summary.describe())
-    for leak in leaks:
+def _report(outcome: Any) -> None:
+    for note in outcome.notes:
+        print(note, file=sys.stderr)
+    print(outcome.summary.describe())
+    for leak in outcome.leaks:
         print(f"WARNING: {leak.message()}", file=sys.stderr)
-    return summary
-
-
-def _audit_leaks(items: list[Any]) -> list[Any]:
-    """Registered audit sets (every ``rewardkit audit`` run records its set) whose prompts this run uses."""
-    from rewardkit.heldout.leakage import find_registered_leaks
-
-    return find_registered_leaks(item.prompt for item in items)
+    if outcome.failed:
+        print(f"{outcome.failed} item(s) failed; rerun the same command to retry them", file=sys.stderr)
 
 
 def cmd_pairs(args: argparse.Namespace) -> int:
+    from rewardkit.constitutions.generate import GenerationConfig
     from rewardkit.constitutions.loader import load_constitution
-    from rewardkit.constitutions.pairs import (
-        PairsConfig,
-        PairsPipeline,
-        export_pairs,
-        pair_tasks,
-        planned_keys,
-        prompt_drops,
-    )
+    from rewardkit.constitutions.pairs import PairsConfig
+    from rewardkit.constitutions.runners import STATE, build_pairwise_judge, run_pairs
 
     started = time.monotonic()
     formats = _formats(args.format)
@@ -351,54 +239,49 @@ def cmd_pairs(args: argparse.Namespace) -> int:
     )
     items = _items(args)
     out, cache_dir = _run_dirs(args)
-    items, generation_failed = _fill_candidates(args, items, out, cache_dir)
-
-    judge = build_pairwise_judge(args, constitution, cache_dir, out / STATE)
-    pipeline = PairsPipeline(judge, constitution, config)
-    keys = planned_keys(items, config)
-    summary = _run_pipeline(
-        args,
-        pipeline,
-        items,
-        total=len(pair_tasks(items, config)) + len(prompt_drops(items)),
-        desc="judging pairs",
-        accountant=_accountant(judge.client) if hasattr(judge, "client") else None,
-        store_name="pairs.jsonl",
-        export=lambda store: export_pairs(store, out, formats, keys=keys),
-    )
-    print(
-        f"judge: {judge.model}; constitution: {constitution.name} ({pipeline.constitution_digest}); "
-        f"{time.monotonic() - started:.0f}s"
-    )
-    print(f"load it: datasets.load_dataset('json', data_files='{out / 'train.jsonl'}', split='train')")
-    failed = summary.failed + generation_failed
-    return 1 if failed else 0
-
-
-def build_pairwise_judge(args: argparse.Namespace, constitution: Any, cache_dir: Path, state_dir: Path) -> Any:
-    """The pairwise judge for a run: the configured client, the constitution's template and examples."""
-    from rewardkit.constitutions.judging import comparison_template
-    from rewardkit.judges.pairwise import PairwiseJudge
-
-    client = _client(args, "judge", cache_dir)
-    template = comparison_template(
-        constitution, args.judge_template, chain_of_thought=args.chain_of_thought, state_dir=state_dir
-    )
-    return PairwiseJudge(
-        client,
-        template=template,
+    policy = generation = None
+    if args.policy:
+        if args.k < 2:
+            raise ValueError("--k must be at least 2 to make pairs")
+        generation = GenerationConfig(
+            k=args.k,
+            temperature=args.temperature,
+            max_tokens=args.max_tokens,
+            seed=args.seed,
+            concurrency=args.concurrency,
+        )
+        policy = _client(args, "policy", cache_dir)
+    judge = build_pairwise_judge(
+        _client(args, "judge", cache_dir),
+        constitution,
+        template=args.judge_template,
         use_logprobs=not args.no_logprobs,
         chain_of_thought=args.chain_of_thought,
         cot_clamp=tuple(args.cot_clamp),
+        state_dir=out / STATE,
     )
+    outcome = run_pairs(
+        items,
+        out,
+        judge=judge,
+        constitution=constitution,
+        config=config,
+        policy=policy,
+        generation=generation,
+        formats=formats,
+        responses_column="responses" if args.demo else args.responses_column,
+        progress=not args.no_progress,
+    )
+    _report(outcome)
+    print(f"judge: {judge.model}; constitution: {constitution.name}; {time.monotonic() - started:.0f}s")
+    print(f"load it: datasets.load_dataset('json', data_files='{out / 'train.jsonl'}', split='train')")
+    return 1 if outcome.failed else 0
 
 
 def cmd_revise(args: argparse.Namespace) -> int:
-    import asyncio
-
     from rewardkit.constitutions.loader import load_constitution
-    from rewardkit.constitutions.revise import ReviseConfig, RevisePipeline, export_revisions, revision_tasks
-    from rewardkit.store import KeyedStore
+    from rewardkit.constitutions.revise import ReviseConfig
+    from rewardkit.constitutions.runners import run_revisions
 
     started = time.monotonic()
     formats = _formats(args.format)
@@ -415,33 +298,10 @@ def cmd_revise(args: argparse.Namespace) -> int:
     items = _items(args)
     out, cache_dir = _run_dirs(args)
     client = _client(args, "reviser", cache_dir)
-    missing = [item for item in items if not item.candidates]
-    generation_failed = 0
-    if missing:
-        from rewardkit.constitutions.generate import GenerationConfig, agenerate
-
-        # One initial response per prompt, from the reviser itself (as in Constitutional AI).
-        generation = GenerationConfig(
-            k=1, temperature=args.temperature, max_tokens=args.max_tokens, seed=args.seed, concurrency=args.concurrency
-        )
-        with KeyedStore(out / STATE / "responses.jsonl") as store:
-            generated, generation_failed = asyncio.run(agenerate(client, missing, generation, store))
-        by_index = {item.index: item for item in items if item.candidates}
-        by_index.update({item.index: item for item in generated})
-        items = [by_index[i] for i in sorted(by_index)]
-
-    pipeline = RevisePipeline(client, constitution, config)
-    summary = _run_pipeline(
-        args,
-        pipeline,
-        items,
-        total=len(revision_tasks(items)),
-        desc="critique -> revision",
-        accountant=_accountant(client),
-        store_name="revisions.jsonl",
-        export=lambda store: export_revisions(
-            store, out, formats, conversational=args.conversational, keys={task.key for task in revision_tasks(items)}
-        ),
-    )
+    outcome = run_revisions(
+        items, out, client=client, constitution=constitution, config=config, formats=formats,
+        progress=not args.no_progress,
+    )  # fmt: skip
+    _report(outcome)
     print(f"model: {client.model}; constitution: {constitution.name}; {time.monotonic() - started:.0f}s")
-    return 1 if summary.failed or generation_failed else 0
+    return 1 if outcome.failed else 0
