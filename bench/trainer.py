@@ -147,8 +147,8 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
                 torch.cuda.reset_peak_memory_stats()
             history = trainer.train()
         else:
-            from rewardkit.adapters.mini.common import load_model_and_tokenizer
             from rewardkit.adapters.mini.dpo import train_dpo
+            from rewardkit.adapters.mini.models import load_model_and_tokenizer
 
             model, tok = load_model_and_tokenizer(model_dir, torch.device(device))
             base = rss_mb()

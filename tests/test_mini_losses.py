@@ -10,10 +10,11 @@ import pytest
 import torch
 from trl_helpers import tiny_config
 
-from rewardkit.adapters.mini.common import Encoded, per_token_logps, sequence_logps
+from rewardkit.adapters.mini.batching import Encoded
 from rewardkit.adapters.mini.dpo import dpo_loss, ipo_loss
 from rewardkit.adapters.mini.grpo import combine_rewards, completion_logps, group_advantages, grpo_loss
 from rewardkit.adapters.mini.kto import kl_estimate, kto_loss
+from rewardkit.adapters.mini.logprobs import per_token_logps, sequence_logps
 from rewardkit.adapters.mini.orpo import odds_ratio_term, orpo_loss
 
 

@@ -18,7 +18,7 @@ import yaml
 from safetensors.torch import load_file
 
 from rewardkit.adapters.demo.tasks import CharacterShare, digit_run
-from rewardkit.adapters.mini.common import list_checkpoints
+from rewardkit.adapters.mini.checkpoints import list_checkpoints
 from rewardkit.adapters.mini.grpo import train_grpo
 from rewardkit.cli.main import main
 

@@ -19,17 +19,11 @@ import torch
 import torch.nn.functional as F
 from pydantic import Field
 
-from rewardkit.adapters.mini.common import (
-    Encoded,
-    MiniConfig,
-    encode_pairs,
-    frozen_copy,
-    load_model_and_tokenizer,
-    per_token_logps,
-    prepare_run,
-    save_model,
-    train_loop,
-)
+from rewardkit.adapters.mini.batching import Encoded, encode_pairs
+from rewardkit.adapters.mini.config import MiniConfig, prepare_run
+from rewardkit.adapters.mini.logprobs import per_token_logps
+from rewardkit.adapters.mini.loop import train_loop
+from rewardkit.adapters.mini.models import frozen_copy, load_model_and_tokenizer, save_model
 
 
 def dpo_loss(

@@ -24,21 +24,13 @@ from typing import Any, Literal
 import torch
 from pydantic import Field, field_validator
 
-from rewardkit.adapters.mini.common import (
-    BatchFeed,
-    Checkpointer,
-    Encoded,
-    MetricsLog,
-    MiniConfig,
-    frozen_copy,
-    load_model_and_tokenizer,
-    make_optimizer,
-    optimizer_step,
-    prepare_run,
-    render_prompt,
-    save_model,
-    token_logps,
-)
+from rewardkit.adapters.mini.batching import BatchFeed, Encoded, render_prompt
+from rewardkit.adapters.mini.checkpoints import Checkpointer
+from rewardkit.adapters.mini.config import MiniConfig, prepare_run
+from rewardkit.adapters.mini.logprobs import token_logps
+from rewardkit.adapters.mini.loop import make_optimizer, optimizer_step
+from rewardkit.adapters.mini.metrics_log import MetricsLog
+from rewardkit.adapters.mini.models import frozen_copy, load_model_and_tokenizer, save_model
 from rewardkit.adapters.spec import RewardSpec, load_spec
 from rewardkit.reward import Reward
 

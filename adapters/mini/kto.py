@@ -18,16 +18,11 @@ from typing import Any
 import torch
 from pydantic import Field
 
-from rewardkit.adapters.mini.common import (
-    MiniConfig,
-    encode_pairs,
-    frozen_copy,
-    load_model_and_tokenizer,
-    prepare_run,
-    save_model,
-    sequence_logps,
-    train_loop,
-)
+from rewardkit.adapters.mini.batching import encode_pairs
+from rewardkit.adapters.mini.config import MiniConfig, prepare_run
+from rewardkit.adapters.mini.logprobs import sequence_logps
+from rewardkit.adapters.mini.loop import train_loop
+from rewardkit.adapters.mini.models import frozen_copy, load_model_and_tokenizer, save_model
 
 
 def kto_loss(

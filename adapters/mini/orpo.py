@@ -19,15 +19,11 @@ import torch
 import torch.nn.functional as F
 from pydantic import Field
 
-from rewardkit.adapters.mini.common import (
-    MiniConfig,
-    load_model_and_tokenizer,
-    per_token_logps,
-    prepare_run,
-    save_model,
-    train_loop,
-)
+from rewardkit.adapters.mini.config import MiniConfig, prepare_run
 from rewardkit.adapters.mini.dpo import pair_batch
+from rewardkit.adapters.mini.logprobs import per_token_logps
+from rewardkit.adapters.mini.loop import train_loop
+from rewardkit.adapters.mini.models import load_model_and_tokenizer, save_model
 
 
 def log1mexp(x: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,63 @@
+"""The optimisation loop the offline trainers share: optimizer, clipped steps, logging, checkpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+
+from rewardkit.adapters.mini.batching import BatchFeed
+from rewardkit.adapters.mini.checkpoints import Checkpointer
+from rewardkit.adapters.mini.config import MiniConfig
+from rewardkit.adapters.mini.metrics_log import MetricsLog
+
+
+def make_optimizer(model: torch.nn.Module, config: MiniConfig) -> torch.optim.Optimizer:
+    params = [p for p in model.parameters() if p.requires_grad]
+    return torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+
+
+def optimizer_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, config: MiniConfig) -> float:
+    """Clip, step, zero; returns the gradient norm before clipping."""
+    params = [p for p in model.parameters() if p.grad is not None]
+    if config.max_grad_norm is not None:
+        norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm))
+    else:
+        norm = float(torch.norm(torch.stack([p.grad.detach().norm() for p in params]))) if params else 0.0
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return norm
+
+
+def train_loop(
+    config: MiniConfig,
+    model: torch.nn.Module,
+    rows: Sequence[Mapping[str, Any]],
+    step_loss: Any,
+    desc: str,
+    tokenizer: Any = None,
+) -> list[dict[str, float]]:
+    """The offline loop of the preference trainers: batch, ``step_loss(batch) -> (loss, metrics)``, step, log.
+
+    Checkpoints every ``save_steps`` and resumes per ``config.resume`` (see the module docstring).
+    """
+    optimizer = make_optimizer(model, config)
+    feed = BatchFeed(rows, config.batch_size, config.seed)
+    checkpoints = Checkpointer(config, model, tokenizer, optimizer)
+    resumed = checkpoints.start()
+    if resumed is not None:
+        feed.load_state_dict(resumed.feed)
+    log = MetricsLog(config.log_file, config.max_steps, desc, config.progress, resumed)
+    model.train()
+    try:
+        for step in range((resumed.step if resumed else 0) + 1, config.max_steps + 1):
+            loss, metrics = step_loss(next(feed))
+            loss.backward()
+            grad_norm = optimizer_step(model, optimizer, config)
+            log.log(step, {"loss": float(loss.detach()), "grad_norm": grad_norm, **metrics})
+            if checkpoints.due(step):
+                checkpoints.save(step, feed, log)
+    finally:
+        log.close()
+    return log.history
