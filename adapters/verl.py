@@ -23,14 +23,20 @@ Default routes (first match wins; case-insensitive globs on ``data_source``):
   ``*mbpp*``) → ``code_tests``, the ground truth (a JSON string in verl's code datasets) parsed and passed
   as column ``tests``;
 - anything else → unscorable, unless the mapping sets ``default``.
+
+Scored by a ``rewardkit serve`` service instead of in verl's workers: ``compute_score_remote`` (async, per
+sample; concurrent calls are coalesced into chunked requests) or ``compute_score_batch_remote`` (verl's batch
+manager), with ``reward_kwargs: {remote: {urls: [http://host:8000]}}``; a route's ``reward`` is then a served name.
 """
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 import functools
 import json
 import logging
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -228,3 +234,166 @@ def compute_score_batch(
 ) -> list[dict[str, Any]]:
     """verl's batch reward-manager shape: lists in, one result dict per sample out."""
     return _scorer(mapping).score_many(data_sources, solution_strs, ground_truths, extra_infos)
+
+
+# -- remote: the same routes, scored by a `rewardkit serve` service -------------------------------------------
+class RemoteVerlScorer(VerlScorer):
+    """:class:`VerlScorer` whose routes name rewards *served* by ``rewardkit serve``.
+
+    ``remote`` holds the ``remote`` reward's settings (``urls``, ``token_env``, ``chunk_size``, ``timeout_s``, ...);
+    a route's ``reward`` is the served name and its ``config`` may override those settings per route.
+    verl calls the async ``compute_score`` once per sample, many at a time: calls made within
+    ``LINGER_S`` of each other are coalesced into one batch, so thousands of concurrent calls become a
+    few chunked requests instead of a flood the server would answer with 429.
+    """
+
+    LINGER_S = 0.01
+
+    def __init__(self, remote: Mapping[str, Any], mapping: VerlMapping | Mapping[str, Any] | None = None) -> None:
+        super().__init__(mapping)
+        self.remote = dict(remote)
+        self._coalescers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> _Coalescer
+
+    def reward(self, index: int, route: VerlRoute) -> Reward:
+        if index not in self._rewards:
+            from rewardkit.adapters.remote import RemoteReward
+
+            self._rewards[index] = RemoteReward({**self.remote, **route.config, "reward": route.reward})
+        return self._rewards[index]
+
+    async def ascore_many(
+        self,
+        data_sources: Sequence[Any],
+        solution_strs: Sequence[Any],
+        ground_truths: Sequence[Any],
+        extra_infos: Sequence[Any] | None = None,
+    ) -> list[dict[str, Any]]:
+        """:meth:`score_many` on the async path: every route's samples in flight together."""
+        n = len(solution_strs)
+        extra_infos = list(extra_infos) if extra_infos is not None else [None] * n
+        results: list[RewardResult | None] = [None] * n
+        groups: dict[int, tuple[VerlRoute, list[int]]] = {}
+        for i, source in enumerate(data_sources):
+            found = self.route_for(source)
+            if found is None:
+                results[i] = RewardResult.unscorable(f"no rewardkit route for data_source {source!r}")
+            else:
+                groups.setdefault(found[0], (found[1], []))[1].append(i)
+
+        async def score_route(index: int, route: VerlRoute, idx: list[int]) -> None:
+            try:
+                reward = self.reward(index, route)
+            except ConfigError as exc:
+                for i in idx:
+                    results[i] = RewardResult.unscorable(f"route {route.reward!r} unavailable: {exc}")
+                return
+            texts = [solution_strs[i] if isinstance(solution_strs[i], str) else None for i in idx]
+            rows = [_row(route, data_sources[i], ground_truths[i], extra_infos[i]) for i in idx]
+            for i, result in zip(idx, await reward.ascore_rows(texts, rows), strict=True):
+                results[i] = result
+
+        await asyncio.gather(*(score_route(index, route, idx) for index, (route, idx) in groups.items()))
+        return [self._verl_result(r) for r in results]  # type: ignore[arg-type]
+
+    async def ascore_one(self, data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any) -> dict:
+        loop = asyncio.get_running_loop()
+        coalescer = self._coalescers.get(loop)
+        if coalescer is None:
+            size = int(self.remote.get("chunk_size", 64)) * int(self.remote.get("max_in_flight", 8))
+            coalescer = self._coalescers[loop] = _Coalescer(self.ascore_many, size, self.LINGER_S)
+        return await coalescer.submit((data_source, solution_str, ground_truth, extra_info))
+
+
+class _Coalescer:
+    """Collects per-sample calls on one event loop and scores them as one batch."""
+
+    def __init__(self, score_many: Any, max_batch: int, linger_s: float) -> None:
+        self.score_many = score_many
+        self.max_batch = max(1, max_batch)
+        self.linger_s = linger_s
+        self.pending: list[tuple[tuple[Any, Any, Any, Any], asyncio.Future]] = []
+        self.timer: asyncio.TimerHandle | None = None
+        self.running: set[asyncio.Task] = set()
+
+    async def submit(self, sample: tuple[Any, Any, Any, Any]) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+        self.pending.append((sample, future))
+        if len(self.pending) >= self.max_batch:
+            self.flush()
+        elif self.timer is None:
+            self.timer = loop.call_later(self.linger_s, self.flush)
+        return await future
+
+    def flush(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        batch, self.pending = self.pending, []
+        if batch:
+            task = asyncio.ensure_future(self._score(batch))
+            self.running.add(task)
+            task.add_done_callback(self.running.discard)
+
+    async def _score(self, batch: list[tuple[tuple[Any, Any, Any, Any], asyncio.Future]]) -> None:
+        columns = list(zip(*(sample for sample, _ in batch), strict=True))
+        try:
+            results = await self.score_many(*columns)
+        except Exception as exc:  # never leave a caller waiting
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        for (_, future), result in zip(batch, results, strict=True):
+            if not future.done():
+                future.set_result(result)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_remote_scorer(remote_key: str, mapping_key: str) -> RemoteVerlScorer:
+    mapping = json.loads(mapping_key) if mapping_key.startswith("{") else (mapping_key or None)
+    return RemoteVerlScorer(json.loads(remote_key), mapping)
+
+
+def _remote_scorer(remote: Any, mapping: Any) -> RemoteVerlScorer:
+    if not isinstance(remote, Mapping) or not remote.get("urls"):
+        raise ConfigError("compute_score_remote needs reward_kwargs.remote with 'urls' (rewardkit serve base URLs)")
+    if isinstance(mapping, VerlMapping):
+        mapping = mapping.model_dump()
+    mapping_key = str(mapping or "") if mapping is None or isinstance(mapping, (str, Path)) else json.dumps(mapping)
+    return _cached_remote_scorer(json.dumps(dict(remote), sort_keys=True), mapping_key)
+
+
+async def compute_score_remote(
+    data_source: Any = None,
+    solution_str: Any = None,
+    ground_truth: Any = None,
+    extra_info: Any = None,
+    remote: Any = None,
+    mapping: Any = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """verl's async per-sample reward, scored by a ``rewardkit serve`` service; same result shape as
+    :func:`compute_score`. ``remote`` is the ``remote`` reward's config without ``reward``
+    (``{"urls": [...], "token_env": ...}``); ``mapping`` routes data sources to served reward names::
+
+        custom_reward_function:
+          path: pkg://rewardkit.adapters.verl
+          name: compute_score_remote
+          reward_kwargs: {remote: {urls: ["http://10.0.0.5:8000"]}}
+    """
+    scorer = _remote_scorer(remote, mapping)
+    return await scorer.ascore_one(data_source, solution_str, ground_truth, extra_info)
+
+
+def compute_score_batch_remote(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[Any],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Any] | None = None,
+    remote: Any = None,
+    mapping: Any = None,
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
+    """verl's batch reward-manager shape, scored by a ``rewardkit serve`` service (chunked, with fail-over)."""
+    return _remote_scorer(remote, mapping).score_many(data_sources, solution_strs, ground_truths, extra_infos)

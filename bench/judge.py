@@ -4,7 +4,9 @@ Measures
 - judgments/s (one judgment = one pair in both orders) at concurrency 1, 4, 16, without the cache
   and with a warm cache (a rerun: every request is a hit);
 - the cost of both-order judging relative to one order: wall time and prompt tokens, and how much
-  of the two prompts is a shared prefix (what a prefix-caching server such as vLLM can reuse).
+  of the two prompts is a shared prefix (what a prefix-caching server such as vLLM can reuse);
+- group (listwise) judging vs pairwise round-robin vs pointwise rubric scoring of the same groups of G
+  completions: requests, prompt tokens and seconds per completion (``--group-size``, ``--groups``).
 
     python bench/judge.py                 # 8 pairs
     python bench/judge.py --pairs 16 --concurrency 1 4 16 --json out.json
@@ -60,11 +62,60 @@ def shared_prefix_fraction(judge, item) -> float:
     return common / len(ab)
 
 
+GROUP_PROMPTS = [
+    ("What is 2 + 2?", ["4", "5", "The answer is 4.", "22", "four", "3", "2 + 2 = 4", "I am not sure."]),
+    ("Name the capital of France.", ["Paris.", "Lyon.", "It is Paris.", "France.", "Berlin.", "paris", "Rome.", "?"]),
+    ("Say hello politely.", ["Hello!", "Go away.", "Hi, nice to meet you.", "What?", "Hey.", "...", "Hello.", "No."]),
+]
+
+
+async def cost_per_completion(name: str, client, groups, judge_group) -> dict[str, float]:
+    started = time.perf_counter()
+    await asyncio.gather(*(judge_group(prompt, candidates) for prompt, candidates in groups))
+    elapsed = time.perf_counter() - started
+    await client.aclose()
+    report = client.report()
+    n = sum(len(c) for _, c in groups)
+    return {
+        "method": name,
+        "requests_per_completion": report.requests / n,
+        "prompt_tokens_per_completion": report.prompt_tokens / n,
+        "seconds_per_completion": elapsed / n,
+    }
+
+
+def group_vs_pairwise(make, groups, permutations: int) -> list[dict[str, float]]:
+    """The same groups scored three ways; each row is one method's cost per completion."""
+    from rewardkit.judges.group import GroupJudge
+    from rewardkit.judges.rank import RankJudge
+    from rewardkit.judges.rubric import RubricJudge
+
+    rows = []
+    client = make()
+    group = GroupJudge(client, permutations=permutations)
+    rows.append(asyncio.run(cost_per_completion(f"group (k={permutations})", client, groups, group.ajudge)))
+    client = make()
+    rank = RankJudge(client, method="pairwise")
+    rows.append(asyncio.run(cost_per_completion("pairwise round-robin", client, groups, rank.arank)))
+    client = make()
+    rubric = RubricJudge(client, rubric="Is the response correct and helpful?")
+
+    async def pointwise(prompt, candidates):
+        return await asyncio.gather(*(rubric.ascore(prompt, c) for c in candidates))
+
+    rows.append(asyncio.run(cost_per_completion("pointwise rubric", client, groups, pointwise)))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=8)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--json", default=None, help="also write the results here")
+    parser.add_argument("--group-size", type=int, default=4, help="completions per group (G) for the group bench")
+    parser.add_argument("--groups", type=int, default=3, help="groups for the group bench (0 skips it)")
+    parser.add_argument("--permutations", type=int, default=2, help="presentations per group (k)")
+    parser.add_argument("--prompt-cache", action="store_true", help="start llama.cpp with its RAM prompt cache")
     args = parser.parse_args(argv)
 
     from rewardkit.judges.clients.embedded import EmbeddedServer, llama_server_missing
@@ -76,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench/judge.py needs the llama.cpp server: {missing}", file=sys.stderr)
         return 2
     items = pairs(args.pairs)
-    results: dict[str, object] = {"pairs": len(items), "model": None, "by_concurrency": []}
-    with EmbeddedServer() as server, tempfile.TemporaryDirectory() as cache_root:
+    results: dict[str, object] = {
+        "pairs": len(items), "model": None, "prompt_cache": args.prompt_cache, "by_concurrency": []
+    }  # fmt: skip
+    with EmbeddedServer(prompt_cache=args.prompt_cache) as server, tempfile.TemporaryDirectory() as cache_root:
         results["model"] = server.model
 
         def client(concurrency: int, cache_dir: str | None = None):
@@ -121,6 +174,18 @@ def main(argv: list[str] | None = None) -> int:
             f"prompt tokens x{results['both_orders']['prompt_token_ratio']:.2f}; "
             f"{results['both_orders']['shared_prefix_fraction']:.0%} of the prompt is a prefix shared by both orders"
         )
+        if args.groups:
+            groups = [(p, c[: args.group_size]) for p, c in (GROUP_PROMPTS * args.groups)[: args.groups]]
+            groups = [(f"{p} (#{i})", c) for i, (p, c) in enumerate(groups)]
+            rows = group_vs_pairwise(lambda: client(max(args.concurrency)), groups, args.permutations)
+            results["group_vs_pairwise"] = {"group_size": args.group_size, "groups": len(groups), "rows": rows}
+            for row in rows:
+                print(
+                    f"G={args.group_size} {row['method']:<22} {row['requests_per_completion']:5.2f} requests, "
+                    f"{row['prompt_tokens_per_completion']:7.1f} prompt tokens, "
+                    f"{row['seconds_per_completion']:6.3f} s per completion",
+                    flush=True,
+                )
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=2)

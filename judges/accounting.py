@@ -98,7 +98,3 @@ class Accountant:
     def report(self) -> UsageReport:
         with self._lock:
             return self._report.model_copy(deep=True)
-
-    def reset(self) -> None:
-        with self._lock:
-            self._report = UsageReport()

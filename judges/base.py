@@ -21,6 +21,9 @@ class ChatParams(BaseModel):
     top_logprobs: int = Field(0, ge=0, le=20, description="alternatives per token; 0 = no log-probs")
     seed: int | None = 0
     stop: tuple[str, ...] = ()
+    json_schema: str | None = Field(
+        None, description="JSON Schema (as JSON text) the answer must follow; sent as the endpoint's response_format"
+    )
 
 
 class TokenLogprob(BaseModel):

@@ -22,11 +22,20 @@ _SCHEMA = "CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, model T
 
 def cache_key(model: str, messages: list[Message], params: ChatParams) -> str:
     payload = json.dumps(
-        {"model": model, "messages": messages, "params": params.model_dump(mode="json")},
+        {
+            "model": model,
+            "messages": messages,
+            "params": params.model_dump(mode="json", exclude={*_unset_fields(params)}),
+        },
         sort_keys=True,
         ensure_ascii=False,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _unset_fields(params: ChatParams) -> set[str]:
+    """Newer optional fields left unset stay out of the key, so caches written before they existed still hit."""
+    return {"json_schema"} if params.json_schema is None else set()
 
 
 class RequestCache:

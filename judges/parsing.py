@@ -72,7 +72,7 @@ class RankingAnswer(BaseModel):
         return self
 
 
-def normalise_token(token: str) -> str:
+def normalize_token(token: str) -> str:
     """A token stripped of spaces, brackets and punctuation: ``" (A"`` -> ``"A"``."""
     return token.strip(_TOKEN_JUNK)
 
@@ -165,7 +165,7 @@ def read_choice(text: str, labels: Sequence[str] = ("A", "B")) -> ChoiceReading:
     if obj is not None:
         for key in ("verdict", "choice", "answer", "winner", "better"):
             if key in obj:
-                value = normalise_token(str(obj[key])).removeprefix("Response ").strip()
+                value = normalize_token(str(obj[key])).removeprefix("Response ").strip()
                 try:
                     answer = ChoiceAnswer(choice=value)
                 except ValidationError:
@@ -282,13 +282,13 @@ def option_distribution(
         return None
     wanted = set(options)  # case-sensitive: a token "a" is the article, not option "A"
     for position, entry in enumerate(logprobs):
-        if normalise_token(entry.token) not in wanted:
+        if normalize_token(entry.token) not in wanted:
             continue
         mass = dict.fromkeys(options, 0.0)
         alternatives = dict(entry.top)
         alternatives.setdefault(entry.token, entry.logprob)
         for token, logprob in alternatives.items():
-            option = normalise_token(token)
+            option = normalize_token(token)
             if option in wanted and math.isfinite(logprob):
                 mass[option] += math.exp(logprob)
         total = sum(mass.values())

@@ -4,4 +4,14 @@ Each family imports its optional dependencies inside the functions that need the
 imports every family; an import error here is a bug and fails loudly.
 """
 
-from rewardkit.rewards import code, format, judge, length, math  # noqa: F401  (each registers on import)
+from rewardkit.rewards import (  # noqa: F401  (each registers on import)
+    code,
+    format,
+    instructions,
+    judge,
+    judge_criteria,
+    judge_group,
+    judge_reward_model,
+    length,
+    math,
+)

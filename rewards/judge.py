@@ -27,7 +27,7 @@ from pydantic import Field, model_validator
 from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient
 from rewardkit.registry import register_reward
 from rewardkit.reward import ConfigError, Reward, RewardConfig
-from rewardkit.types import RewardResult, prompt_text
+from rewardkit.types import RewardResult, completion_text, prompt_text
 
 
 class LLMJudgeConfig(RewardConfig):
@@ -50,11 +50,8 @@ class LLMJudgeConfig(RewardConfig):
 
 
 @register_reward("llm_judge")
-class LLMJudge(Reward):
+class LLMJudge(Reward[LLMJudgeConfig]):
     """An LLM judge as a reward: rubric score in [0, 1], or P(completion beats the reference)."""
-
-    name = "llm_judge"
-    Config = LLMJudgeConfig
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
@@ -121,14 +118,7 @@ class LLMJudge(Reward):
         return self._strategy
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        coroutine = self._scored_on_private_loop(completions, rows)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coroutine)
-        # Called from inside a running loop: score on a private loop in a worker thread.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, coroutine).result()
+        return run_on_private_loop(self._scored_on_private_loop(completions, rows))
 
     async def _scored_on_private_loop(self, completions: list[str | None], rows: list[dict[str, Any]]):
         try:
@@ -161,8 +151,8 @@ class LLMJudge(Reward):
                 reason=f"rubric {verdict.score:.2f}/{cfg.scale} ({verdict.source})",
                 judge_raw=verdict.raw,
             )
-        reference = row.get(cfg.reference_column)
-        reference = prompt_text(reference) if not isinstance(reference, str) else reference
+        # A reference is a response: a conversational one is read like a completion (its assistant turns).
+        reference = completion_text(row.get(cfg.reference_column))
         if not reference:
             return RewardResult.unscorable(f"no reference response in column {cfg.reference_column!r}")
         verdict = await self.strategy.ajudge(prompt, completion, reference, question=cfg.question)
@@ -173,3 +163,14 @@ class LLMJudge(Reward):
             reason=f"P(better than reference)={verdict.prob_a:.3f}; {verdict.reason}",
             flipped=verdict.flipped,
         )
+
+
+def run_on_private_loop(coroutine: Any) -> Any:
+    """Run ``coroutine`` to completion from sync code, also when the caller is already inside a running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    # Called from inside a running loop: score on a private loop in a worker thread.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

@@ -109,15 +109,6 @@ class BatchMixin:
     async def arun(self, request: RunRequest) -> RunResult:
         return await asyncio.to_thread(self._safe_run, request)
 
-    async def arun_batch(self, requests: Sequence[RunRequest], concurrency: int | None = None) -> list[RunResult]:
-        semaphore = asyncio.Semaphore(max(1, concurrency or self.default_concurrency))
-
-        async def one(request: RunRequest) -> RunResult:
-            async with semaphore:
-                return await self.arun(request)
-
-        return list(await asyncio.gather(*(one(r) for r in requests)))
-
     def close(self) -> None:
         return None
 

@@ -81,6 +81,7 @@ def test_pairwise_both_orders_soft_labels_and_flips(embedded_server):
         assert verdict.flipped is (winners[0] != winners[1])
     soft = [o.prob_first for v in verdicts for o in (v.ab, v.ba) if o.source == "logprobs"]
     assert any(0.0 < p < 1.0 for p in soft)  # soft labels, not hard 0/1 verdicts
+    assert any(not v.abstained for v in verdicts), [v.reason for v in verdicts]  # a judge that abstains fails
 
 
 def test_cache_serves_rerun_with_zero_requests(embedded_server, tmp_path):
@@ -94,6 +95,7 @@ def test_cache_serves_rerun_with_zero_requests(embedded_server, tmp_path):
     assert report.requests == 0 and report.cache_hits == 2 * len(PAIRS)
     assert rerun_client.transport.stats.attempts == 0  # nothing reached the server
     assert [v.prob_a for v in rerun] == [v.prob_a for v in first]
+    assert any(v.prob_a is not None for v in first)  # the cache served verdicts, not a list of abstains
 
 
 def test_async_judging_matches_shape(embedded_server):
@@ -105,6 +107,7 @@ def test_async_judging_matches_shape(embedded_server):
     verdicts = asyncio.run(run())
     assert [v.principle for v in verdicts] == ["Which response is correct?"] * len(PAIRS)
     assert all(v.prob_a is None or 0.0 <= v.prob_a <= 1.0 for v in verdicts)
+    assert any(v.prob_a is not None for v in verdicts), [v.reason for v in verdicts]
 
 
 def test_rubric_expected_score_is_in_range(embedded_server):
@@ -112,16 +115,17 @@ def test_rubric_expected_score_is_in_range(embedded_server):
     verdict = judge.score("What is 2 + 2?", "4")
     if verdict.source == "logprobs":
         assert math.isclose(sum(verdict.distribution.values()), 1.0, rel_tol=1e-6)
-    assert verdict.score is None or 1.0 <= verdict.score <= 5.0
-    assert verdict.normalized is None or 0.0 <= verdict.normalized <= 1.0
+    assert verdict.score is not None, verdict.reason  # an abstain is a failure here, not a pass
+    assert 1.0 <= verdict.score <= 5.0
+    assert 0.0 <= verdict.normalized <= 1.0
 
 
 def test_rank_round_robin(embedded_server):
     verdict = RankJudge(server_client(embedded_server)).rank("What is 2 + 2?", ["5", "4", "four"])
     assert len(verdict.pairs) == 3
-    if verdict.order is not None:
-        assert sorted(verdict.order) == [0, 1, 2]
-        assert verdict.scores[verdict.order[0]] == max(verdict.scores)
+    assert verdict.order is not None, verdict.reason
+    assert sorted(verdict.order) == [0, 1, 2]
+    assert verdict.scores[verdict.order[0]] == max(verdict.scores)
 
 
 def test_embedded_backend_starts_and_stops_its_own_server():
@@ -160,3 +164,5 @@ def test_llm_judge_inside_grpo_trainer(embedded_server, tiny_model_dir, tmp_path
     assert report.requests + report.cache_hits == 2 * 4  # 2 steps x 4 completions (1 prompt x 4 generations)
     logged = [entry for entry in trainer.state.log_history if "rewards/llm_judge/mean" in entry]
     assert len(logged) == 2
+    scores = list(trainer._logs["rewards"]["llm_judge"])
+    assert not all(math.isnan(x) for x in scores)  # NaN = None: a judge that abstains on everything fails here

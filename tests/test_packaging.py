@@ -11,13 +11,31 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBPACKAGES = [
-    "rewardkit.rewards",
-    "rewardkit.judges",
-    "rewardkit.sandboxes",
-    "rewardkit.adapters",
-    "rewardkit.constitutions",
-]
+#: Card folder -> the subpackage it becomes (pyproject's package-dir).
+CARD_FOLDERS = {
+    "rewards": "rewardkit.rewards",
+    "judges": "rewardkit.judges",
+    "sandboxes": "rewardkit.sandboxes",
+    "adapters": "rewardkit.adapters",
+    "constitutions": "rewardkit.constitutions",
+}
+SUBPACKAGES = list(CARD_FOLDERS.values())
+
+
+def _packages_in_tree() -> set[str]:
+    """Every package the source tree holds: folders with an ``__init__.py`` under rewardkit/ and the card folders."""
+    found = set()
+    for root, package in [("rewardkit", "rewardkit"), *CARD_FOLDERS.items()]:
+        for init in (ROOT / root).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / root).parts
+            found.add(".".join((package, *parts)))
+    return found
+
+
+def _declared_packages() -> set[str]:
+    import tomllib
+
+    return set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
 
 PROBE = """
 import importlib, json, sys
@@ -39,10 +57,18 @@ def _probe(env: dict[str, str] | None = None) -> dict:
 
 def test_installed_package_maps_card_folders() -> None:
     info = _probe()
-    for name, path in info["mods"].items():
-        folder = name.split(".")[1]
-        assert Path(path).parent.name in (folder, name.split(".")[1]), (name, path)
-    assert "weighted_sum" in info["rewards"]
+    for folder, name in CARD_FOLDERS.items():
+        assert Path(info["mods"][name]).parent == ROOT / folder, (name, info["mods"][name])
+    assert Path(info["rewardkit"]).parent == ROOT / "rewardkit"
+    assert {"weighted_sum", "math_equivalence", "code_tests", "character_share"} <= set(info["rewards"])
+
+
+def test_every_package_in_the_tree_is_declared() -> None:
+    """A subpackage missing from pyproject's list would be absent from a wheel (editable installs hide it)."""
+    missing = _packages_in_tree() - _declared_packages()
+    assert not missing, f"add to [tool.setuptools] packages in pyproject.toml: {sorted(missing)}"
+    stale = _declared_packages() - _packages_in_tree()
+    assert not stale, f"declared but not in the tree: {sorted(stale)}"
 
 
 @pytest.mark.slow
@@ -57,7 +83,7 @@ def test_wheel_install_has_subpackages_and_data(tmp_path: Path) -> None:
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = wheel_dir.glob("rewardkit-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for sub in SUBPACKAGES:
+    for sub in _packages_in_tree():
         assert f"{sub.replace('.', '/')}/__init__.py" in names, sub
     # Non-Python files of the card folders ship as package data.
     data_files = [n for n in names if n.startswith("rewardkit/") and not n.endswith(".py") and "dist-info" not in n]

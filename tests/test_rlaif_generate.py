@@ -8,9 +8,7 @@ import asyncio
 import pytest
 
 from rewardkit.constitutions.generate import GenerationConfig, agenerate
-from rewardkit.constitutions.progress import MeteredClient
 from rewardkit.constitutions.prompts import PromptItem
-from rewardkit.judges.accounting import Accountant
 from rewardkit.store import KeyedStore
 
 PROMPTS = [
@@ -27,23 +25,24 @@ def policy(tiny_model_dir):
 
 
 def generate(policy, store_path, config):
-    accountant = Accountant()
+    """Generate into ``store_path``; returns the items, the failures and how many policy calls this run made."""
+    before = policy.report().requests
     with KeyedStore(store_path) as store:
-        items, failed = asyncio.run(agenerate(MeteredClient(policy, accountant), PROMPTS, config, store))
-    return items, failed, accountant.report()
+        items, failed = asyncio.run(agenerate(policy, PROMPTS, config, store))
+    return items, failed, policy.report().requests - before
 
 
 def test_k_seeded_samples_per_prompt_and_no_resampling_on_rerun(policy, tmp_path):
     config = GenerationConfig(k=3, temperature=1.0, max_tokens=12, seed=7, concurrency=2)
-    items, failed, usage = generate(policy, tmp_path / "a.jsonl", config)
-    assert failed == 0 and usage.requests == 9
+    items, failed, calls = generate(policy, tmp_path / "a.jsonl", config)
+    assert failed == 0 and calls == 9
     assert [item.prompt_id for item in items] == ["p0", "p1", "p2"]
     for item in items:
         assert 1 <= len(item.candidates) <= 3
         assert len(set(item.candidates)) >= 2, item.candidates  # different seeds -> different samples
 
-    again, _, usage = generate(policy, tmp_path / "a.jsonl", config)
-    assert usage.requests == 0 and again == items
+    again, _, calls = generate(policy, tmp_path / "a.jsonl", config)
+    assert calls == 0 and again == items
 
     fresh, _, _ = generate(policy, tmp_path / "b.jsonl", config)
     assert fresh == items  # same seeds, same samples

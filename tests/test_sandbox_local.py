@@ -147,29 +147,34 @@ def test_a_killed_forkserver_is_replaced_and_reported_as_sandbox_error():
         assert result.ok and result.stdout == b"2\n", "a dead idle forkserver is replaced before the run"
 
 
-def test_weak_tier_runs_and_warns_once(caplog):
-    import rewardkit.sandboxes.local.backend as local
-
-    local._warned.discard("weak-tier")
-    with (
-        caplog.at_level(logging.WARNING, logger="rewardkit.sandboxes.local.backend"),
-        LocalSandbox(tier="subprocess") as weak,
-    ):
+def test_weak_tier_runs_only_when_opted_in():
+    with pytest.raises(ValueError, match="isolation='weak'"):
+        LocalSandbox(tier="subprocess")
+    with LocalSandbox(tier="subprocess", isolation="weak") as weak:
         assert weak.tier == "subprocess"
+        assert "WEAK ISOLATION" in weak.isolation_warning
         assert weak.run(py("print(input())", stdin="w")).stdout == b"w\n"
         assert weak.run(py("while True: pass", limits=Limits(wall_time_s=1))).status is RunStatus.TIMEOUT
 
 
-def test_auto_tier_without_bwrap_falls_back_with_one_loud_warning(caplog, monkeypatch):
+def test_auto_tier_without_bwrap_refuses_unless_weak_is_opted_in(caplog, monkeypatch, tmp_path):
     import rewardkit.sandboxes.local.backend as local
 
-    monkeypatch.setattr(local, "find_bwrap", lambda: None)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on PATH: the real lookup finds nothing
+    with LocalSandbox() as strong:
+        assert strong.tier == "unavailable" and strong.isolation_warning is None
+        result = strong.run(py("print(1)"))
+        assert result.status is RunStatus.SANDBOX_ERROR
+        assert "apt-get install bubblewrap" in result.message and "isolation='weak'" in result.message
     local._warned.discard("weak-tier")
     with caplog.at_level(logging.WARNING, logger="rewardkit.sandboxes.local.backend"):
-        first, second = LocalSandbox(), LocalSandbox()
+        first, second = LocalSandbox(isolation="weak"), LocalSandbox(isolation="weak")
         assert first.tier == "subprocess" and second.tier == "subprocess"
+        assert first.run(py("print(input())", stdin="w")).stdout == b"w\n"
     warnings = [r for r in caplog.records if "WEAK ISOLATION" in r.getMessage()]
     assert len(warnings) == 1
+    first.close()
+    second.close()
 
 
 MEMORY_SPLIT = """

@@ -130,7 +130,7 @@ class CharacterShareConfig(RewardConfig):
 
 
 @register_reward("character_share")
-class CharacterShare(Reward):
+class CharacterShare(Reward[CharacterShareConfig]):
     """Share of the completion's non-space characters that belong to ``characters``.
 
     ``score = |{c in text, c not space, c in characters}| / |{c in text, c not space}|``; an empty
@@ -140,11 +140,8 @@ class CharacterShare(Reward):
     [0.5]
     """
 
-    name = "character_share"
-    Config = CharacterShareConfig
-
     def score_one(self, completion: str, row: dict[str, Any]) -> RewardResult:
-        allowed = set(self.config.characters)  # type: ignore[attr-defined]
+        allowed = set(self.config.characters)
         visible = [c for c in completion if not c.isspace()]
         if not visible:
             return RewardResult(score=0.0, reason="empty completion")

@@ -81,8 +81,13 @@ class EmbeddedServer:
         n_ctx: int = 2048,
         n_threads: int | None = None,
         startup_timeout: float = 90.0,
+        prompt_cache: bool = False,
     ) -> None:
         self.model_path = Path(model_path) if model_path else packaged_model_path()
+        # llama.cpp's RAM prompt cache: a request whose prompt shares a prefix with an earlier one (the two orders
+        # of a pair share everything before the first response) resumes from that prefix's saved state. Off by
+        # default: with SmolLM2 and short judge prompts, saving states cost more than it saved (bench/judge.py).
+        self.prompt_cache = prompt_cache
         self.model = model
         self.host = host
         self.port = port
@@ -117,6 +122,8 @@ class EmbeddedServer:
         ]  # fmt: skip
         if self.n_threads:
             command += ["--n_threads", str(self.n_threads)]
+        if self.prompt_cache:
+            command += ["--cache", "True", "--cache_type", "ram"]
         return command
 
     def start(self) -> EmbeddedServer:

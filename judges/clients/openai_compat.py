@@ -9,6 +9,7 @@ jitter (honouring ``Retry-After``); other 4xx fail at once. After the last attem
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import threading
@@ -57,6 +58,8 @@ class OpenAIChatClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.logprobs_supported = True  # turned off when the endpoint refuses them
+        # OpenAI and vLLM take {"type": "json_schema", ...}; llama.cpp's server only {"type": "json_object", "schema"}.
+        self.schema_style = "json_schema"
         self.stats = TransportStats()
         self._sync_client: Any = None
         self._async_clients: dict[int, tuple[Any, Any]] = {}
@@ -129,6 +132,8 @@ class OpenAIChatClient:
         if params.top_logprobs > 0 and self.logprobs_supported:
             request["logprobs"] = True
             request["top_logprobs"] = params.top_logprobs
+        if params.json_schema is not None:
+            request["response_format"] = response_format(params.json_schema, self.schema_style)
         return request
 
     def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
@@ -140,7 +145,7 @@ class OpenAIChatClient:
                 response = self._sync().chat.completions.create(**request)
                 return to_chat_result(response, self.model)
             except Exception as exc:
-                if self._refused_logprobs(exc, request):
+                if self._refused_logprobs(exc, request) or self._refused_schema_style(exc, request):
                     continue
                 time.sleep(self._retry_delay(exc, attempt))
                 attempt += 1
@@ -154,7 +159,7 @@ class OpenAIChatClient:
                 response = await self._async().chat.completions.create(**request)
                 return to_chat_result(response, self.model)
             except Exception as exc:
-                if self._refused_logprobs(exc, request):
+                if self._refused_logprobs(exc, request) or self._refused_schema_style(exc, request):
                     continue
                 await asyncio.sleep(self._retry_delay(exc, attempt))
                 attempt += 1
@@ -173,6 +178,15 @@ class OpenAIChatClient:
         request.pop("top_logprobs", None)
         return True
 
+    def _refused_schema_style(self, exc: Exception, request: dict[str, Any]) -> bool:
+        """llama.cpp refuses ``json_schema`` and names ``json_object``: switch style (for good) and ask again."""
+        response_format_ = request.get("response_format")
+        if not response_format_ or response_format_.get("type") != "json_schema" or "json_object" not in str(exc):
+            return False
+        self.schema_style = "json_object"
+        request["response_format"] = {"type": "json_object", "schema": response_format_["json_schema"]["schema"]}
+        return True
+
     def _retry_delay(self, exc: Exception, attempt: int) -> float:
         """Seconds to wait before the next attempt, or raise :class:`JudgeError` when not retryable."""
         retryable, what = classify_error(exc)
@@ -188,6 +202,14 @@ class OpenAIChatClient:
             delay = min(self.max_backoff, max(delay, retry_after))
         logger.info("judge request failed (%s); retry %d in %.2fs", what, attempt + 1, delay)
         return delay
+
+
+def response_format(schema_json: str, style: str) -> dict[str, Any]:
+    """The ``response_format`` that asks an endpoint for an answer following ``schema_json``."""
+    schema = json.loads(schema_json)
+    if style == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
 
 
 def classify_error(exc: Exception) -> tuple[bool, str]:

@@ -68,11 +68,6 @@ def bootstrap(
     return Estimate(value=point, low=float(low), high=float(high), n=n_items)
 
 
-def mean_or_nan(values: np.ndarray) -> float:
-    values = values[np.isfinite(values)]
-    return float(values.mean()) if values.size else float("nan")
-
-
 def cohen_kappa(first: Sequence[Hashable], second: Sequence[Hashable]) -> float:
     """Cohen's kappa of two label sequences: (p_o - p_e) / (1 - p_e); NaN when undefined.
 

@@ -24,6 +24,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     score.add_argument(
         "--overwrite", action="store_true", help="start OUT afresh (default: resume, skipping rows already in OUT)"
     )
+    score.add_argument(
+        "--ray",
+        default=None,
+        metavar="auto|ADDRESS",
+        help="score across a Ray cluster (needs rewardkit[ray]); same output and resume as a local run",
+    )
+    score.add_argument("--ray-actors", type=int, default=None, help="actors with --ray (default: one per cluster CPU)")
     score.set_defaults(func=cmd_score)
 
 
@@ -31,16 +38,34 @@ def cmd_score(args: argparse.Namespace) -> int:
     from rewardkit.registry import get_reward
 
     config = load_config_arg(args.config)
-    reward = get_reward(args.reward, config)
-    tally = score_file(
-        reward,
-        args.data,
-        args.out,
-        reward_name=args.reward,
-        config=config,
-        completion_column=args.completion_column,
-        batch_size=args.batch_size,
-        overwrite=args.overwrite,
-    )
+    reward = get_reward(args.reward, config) if not args.ray else _ray_reward(args, config)
+    try:
+        # the scorer id names the inner reward and config: a run resumes across local and --ray
+        tally = score_file(
+            reward,
+            args.data,
+            args.out,
+            reward_name=args.reward,
+            config=config,
+            completion_column=args.completion_column,
+            batch_size=args.batch_size,
+            overwrite=args.overwrite,
+        )
+    finally:
+        if args.ray:
+            reward.close()  # type: ignore[attr-defined]
     print(f"{tally.total} samples: {tally.summary()} -> {args.out}")
     return 0
+
+
+def _ray_reward(args: argparse.Namespace, config: dict):
+    """The reward as a pool of actors on the cluster at ``--ray``; a missing cluster is a one-line error."""
+    from rewardkit.adapters.ray.connect import ClusterUnavailable
+    from rewardkit.adapters.ray.score import cluster_pool
+
+    if args.ray_actors is not None and args.ray_actors < 1:
+        raise ValueError("--ray-actors must be at least 1")
+    try:
+        return cluster_pool({"name": args.reward, "config": config}, args.ray, num_actors=args.ray_actors)
+    except ClusterUnavailable as exc:
+        raise ValueError(f"--ray {args.ray}: {exc}") from None

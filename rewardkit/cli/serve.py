@@ -61,7 +61,10 @@ def settings_from_args(args: argparse.Namespace):
 def cmd_serve(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from rewardkit.adapters.serve.runner import run_server
+    try:
+        from rewardkit.adapters.serve.runner import run_server
+    except ImportError as exc:
+        raise ValueError(f"rewardkit serve needs the 'serve' extra (pip install 'rewardkit[serve]'): {exc}") from None
     from rewardkit.adapters.serve.specs import load_served
 
     try:

@@ -1,4 +1,4 @@
-"""``rewardkit train grpo|dpo|ipo|kto|orpo --config FILE``: the mini trainers from a YAML config.
+"""``rewardkit train grpo|dpo|ipo|kto|orpo|rm --config FILE``: the mini trainers from a YAML config.
 
 The config is the algorithm's options (see ``MiniGRPOConfig``, ``MiniDPOConfig``, ...) plus where the rows
 come from: ``data`` (any file ``datasets`` reads) or ``task`` (a procedural generator). Example::
@@ -30,10 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import rewardkit.adapters.demo.tasks  # noqa: F401  (registers character_share for every command)
 
-ALGORITHMS = ("grpo", "dpo", "ipo", "kto", "orpo")
+ALGORITHMS = ("grpo", "dpo", "ipo", "kto", "orpo", "rm")
 
 #: Which row shape each algorithm reads, and the procedural tasks that produce it.
-ROW_SHAPES = {"grpo": "prompt", "dpo": "pair", "ipo": "pair", "orpo": "pair", "kto": "unpaired"}
+ROW_SHAPES = {"grpo": "prompt", "dpo": "pair", "ipo": "pair", "orpo": "pair", "kto": "unpaired", "rm": "pair"}
 TASK_SHAPES = {
     "arithmetic": "prompt",
     "digit_run": "prompt",
@@ -75,6 +75,8 @@ def run_config_class(algorithm: str) -> type[BaseModel]:
         from rewardkit.adapters.mini.kto import MiniKTOConfig as base
     elif algorithm == "orpo":
         from rewardkit.adapters.mini.orpo import MiniORPOConfig as base
+    elif algorithm == "rm":
+        from rewardkit.adapters.mini.reward_model import MiniRMConfig as base
     else:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     return type(f"{algorithm.upper()}RunConfig", (base, DataSource), {"__module__": __name__})
@@ -137,6 +139,10 @@ def run(algorithm: str, config: Any) -> list[dict[str, float]]:
         from rewardkit.adapters.mini.dpo import MiniDPOConfig, train_dpo
 
         return train_dpo(MiniDPOConfig.model_validate(options), rows)
+    if algorithm == "rm":
+        from rewardkit.adapters.mini.reward_model import MiniRMConfig, train_rm
+
+        return train_rm(MiniRMConfig.model_validate(options), rows)
     if algorithm == "kto":
         from rewardkit.adapters.mini.kto import MiniKTOConfig, train_kto
 
@@ -190,7 +196,7 @@ RESTART_POLICY = (
 
 def add_commands(subparsers: Any) -> None:
     """Add ``train`` with one sub-command per algorithm."""
-    train = subparsers.add_parser("train", help="train a causal LM with the mini trainers (GRPO, DPO, IPO, KTO, ORPO)")
+    train = subparsers.add_parser("train", help="the mini trainers: GRPO, DPO, IPO, KTO, ORPO, and RM (a reward model)")
     algos = train.add_subparsers(title="algorithms", metavar="ALGORITHM")
     for name in ALGORITHMS:
         p = algos.add_parser(name, help=f"mini {name.upper()} from a YAML config", description=RESTART_POLICY)

@@ -15,6 +15,9 @@ TAGS = {
     "python": {"python", "py", "python3", "py3"},
     "cpp": {"cpp", "c++", "cc", "cxx", "hpp"},
     "javascript": {"javascript", "js", "node", "nodejs", "mjs"},
+    "java": {"java"},
+    "go": {"go", "golang"},
+    "rust": {"rust", "rs"},
 }
 
 Which = Literal["last", "first", "raw"]

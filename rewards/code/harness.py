@@ -21,7 +21,10 @@ Why a pass cannot be forged:
   class or instance whose calls and attribute reads are recorded the same way). The replay stage runs the
   same program in a process that never loaded the solution, each site replaced by a lookup keyed by the
   inputs *this* process computed; a missing entry fails the test (the test's ``except Exception`` cannot
-  catch it).
+  catch it) and the reason says the two stages diverged. Both stages give the test its own ``random`` seeded
+  from the test's text (HumanEval/38, /50, /53 draw inputs from it) and a fixed hash seed, so a test that
+  draws random inputs replays the same draws; objects the solution returns are keyed by a handle
+  (``key#n``), so setup code that builds the solution's objects and passes them back (MBPP's trees) replays.
 
 Threat model. The solution controls its process completely: it can patch builtins, walk the harness frames
 to find the nonce, and print any record. What it reports is therefore only ever used as *the solution's
@@ -43,14 +46,17 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import hashlib
 import json
 import math
+import re
 import secrets
 import sys
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.rewards.code.test_formats import AssertTest, CallTest, StdioTest
+from rewardkit.rewards.code.test_formats import AssertTest, CallTest, Checker, StdioTest
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 
 SPEC_FILE = "rk_spec.json"
@@ -61,7 +67,13 @@ TRUSTED_NAMES = frozenset(dir(builtins)) | frozenset(sys.stdlib_module_names)
 RUNTIME = r"""
 import builtins, importlib, json, math, os, sys
 
-def _rk_encode(x, depth=0):
+import collections as _rk_collections
+# dict subclasses of the standard library that compare equal to a dict with the same items; checked by identity
+_RK_DICTS = {c.__name__: c for c in (_rk_collections.Counter, _rk_collections.defaultdict, _rk_collections.OrderedDict)}
+
+def _rk_encode(x, depth=0, handles=False):
+    # handles=True (keys only): a recorded solution object stands for itself by its handle, so a test that
+    # passes the solution's objects back to it (MBPP's trees built in setup code) is keyed the same in both stages
     if depth > 200:
         raise ValueError("value nested too deeply")
     t = type(x)
@@ -70,14 +82,20 @@ def _rk_encode(x, depth=0):
     if t is float:
         return x if math.isfinite(x) else {"$float": repr(x)}
     if t is list:
-        return [_rk_encode(v, depth + 1) for v in x]
+        return [_rk_encode(v, depth + 1, handles) for v in x]
     if t is tuple:
-        return {"$tuple": [_rk_encode(v, depth + 1) for v in x]}
+        return {"$tuple": [_rk_encode(v, depth + 1, handles) for v in x]}
     if t is set or t is frozenset:
-        items = [_rk_encode(v, depth + 1) for v in x]
+        items = [_rk_encode(v, depth + 1, handles) for v in x]
         return {"$set": sorted(items, key=lambda i: json.dumps(i, sort_keys=True))}
-    if t is dict:
-        return {"$dict": [[_rk_encode(k, depth + 1), _rk_encode(v, depth + 1)] for k, v in x.items()]}
+    if t is dict or (t.__module__ == "collections" and t.__name__ in _RK_DICTS and t is _RK_DICTS[t.__name__]):
+        pairs = dict.items(x)
+        return {"$dict": [[_rk_encode(k, depth + 1, handles), _rk_encode(v, depth + 1, handles)] for k, v in pairs]}
+    if t is complex:
+        return {"$complex": [_rk_encode(x.real, depth + 1), _rk_encode(x.imag, depth + 1)]}
+    if handles and (t is _RkRecorder or t is _RkStub):
+        handle = object.__getattribute__(x, "_rk")
+        return {"$obj": handle[0] if t is _RkRecorder else handle}
     raise TypeError("not a plain value: " + t.__name__)
 
 def _rk_decode(x):
@@ -91,6 +109,8 @@ def _rk_decode(x):
             return tuple(_rk_decode(v) for v in body)
         if tag == "$set":
             return {_rk_decode(v) for v in body}
+        if tag == "$complex":
+            return complex(_rk_decode(body[0]), _rk_decode(body[1]))
         if tag == "$dict":
             return {_rk_decode(k): _rk_decode(v) for k, v in body}
         raise ValueError("unknown tag " + tag)
@@ -98,13 +118,19 @@ def _rk_decode(x):
 
 _RK_PLAIN = (type(None), bool, int, float, str, list, tuple, set, frozenset, dict)
 _RK_TABLE = {}
+_RK_OBJECTS = {}  # key -> how many solution objects that key has produced so far (handle = key#n)
+
+def _rk_handle(key):
+    count = _RK_OBJECTS.get(key, 0)
+    _RK_OBJECTS[key] = count + 1
+    return key + "#" + str(count)
 
 class _RkMissing(BaseException):
     # a result the record stage did not report: the test fails, and `except Exception` in a test cannot hide it
     pass
 
 def _rk_key(site, parts):
-    return site + "|" + json.dumps(_rk_encode(parts), sort_keys=True, allow_nan=False)
+    return site + "|" + json.dumps(_rk_encode(parts, handles=True), sort_keys=True, allow_nan=False)
 
 def _rk_call_parts(args, kwargs):
     return [list(args), [[k, kwargs[k]] for k in sorted(kwargs)]]
@@ -124,7 +150,7 @@ def _rk_rec(site, parts, thunk):
         raise
     if type(value) not in _RK_PLAIN:
         _RK_TABLE.setdefault(key, {"object": True})
-        return _RkRecorder(key, value)
+        return _RkRecorder(_rk_handle(key), value)
     try:
         entry = {"value": _rk_encode(value)}
     except Exception:
@@ -158,7 +184,7 @@ def _rk_replay(site, parts):
         error = error if isinstance(error, type) and issubclass(error, Exception) else Exception
         raise error("raised by the solution")
     if "object" in entry:
-        return _RkStub(key)
+        return _RkStub(_rk_handle(key))
     return _rk_decode(entry["value"])
 
 class _RkStub:
@@ -173,9 +199,41 @@ class _RkStub:
 def _rk_program_passes(source, scope):
     try:
         exec(compile(source, "<test>", "exec"), scope)
+    except _RkMissing:
+        return "diverged"
     except BaseException:
         return False
     return True
+
+def _rk_test_random(seed):
+    # the test's own `random`, seeded by the parent: record and replay draw the same inputs, and the
+    # solution's use of the real module cannot shift the test's draws
+    import random, types
+    private = types.ModuleType("random")
+    generator = random.Random(seed)
+    shared = getattr(random, "_inst", None)
+    for name in dir(random):
+        value = getattr(random, name)
+        if shared is not None and getattr(value, "__self__", None) is shared:
+            value = getattr(generator, name)
+        setattr(private, name, value)
+    return private
+
+def _rk_test_scope(base, spec, modules):
+    # builtins whose import hands the test its private `random` (imports inside check() included)
+    private = _rk_test_random(spec.get("seed", 0))
+    real_import = builtins.__import__
+    def test_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "random" and level == 0:
+            return private
+        return real_import(name, globals, locals, fromlist, level)
+    test_builtins = dict(builtins.__dict__, __import__=test_import)
+    scope = dict(base)
+    scope.update(modules)
+    if "random" in modules:
+        scope["random"] = private
+    scope["__builtins__"] = test_builtins
+    return scope
 
 def _rk_main():
     with open("rk_spec.json") as handle:
@@ -193,23 +251,27 @@ def _rk_main():
 
     modules = {name: importlib.import_module(name) for name in spec.get("modules", [])}
     if spec["mode"] == "check":
-        passed = []
+        passed, diverged = [], []
         for check in spec["checks"]:
             if check["values"] is None:
                 passed.append(False)
                 continue
             if "replay" in check:
                 _RK_TABLE.clear()
+                _RK_OBJECTS.clear()
                 _RK_TABLE.update(check["values"])
-                scope = dict(modules, __builtins__=builtins, __rk_replay=_rk_replay, __name__="__rk_test__")
-                passed.append(_rk_program_passes(check["replay"], scope))
+                base = {"__rk_replay": _rk_replay, "__name__": "__rk_test__"}
+                outcome = _rk_program_passes(check["replay"], _rk_test_scope(base, check, modules))
+                passed.append(outcome is True)
+                if outcome == "diverged":
+                    diverged.append(len(passed) - 1)
                 continue
             scope = dict(modules, __builtins__=builtins, __rk_v=[_rk_decode(v) for v in check["values"]])
             try:
                 passed.append(bool(eval(compile(check["source"], "<test>", "eval"), scope)))
             except Exception:
                 passed.append(False)
-        emit({"passed": passed})
+        emit({"passed": passed, "diverged": diverged})
         os._exit(0)
     with open("solution.py", encoding="utf-8") as handle:
         source = handle.read()
@@ -231,20 +293,23 @@ def _rk_main():
                 os._exit(0)
             record = {"value": _rk_encode(target(*spec["args"]))}
         elif spec["mode"] == "record":
-            test_scope = dict(scope, __rk_rec=_rk_rec, __name__="__rk_test__")
+            test_scope = _rk_test_scope(dict(scope, __rk_rec=_rk_rec, __name__="__rk_test__"), spec, modules)
             _rk_program_passes(spec["program"], test_scope)
             record = {"table": _RK_TABLE}
         elif spec["mode"] == "whole":
-            record = {"passed": _rk_program_passes(spec["program"], dict(scope, __name__="__rk_test__"))}
+            test_scope = _rk_test_scope(dict(scope, __name__="__rk_test__"), spec, modules)
+            record = {"passed": _rk_program_passes(spec["program"], test_scope) is True}
         else:
             record = {"values": [_rk_encode(eval(compile(e, "<test>", "eval"), scope)) for e in spec["exprs"]]}
     except BaseException as exc:
         record = {"error": type(exc).__name__ + ": " + str(exc)[:200]}
     emit(record)
     os._exit(0)
-
-_rk_main()
 """
+#: The harness above is a module (shipped beside every run as ``rk_harness.py``; the local backend's warm
+#: forkserver imports it once, so runs skip compiling it); ``main.py`` only starts it.
+RUNTIME_MODULE = "rk_harness"
+LAUNCHER = f"import os, sys\nsys.path.insert(0, os.getcwd())\nimport {RUNTIME_MODULE}\n{RUNTIME_MODULE}._rk_main()\n"
 
 
 class PlainValueError(ValueError):
@@ -268,6 +333,10 @@ def decode_plain(obj: Any, depth: int = 0) -> Any:
             return float(body)
         if tag == "$tuple" and type(body) is list:
             return tuple(decode_plain(v, depth + 1) for v in body)
+        if tag == "$complex" and type(body) is list and len(body) == 2:
+            real, imag = (decode_plain(v, depth + 1) for v in body)
+            if type(real) is float and type(imag) is float:
+                return complex(real, imag)
         if tag == "$set" and type(body) is list:
             try:
                 return {decode_plain(v, depth + 1) for v in body}
@@ -298,6 +367,15 @@ def strict_equal(actual: Any, expected: Any, rel_tol: float = 1e-9) -> bool:
     if type(expected) in (set, frozenset):
         return actual == expected and {type(v) for v in actual} == {type(v) for v in expected}
     return actual == expected
+
+
+def python_equal(actual: Any, expected: Any) -> bool:
+    """Python's own ``==`` (``1 == 1.0 == True``), safe here: both sides are decoded plain values, so no
+    solution-defined ``__eq__`` takes part. Used where the test itself is Python (``assert f(x) == 4``)."""
+    try:
+        return bool(actual == expected)
+    except RecursionError:
+        return False
 
 
 def as_json_data(value: Any) -> Any:
@@ -331,6 +409,38 @@ def stdout_matches(stdout: bytes, expected: str) -> bool:
     except UnicodeDecodeError:
         return False
     return output_lines(text) == output_lines(expected)
+
+
+def tokens_match(stdout: bytes, expected: str, checker: Checker) -> bool:
+    """The ``tokens``/``float`` special judges, decided here from the output's text."""
+    try:
+        actual = stdout.decode("utf-8").split()
+    except UnicodeDecodeError:
+        return False
+    wanted = expected.split()
+    if len(actual) != len(wanted):
+        return False
+    return all(
+        a == w or (checker.kind == "float" and _close(a, w, checker)) for a, w in zip(actual, wanted, strict=True)
+    )
+
+
+def _close(actual: str, expected: str, checker: Checker) -> bool:
+    try:
+        a, e = float(actual), float(expected)
+    except ValueError:
+        return False
+    if not (math.isfinite(a) and math.isfinite(e)):
+        return False
+    return abs(a - e) <= checker.abs_tol or abs(a - e) <= checker.rel_tol * abs(e)
+
+
+def checker_request(checker: Checker, test: StdioTest, stdout: bytes, limits: Limits) -> RunRequest:
+    """The special judge's own run: the dataset's checker, the input, the solution's output and the answer."""
+    files = {"checker.py": checker.source, "input.txt": test.input, "output.txt": stdout, "answer.txt": test.output}
+    return RunRequest(
+        argv=["python3", "checker.py", "input.txt", "output.txt", "answer.txt"], files=files, limits=limits
+    )
 
 
 def records(stdout: bytes, nonce: str) -> list[dict]:
@@ -413,22 +523,47 @@ def _root_name(node: ast.expr) -> str | None:
     return root.id if isinstance(root, ast.Name) else None
 
 
-def plan_assert(test: AssertTest) -> AssertPlan | ProgramPlan:
+def solution_names(code: str) -> frozenset[str]:
+    """Top-level names a solution defines (empty when it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    names: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import, ast.ImportFrom)):
+            names |= _bound_names(statement)
+    return frozenset(names)
+
+
+def _tested_names(names: set[str], defined: frozenset[str]) -> set[str]:
+    """The solution's names among ``names``. A builtin name counts only when the test names nothing else of
+    the solution (MBPP tests a function called ``sum``); otherwise a solution redefining ``len`` or ``abs``
+    would take over the test's own glue."""
+    user = {n for n in names if n not in TRUSTED_NAMES}
+    return user or {n for n in names if n in defined}
+
+
+@functools.lru_cache(maxsize=4096)  # a GRPO group shares its tests: plan them once (plans are immutable)
+def plan_assert(test: AssertTest, defined: frozenset[str] = frozenset()) -> AssertPlan | ProgramPlan:
     """Split ``test`` into values and glue; comprehensions, lambdas, ``:=`` and programs get a :class:`ProgramPlan`."""
     if test.program:
-        return plan_program(test.source)
+        return plan_program(test.source, defined)
     statement = ast.parse(test.source).body[0]
     names = {n.id for n in ast.walk(statement.test) if isinstance(n, ast.Name)}
-    user_names = {n for n in names if n not in TRUSTED_NAMES}
+    user_names = _tested_names(names, defined)
     modules = tuple(sorted(n for n in names if n in sys.stdlib_module_names and n not in dir(builtins)))
     called = {id(_root_node(n.func)) for n in ast.walk(statement.test) if isinstance(n, ast.Call)}
     for node in ast.walk(statement.test):
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)):
-            return plan_program(test.source)
+            return plan_program(test.source, defined)
         if isinstance(node, ast.Name) and (
             node.id in DYNAMIC_ACCESS or (node.id in user_names and id(node) not in called)
         ):
-            return plan_program(test.source)  # eval(...), or a solution name passed as a value (map(f, xs), CONST)
+            # eval(...), or a solution name passed as a value (map(f, xs), CONST)
+            return plan_program(test.source, defined)
     splitter = _SplitUserParts(user_names)
     check = splitter.visit(statement.test)
     ast.fix_missing_locations(check)
@@ -471,6 +606,11 @@ class ProgramPlan:
     replay: str
     modules: tuple[str, ...]
     untrusted: str | None
+
+    @property
+    def seed(self) -> int:
+        """Seed of the test's private ``random``, the same in both stages (derived from the test itself)."""
+        return int.from_bytes(hashlib.sha256(self.source.encode()).digest()[:4], "big")
 
 
 def _bound_names(tree: ast.AST) -> set[str]:
@@ -573,23 +713,24 @@ def _untrusted_reason(tree: ast.Module, user_names: set[str]) -> str | None:
     return None
 
 
-def plan_program(source: str) -> ProgramPlan:
+@functools.lru_cache(maxsize=4096)
+def plan_program(source: str, defined: frozenset[str] = frozenset()) -> ProgramPlan:
     """Plan a test program (an assert with comprehensions/lambdas, setup lines + asserts, a HumanEval check)."""
     tree = ast.parse(source)
     bound = _bound_names(tree)
     loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     free = loaded - bound
-    user_names = {n for n in free if n not in TRUSTED_NAMES}
+    user_names = _tested_names(free, defined)
     modules = tuple(sorted(n for n in free if n in sys.stdlib_module_names and n not in dir(builtins)))
     sources = []
     problems: list[str] = []
     for replay in (False, True):
         sites = _Sites(user_names, replay)
-        transformed = ast.fix_missing_locations(sites.visit(ast.parse(source)))
+        transformed = sites.visit(ast.parse(source))  # unparsed to text (and compiled from it): no locations needed
         sources.append(ast.unparse(transformed))
         problems = sites.problems
     untrusted = "; ".join(problems) or _untrusted_reason(tree, user_names)
-    for text in (source, *sources):
+    for text in (tree, *sources):
         compile(text, "<test>", "exec")  # SyntaxError (e.g. `return` outside a function): the test is unusable
     return ProgramPlan(source, sources[0], sources[1], modules, untrusted or None)
 
@@ -617,33 +758,43 @@ def new_nonce() -> str:
     return "RK" + secrets.token_hex(16)
 
 
+def _harness_files() -> dict[str, str]:
+    return {"main.py": LAUNCHER, f"{RUNTIME_MODULE}.py": RUNTIME}
+
+
 def _spec_file(spec: dict[str, Any]) -> str:
     return json.dumps(spec)
 
 
 def python_call_request(code: str, fn_name: str, test: CallTest, nonce: str, limits: Limits) -> RunRequest:
     spec = {"nonce": nonce, "mode": "call", "fn_name": fn_name, "args": list(test.args)}
-    files = {"main.py": RUNTIME, "solution.py": code, SPEC_FILE: _spec_file(spec)}
+    files = {**_harness_files(), "solution.py": code, SPEC_FILE: _spec_file(spec)}
     return RunRequest(argv=["python3", "main.py"], files=files, limits=limits)
 
 
 def python_exprs_request(code: str, plan: AssertPlan, nonce: str, limits: Limits) -> RunRequest:
     spec = {"nonce": nonce, "mode": "exprs", "exprs": list(plan.exprs), "modules": list(plan.modules)}
-    files = {"main.py": RUNTIME, "solution.py": code, SPEC_FILE: _spec_file(spec)}
+    files = {**_harness_files(), "solution.py": code, SPEC_FILE: _spec_file(spec)}
     return RunRequest(argv=["python3", "main.py"], files=files, limits=limits)
 
 
 def python_program_request(code: str, plan: ProgramPlan, nonce: str, limits: Limits, whole: bool) -> RunRequest:
     """Record stage (``whole=False``) or the untrusted whole-program run next to the solution (``whole=True``)."""
     program = plan.source if whole else plan.record
-    spec = {"nonce": nonce, "mode": "whole" if whole else "record", "program": program, "modules": list(plan.modules)}
-    files = {"main.py": RUNTIME, "solution.py": code, SPEC_FILE: _spec_file(spec)}
+    spec = {
+        "nonce": nonce,
+        "mode": "whole" if whole else "record",
+        "program": program,
+        "modules": list(plan.modules),
+        "seed": plan.seed,
+    }
+    files = {**_harness_files(), "solution.py": code, SPEC_FILE: _spec_file(spec)}
     return RunRequest(argv=["python3", "main.py"], files=files, limits=limits)
 
 
 def _check_entry(plan: AssertPlan | ProgramPlan, values: Any) -> dict[str, Any]:
     if isinstance(plan, ProgramPlan):
-        return {"replay": plan.replay, "values": values}
+        return {"replay": plan.replay, "values": values, "seed": plan.seed}
     return {"source": plan.check, "values": values}
 
 
@@ -657,7 +808,7 @@ def python_check_request(checks: list[tuple[AssertPlan | ProgramPlan, Any]], non
         "checks": [_check_entry(plan, values) for plan, values in checks],
     }
     return RunRequest(
-        argv=["python3", "main.py"], files={"main.py": RUNTIME, SPEC_FILE: _spec_file(spec)}, limits=limits
+        argv=["python3", "main.py"], files={**_harness_files(), SPEC_FILE: _spec_file(spec)}, limits=limits
     )
 
 
@@ -668,11 +819,79 @@ def stdio_request(language: str, program: str | bytes, test: StdioTest, limits: 
         )
     if language == "javascript":
         return RunRequest(argv=["node", "solution.js"], files={"solution.js": program}, stdin=test.input, limits=limits)
-    if language == "cpp":
+    if language == "java":
+        heap = f"-Xmx{limits.memory_mb}m"
+        limits = _reserving_runtime(limits, tasks=COMPILER_TASKS)
+        argv = ["java", *JVM_FLAGS, heap, "-Xss64m", "-XX:TieredStopAtLevel=1", "-jar", "solution.jar"]
+        return RunRequest(argv=argv, files={"solution.jar": program}, stdin=test.input, limits=limits)
+    if language == "go":
+        limits = _reserving_runtime(limits, tasks=limits.max_processes)
+        return RunRequest(argv=["./solution"], files={"solution": program}, stdin=test.input, limits=limits)
+    if language in COMPILED:
         return RunRequest(argv=["./solution"], files={"solution": program}, stdin=test.input, limits=limits)
     raise ValueError(f"no stdio runner for {language}")
 
 
+#: languages compiled once per distinct program; the artefact ``solution`` (a binary, or a jar for Java) is
+#: fetched back and handed to every test's run
+COMPILED = ("cpp", "java", "go", "rust")
+#: what to install (Debian packages) when a compiler is missing from the sandbox
+TOOLCHAINS = {
+    "cpp": "apt-get install g++",
+    "java": "apt-get install default-jdk-headless",
+    "go": "apt-get install golang-go",
+    "rust": "apt-get install rustc",
+}
+#: compilers and the JVM start many threads: their runs get this many tasks
+COMPILER_TASKS = 64
+JAVA_CLASS = re.compile(r"^\s*public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+#: keep the JVM's up-front reservations small enough for an address-space limit
+JVM_FLAGS = ("-XX:+UseSerialGC", "-XX:CompressedClassSpaceSize=64m", "-XX:ReservedCodeCacheSize=64m", "-Xshare:auto")
+
+
+def _reserving_runtime(limits: Limits, tasks: int) -> Limits:
+    """The JVM and the Go runtime reserve address space far beyond what they use (like V8): their runs get
+    ``memory_mb + 2048`` (the Java heap stays capped at the requested size by ``-Xmx``)."""
+    return limits.model_copy(
+        update={"memory_mb": limits.memory_mb + 2048, "max_processes": max(limits.max_processes, tasks)}
+    )
+
+
+def java_main_class(code: str) -> str:
+    """The public class (its file must be named after it); ``Main`` when none is declared public."""
+    match = JAVA_CLASS.search(code)
+    return match.group(1) if match else "Main"
+
+
+def compile_request(language: str, code: str, limits: Limits) -> RunRequest:
+    """One sandboxed compile; success leaves ``solution`` to fetch back."""
+    limits = limits.model_copy(update={"max_processes": max(limits.max_processes, COMPILER_TASKS)})
+    if language == "cpp":
+        argv = ["g++", "-O2", "-std=c++17", "-pipe", "-o", "solution", "solution.cpp"]
+        return RunRequest(argv=argv, files={"solution.cpp": code}, limits=limits, fetch_files=["solution"])
+    if language == "java":
+        name = java_main_class(code)
+        jvm = " ".join(f"-J{flag}" for flag in (*JVM_FLAGS, "-Xmx512m"))
+        script = (
+            f"javac {jvm} -encoding UTF-8 -d classes {name}.java"
+            f" && printf 'Main-Class: {name}\\n' > manifest && jar {jvm} -cfm solution manifest -C classes ."
+        )
+        return RunRequest(
+            argv=["sh", "-c", script], files={f"{name}.java": code}, limits=limits, fetch_files=["solution"]
+        )
+    if language == "go":
+        script = "export GOCACHE=/tmp/go-cache GOPATH=/tmp/go GO111MODULE=off && go build -o solution solution.go"
+        return RunRequest(
+            argv=["sh", "-c", script], files={"solution.go": code}, limits=limits, fetch_files=["solution"]
+        )
+    if language == "rust":
+        # one codegen unit: few threads, so a sandbox that caps tasks (a remote one at its default) still compiles
+        argv = ["rustc", "--edition", "2021", "-O", "-C", "codegen-units=1", "-o", "solution", "solution.rs"]
+        return RunRequest(argv=argv, files={"solution.rs": code}, limits=limits, fetch_files=["solution"])
+    raise ValueError(f"{language} is not compiled")
+
+
 def cpp_compile_request(code: str, limits: Limits) -> RunRequest:
-    argv = ["g++", "-O2", "-std=c++17", "-pipe", "-o", "solution", "solution.cpp"]
-    return RunRequest(argv=argv, files={"solution.cpp": code}, limits=limits, fetch_files=["solution"])
+    return compile_request("cpp", code, limits)

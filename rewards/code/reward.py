@@ -4,9 +4,18 @@ Formula: ``score = passed / total`` (``scoring="fraction"``) or ``1.0 if passed 
 (``scoring="all_or_nothing"``). No code block → 0.0. Unparseable tests, or any sandbox/infrastructure failure
 → ``None`` (never 0.0: a broken sandbox must not look like a wrong answer).
 
-Pipeline: extract the last fenced block in the language (:mod:`.code_extract`) → parse the ``tests`` column
-(:mod:`.code_tests_format`) → one sandboxed process per test (:mod:`.code_harness`; C++ is compiled once per
-sample and the binary reused) → verdicts decided in this process from what the sandbox reported.
+Pipeline: find the tests (the ``tests`` column, else the dataset's own columns: HumanEval, MBPP, APPS/TACO,
+open-r1/PrimeIntellect ``verification_info``, LiveCodeBench, CodeContests; see :mod:`.datasets`, the shape is
+named in the reason) → extract the last fenced block in the language (:mod:`.extract`; a body-only completion of
+a function prompt runs as ``prompt + body``, ``prepend_prompt``) → parse the tests (:mod:`.test_formats`) → one
+sandboxed process per test (:mod:`.harness`; C++, Java, Go and Rust are compiled once per distinct program and
+the artefact reused, also across batches) → verdicts decided in this process from what the sandbox reported
+(a ``checker`` judges stdio output by tokens, float tolerance or a checker program run in a process of its own).
+The trusted second stage of assert tests shares one process among up to ``check_batch`` samples.
+
+Isolation fails closed: the local backend runs only under bubblewrap unless ``isolation="weak"`` is set, in which
+case every reason says ``WEAK ISOLATION``; without bubblewrap and without that opt-in every sample is ``None``
+with a reason that says how to fix it.
 
 ``untrusted_asserts`` (default ``"unscorable"``): a test that can only be decided inside the solution's own
 process (it checks side effects or reaches names through ``eval``/``getattr``; see :mod:`.code_harness`)
@@ -26,6 +35,7 @@ reason. ``"run"`` scores it anyway and marks the result ``trusted=False`` (reaso
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,9 +44,9 @@ from pydantic import Field, model_validator
 
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
-from rewardkit.rewards.code import harness
+from rewardkit.rewards.code import datasets, harness
 from rewardkit.rewards.code.extract import extract_code
-from rewardkit.rewards.code.test_formats import BadTestsFormat, TestSuite, normalise_language, parse_tests
+from rewardkit.rewards.code.test_formats import BadTestsFormat, TestSuite, normalize_language, parse_tests
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 from rewardkit.types import RewardResult
 
@@ -54,7 +64,23 @@ class CodeTestsConfig(RewardConfig):
     backend: Literal["local", "docker", "remote"] = "local"
     base_url: str | None = Field(None, description="remote backend URL (SandboxFusion-compatible)")
     backend_options: dict[str, Any] = Field(default_factory=dict, description="extra backend constructor options")
+    isolation: Literal["strong", "weak"] = Field(
+        "strong",
+        description="local backend: 'strong' refuses to run without namespaces (unscorable, with how to fix it); "
+        "'weak' opts in to rlimits-only runs, announced in every reason",
+    )
     concurrency: int = Field(4, gt=0, description="sandbox runs in flight")
+    stop_on_first_failure: bool = Field(
+        False, description="run a sample's tests in order and stop at its first failure (the rest count as failed)"
+    )
+    check_batch: int = Field(16, gt=0, description="samples whose trusted checking stage shares one process")
+    detect_tests: bool = Field(
+        True, description="without the tests column, read the tests from a known dataset shape's own columns"
+    )
+    prepend_prompt: Literal["auto", "never"] = Field(
+        "auto", description="auto: a body-only completion of a function prompt (HumanEval) runs as prompt + body"
+    )
+    prompt_column: str = Field("prompt", description="where the function prompt is when the tests do not carry it")
     untrusted_asserts: Literal["unscorable", "run"] = Field(
         "unscorable",
         description="asserts decidable only next to the solution (forgeable): None, or run and mark trusted=false",
@@ -62,10 +88,19 @@ class CodeTestsConfig(RewardConfig):
 
     @model_validator(mode="after")
     def _check(self) -> CodeTestsConfig:
-        normalise_language(self.language)
+        normalize_language(self.language)
         if self.backend == "remote" and not (self.base_url or self.backend_options.get("base_url")):
             raise ValueError("backend 'remote' needs base_url")
         return self
+
+
+#: compiled programs kept per reward instance (by source hash), oldest dropped first
+COMPILE_CACHE_SIZE = 256
+COMPILE_CACHE_BYTES = 64 << 20
+DIVERGED = (
+    "the test computed different inputs in the trusted replay than next to the solution (a test that depends on"
+    " time, the environment or unseeded state; the solution can also cause it by mutating its arguments)"
+)
 
 
 @dataclass
@@ -81,38 +116,39 @@ class _Sample:
     plans: list[harness.AssertPlan | harness.ProgramPlan] = field(default_factory=list)
     pending_checks: list[tuple[int, harness.AssertPlan | harness.ProgramPlan, Any]] = field(default_factory=list)
     untrusted: str | None = None
+    shape: str = ""
 
 
 @register_reward("code_tests")
-class CodeTests(Reward):
+class CodeTests(Reward[CodeTestsConfig]):
     """Fraction (or all) of a sample's tests passed by the completion's code, run in a sandbox.
 
     Config: see :class:`CodeTestsConfig` (``backend="local"`` by default; ``"docker"``/``"remote"`` with
     ``base_url``). The backend is opened lazily and never pickled, so the reward ships to spawned workers.
     """
 
-    name = "code_tests"
-    Config = CodeTestsConfig
-
     @property
     def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
         """A misaligned column this reward reads makes a sample unscorable with a reason that names it."""
-        return (self.config.tests_column,)  # type: ignore[attr-defined]
+        return (self.config.tests_column,)
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
         self._backend = None
         self._backend_lock = threading.Lock()
+        self._compiled: dict[str, RunResult] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_backend"] = None
+        state["_compiled"] = {}
         del state["_backend_lock"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._backend_lock = threading.Lock()
+        self._compiled: dict[str, RunResult] = {}
 
     def close(self) -> None:
         if self._backend is not None:
@@ -126,28 +162,41 @@ class CodeTests(Reward):
         if live:
             self._compile(live)
             self._run_tests(live)
+            self._run_checkers(live)
             self._run_checks(live)
-        return [s if isinstance(s, RewardResult) else self._verdict(s) for s in samples]
+        results = [s if isinstance(s, RewardResult) else self._verdict(s) for s in samples]
+        warning = getattr(self._backend, "isolation_warning", None) if self._backend is not None else None
+        if warning:
+            results = [r.model_copy(update={"reason": f"{r.reason} [{warning}]"}) for r in results]
+        return results
 
     def _start_sample(self, text: str | None, row: dict[str, Any]) -> _Sample | RewardResult:
         if text is None:
             return RewardResult.unscorable("completion is not text")
-        column = self.config.tests_column
-        if row.get(column) is None:
-            return RewardResult.unscorable(f"no tests in column {column!r}")
         try:
-            suite = parse_tests(row[column], self.config.language)
+            raw, source = datasets.find_tests(row, self.config.tests_column, self.config.detect_tests)
         except BadTestsFormat as exc:
-            return RewardResult.unscorable(f"tests unusable: {exc}")
+            return RewardResult.unscorable(str(exc))
+        shape = "" if source == f"column {self.config.tests_column!r}" else f" (tests: {source})"
+        if isinstance(raw, dict) and "$skipped" in raw:
+            raw = dict(raw)
+            shape = shape[:-1] + f"; skipped unreadable {', '.join(raw.pop('$skipped'))})"
+        try:
+            suite = parse_tests(raw, self.config.language)
+        except BadTestsFormat as exc:
+            return RewardResult.unscorable(f"tests unusable{shape}: {exc}")
         if self.config.max_tests:
             suite = TestSuite(suite.language, suite.kind, suite.tests[: self.config.max_tests], suite.fn_name)
         code = extract_code(text, suite.language, self.config.code_block, self.config.allow_untagged_block)
+        code = self._join_prompt(code, text, raw, row)
         if code is None:
-            return RewardResult(score=0.0, reason=f"no {suite.language} code block", passed=0, total=len(suite))
-        sample = _Sample(suite, code, program=code, outcomes=[False] * len(suite))
+            reason = f"no {suite.language} code block{shape}"
+            return RewardResult(score=0.0, reason=reason, passed=0, total=len(suite))
+        sample = _Sample(suite, code, program=code, outcomes=[False] * len(suite), shape=shape)
         if suite.kind == "asserts":
             try:
-                sample.plans = [harness.plan_assert(t) for t in suite.tests]
+                defined = harness.solution_names(code)
+                sample.plans = [harness.plan_assert(t, defined) for t in suite.tests]
             except (ValueError, SyntaxError, RecursionError) as exc:
                 return RewardResult.unscorable(f"tests unusable: {exc}")
             untrusted = [p.untrusted for p in sample.plans if isinstance(p, harness.ProgramPlan) and p.untrusted]
@@ -161,15 +210,47 @@ class CodeTests(Reward):
                 sample.untrusted = untrusted[0]
         return sample
 
+    def _join_prompt(self, code: str | None, text: str, raw: Any, row: dict[str, Any]) -> str | None:
+        """HumanEval's convention: a completion that is only the function body is run as ``prompt + body``."""
+        if self.config.prepend_prompt == "never" or not isinstance(raw, dict):
+            return code
+        entry_point = raw.get("entry_point") or raw.get("fn_name")
+        prompt = raw.get("prompt") if isinstance(raw.get("prompt"), str) else row.get(self.config.prompt_column)
+        if not isinstance(entry_point, str) or not datasets.function_prompt(prompt, entry_point):
+            return code
+        candidate = code if code is not None else text
+        if not candidate.strip() or datasets.defines(candidate, entry_point):
+            return code if code is not None else (candidate if candidate.strip() else None)
+        return datasets.join_body(prompt, candidate)
+
     def _compile(self, samples: list[_Sample]) -> None:
-        cpp = [s for s in samples if s.suite.language == "cpp"]
+        """Compile each distinct program (C++, Java, Go, Rust) once: identical completions (common within a GRPO
+        group) and programs compiled in an earlier batch reuse the binary (or the compile error)."""
+        cpp = [s for s in samples if s.suite.language in harness.COMPILED]
         if not cpp:
             return
-        limits = self._limits(self.config.compile_timeout_s, memory_mb=max(self.config.memory_mb, 2048))
-        results = self._run([harness.cpp_compile_request(s.code, limits) for s in cpp])
-        for sample, result in zip(cpp, results, strict=True):
-            if result.infrastructure_failure:
-                sample.final = RewardResult.unscorable(f"sandbox failure while compiling: {result.message}")
+        keys = [hashlib.sha256(f"{s.suite.language}\0{s.code}".encode()).hexdigest() for s in cpp]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._compiled))
+        if missing:
+            source_of = {k: (s.suite.language, s.code) for k, s in zip(keys, cpp, strict=True)}
+            limits = self._limits(self.config.compile_timeout_s, memory_mb=max(self.config.memory_mb, 2048))
+            results = self._run([harness.compile_request(*source_of[k], limits) for k in missing])
+            fresh = dict(zip(missing, results, strict=True))
+            for key, result in fresh.items():
+                if not result.infrastructure_failure:  # an infrastructure failure is retried next time
+                    self._remember_compile(key, result)
+        else:
+            fresh = {}
+        for sample, key in zip(cpp, keys, strict=True):
+            result = fresh.get(key) or self._compiled.get(key)
+            if result is None or result.infrastructure_failure:
+                message = result.message if result is not None else "compile result lost"
+                sample.final = RewardResult.unscorable(f"sandbox failure while compiling: {message}")
+            elif result.exit_code == 127 and result.status is RunStatus.RUNTIME_ERROR:
+                language = sample.suite.language
+                sample.final = RewardResult.unscorable(
+                    f"no {language} toolchain in the {self.config.backend} sandbox: {harness.TOOLCHAINS[language]}"
+                )
             elif not result.ok:
                 error = result.stderr.decode("utf-8", "replace")[-300:]
                 sample.final = RewardResult(
@@ -180,25 +261,49 @@ class CodeTests(Reward):
             else:
                 sample.program = result.files["solution"]
 
+    def _remember_compile(self, key: str, result: RunResult) -> None:
+        self._compiled[key] = result
+        size = sum(len(r.files.get("solution", b"")) + len(r.stderr) for r in self._compiled.values())
+        while len(self._compiled) > 1 and (len(self._compiled) > COMPILE_CACHE_SIZE or size > COMPILE_CACHE_BYTES):
+            dropped = self._compiled.pop(next(iter(self._compiled)))
+            size -= len(dropped.files.get("solution", b"")) + len(dropped.stderr)
+
     def _run_tests(self, samples: list[_Sample]) -> None:
+        """All tests of all samples at once; with ``stop_on_first_failure``, in waves (test k of every sample still
+        passing), so a sample that failed a test decided on the spot runs no more of its tests."""
+        live = [s for s in samples if s.final is None]
+        if not self.config.stop_on_first_failure:
+            self._run_jobs([(s, i) for s in live for i in range(len(s.suite))])
+            return
+        for index in range(max((len(s.suite) for s in live), default=0)):
+            wave = [s for s in live if index < len(s.suite) and not self._failed_already(s, index)]
+            self._run_jobs([(s, index) for s in wave])
+            for sample in live:
+                if index < len(sample.suite) and sample not in wave:
+                    sample.notes.setdefault(index, "not run (stopped at the first failure)")
+
+    @staticmethod
+    def _failed_already(sample: _Sample, before: int) -> bool:
+        """A test before ``before`` failed for good (not waiting on the checking stage)."""
+        waiting = {index for index, _, _ in sample.pending_checks}
+        return any(sample.outcomes[i] is not True and i not in waiting for i in range(before))
+
+    def _run_jobs(self, pairs: list[tuple[_Sample, int]]) -> None:
         limits = self._limits(self.config.timeout_s)
         jobs: list[tuple[_Sample, int, str, RunRequest]] = []
-        for sample in samples:
-            if sample.final is not None:
-                continue
-            suite = sample.suite
-            for index, test in enumerate(suite.tests):
-                nonce = harness.new_nonce()
-                if suite.kind == "stdio":
-                    request = harness.stdio_request(suite.language, sample.program, test, limits)
-                elif suite.kind == "calls":
-                    request = harness.python_call_request(sample.code, suite.fn_name, test, nonce, limits)
-                elif isinstance(plan := sample.plans[index], harness.ProgramPlan):
-                    whole = plan.untrusted is not None
-                    request = harness.python_program_request(sample.code, plan, nonce, limits, whole)
-                else:
-                    request = harness.python_exprs_request(sample.code, plan, nonce, limits)
-                jobs.append((sample, index, nonce, request))
+        for sample, index in pairs:
+            suite, test = sample.suite, sample.suite.tests[index]
+            nonce = harness.new_nonce()
+            if suite.kind == "stdio":
+                request = harness.stdio_request(suite.language, sample.program, test, limits)
+            elif suite.kind == "calls":
+                request = harness.python_call_request(sample.code, suite.fn_name, test, nonce, limits)
+            elif isinstance(plan := sample.plans[index], harness.ProgramPlan):
+                whole = plan.untrusted is not None
+                request = harness.python_program_request(sample.code, plan, nonce, limits, whole)
+            else:
+                request = harness.python_exprs_request(sample.code, plan, nonce, limits)
+            jobs.append((sample, index, nonce, request))
         results = self._run([job[3] for job in jobs])
         for (sample, index, nonce, _), result in zip(jobs, results, strict=True):
             self._judge(sample, index, nonce, result)
@@ -211,7 +316,13 @@ class CodeTests(Reward):
         suite = sample.suite
         test = suite.tests[index]
         if suite.kind == "stdio":
-            passed = result.ok and harness.stdout_matches(result.stdout, test.output)
+            if suite.checker is not None and suite.checker.kind == "program" and result.ok:
+                sample.pending_checks.append((index, suite.checker, result.stdout))
+                return
+            if suite.checker is not None:
+                passed = result.ok and harness.tokens_match(result.stdout, test.output, suite.checker)
+            else:
+                passed = result.ok and harness.stdout_matches(result.stdout, test.output)
             sample.outcomes[index] = passed
             if not passed:
                 sample.notes[index] = "wrong output" if result.ok else result.status.value
@@ -246,7 +357,7 @@ class CodeTests(Reward):
             return
         is_literal, expected = plan.literal
         if is_literal:
-            sample.outcomes[index] = harness.strict_equal(decoded[0], expected)
+            sample.outcomes[index] = harness.python_equal(decoded[0], expected)
             if not sample.outcomes[index]:
                 sample.notes[index] = "assert failed"
             return
@@ -272,31 +383,83 @@ class CodeTests(Reward):
             sample.notes.setdefault(index, why or str((record or {}).get("error", "no result table"))[:120])
         sample.pending_checks.append((index, plan, table))
 
+    def _run_checkers(self, samples: list[_Sample]) -> None:
+        """Checker programs (special judges) run one per output, in processes that never load the solution."""
+        jobs = [(s, i, t) for s in samples if s.suite.kind == "stdio" for i, _, t in s.pending_checks]
+        limits = self._limits(max(10.0, self.config.timeout_s))
+        requests = [harness.checker_request(s.suite.checker, s.suite.tests[i], out, limits) for s, i, out in jobs]
+        for (sample, index, _), result in zip(jobs, self._run(requests), strict=True):
+            if result.infrastructure_failure:
+                sample.outcomes[index] = None
+                sample.notes[index] = f"sandbox failure in the checker: {result.message}"
+                continue
+            sample.outcomes[index] = result.ok
+            if not result.ok:
+                verdict = result.stdout.decode("utf-8", "replace").strip()[:80] or result.status.value
+                sample.notes[index] = f"checker rejected: {verdict}"
+        for sample, *_ in jobs:
+            sample.pending_checks = []
+
     def _run_checks(self, samples: list[_Sample]) -> None:
+        """Trusted second stage. Several samples share one process (values and glue only, never a solution);
+        a group whose process fails is retried one sample per process, so one sample cannot sink another."""
         pending = [s for s in samples if s.final is None and any(v is not None for _, _, v in s.pending_checks)]
         if not pending:
             return
-        nonces = [harness.new_nonce() for _ in pending]
+        size = max(1, min(self.config.check_batch, -(-len(pending) // self.config.concurrency)))
+        groups = [pending[i : i + size] for i in range(0, len(pending), size)]
+        retry: list[list[_Sample]] = []
+        for group, (outcome, why) in zip(groups, self._check_groups(groups), strict=True):
+            if outcome is None and len(group) > 1:
+                retry.extend([sample] for sample in group)
+            else:
+                self._apply_checks(group, outcome, why)
+        for group, (outcome, why) in zip(retry, self._check_groups(retry), strict=True):
+            self._apply_checks(group, outcome, why)
+
+    def _check_groups(self, groups: list[list[_Sample]]) -> list[tuple[dict | None, str]]:
+        nonces = [harness.new_nonce() for _ in groups]
         limits = self._limits(max(10.0, self.config.timeout_s))
         requests = [
-            harness.python_check_request([(plan, values) for _, plan, values in s.pending_checks], nonce, limits)
-            for s, nonce in zip(pending, nonces, strict=True)
+            harness.python_check_request(
+                [(plan, values) for s in group for _, plan, values in s.pending_checks], nonce, limits
+            )
+            for group, nonce in zip(groups, nonces, strict=True)
         ]
-        for sample, nonce, result in zip(pending, nonces, self._run(requests), strict=True):
+        outcomes = []
+        for group, nonce, result in zip(groups, nonces, self._run(requests), strict=True):
             record, why = harness.single_record(result, nonce)
+            expected = sum(len(s.pending_checks) for s in group)
             passed = record.get("passed") if record else None
+            diverged = record.get("diverged", []) if record else []
             if (
                 not isinstance(passed, list)
-                or len(passed) != len(sample.pending_checks)
+                or len(passed) != expected
                 or not all(type(p) is bool for p in passed)
+                or not isinstance(diverged, list)
+                or not all(type(i) is int for i in diverged)
             ):
-                sample.final = RewardResult.unscorable(f"assert checking stage failed: {why or 'bad record'}")
-                continue
-            for (index, _, values), ok in zip(sample.pending_checks, passed, strict=True):
+                outcomes.append((None, why or "bad record"))
+            else:
+                outcomes.append(({"passed": passed, "diverged": set(diverged)}, ""))
+        return outcomes
+
+    def _apply_checks(self, group: list[_Sample], outcome: dict | None, why: str) -> None:
+        if outcome is None:
+            for sample in group:
+                sample.final = RewardResult.unscorable(f"assert checking stage failed: {why}")
+            return
+        position = 0
+        for sample in group:
+            for index, _, values in sample.pending_checks:
+                ok = outcome["passed"][position]
                 if values is not None:
                     sample.outcomes[index] = ok
-                    if not ok:
+                    if position in outcome["diverged"]:
+                        sample.notes[index] = DIVERGED
+                    elif not ok:
                         sample.notes[index] = "assert failed"
+                position += 1
 
     def _verdict(self, sample: _Sample) -> RewardResult:
         if sample.final is not None:
@@ -309,7 +472,7 @@ class CodeTests(Reward):
         all_passed = 1.0 if passed == total else 0.0
         score = passed / total if self.config.scoring == "fraction" else all_passed
         failures = "; ".join(f"test {i}: {note}" for i, note in sorted(sample.notes.items())[:3])
-        reason = f"{passed}/{total} tests passed" + (f"; {failures}" if failures else "")
+        reason = f"{passed}/{total} tests passed" + (f"; {failures}" if failures else "") + sample.shape
         if sample.untrusted:
             reason += f" (trusted: false: {sample.untrusted})"
             return RewardResult(score=score, reason=reason, passed=passed, total=total, trusted=False)
@@ -338,6 +501,9 @@ class CodeTests(Reward):
                 from rewardkit.sandboxes.factory import open_backend
 
                 options = dict(self.config.backend_options)
+                if self.config.backend == "local":
+                    options.setdefault("isolation", self.config.isolation)
+                    options.setdefault("warm_modules", {harness.RUNTIME_MODULE: harness.RUNTIME})
                 if self.config.base_url:
                     options.setdefault("base_url", self.config.base_url)
                 self._backend = open_backend(self.config.backend, **options)

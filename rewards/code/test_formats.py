@@ -12,6 +12,7 @@ stdio                       ``{"language": ..., "stdio": [{"input": "...", "outp
 calls                       ``{"language": "python", "fn_name": "f",                                   calls
                             "calls": [{"args": [...], "expected": ...}]}``
 open-r1 verification_info   ``{"language": ..., "test_cases": [{"input", "output"}]}``                 stdio
+PrimeIntellect              ``{"test_cases": [{"type": "function_call", "fn_name", "input", "output"}]}``  calls
 APPS / LiveCodeBench        ``{"inputs": [...], "outputs": [...]}`` (+ ``"fn_name"`` → calls)          stdio/calls
 ==========================  =========================================================================  ===========
 
@@ -41,7 +42,15 @@ LANGUAGE_ALIASES = {
     "node": "javascript",
     "nodejs": "javascript",
 }
-SUPPORTED = {"python": {"asserts", "stdio", "calls"}, "cpp": {"stdio"}, "javascript": {"stdio"}}
+LANGUAGE_ALIASES.update({"java": "java", "go": "go", "golang": "go", "rust": "rust", "rs": "rust"})
+SUPPORTED = {
+    "python": {"asserts", "stdio", "calls"},
+    "cpp": {"stdio"},
+    "javascript": {"stdio"},
+    "java": {"stdio"},
+    "go": {"stdio"},
+    "rust": {"stdio"},
+}
 
 
 class BadTestsFormat(ValueError):
@@ -71,20 +80,36 @@ class AssertTest:
 
 
 @dataclass(frozen=True)
+class Checker:
+    """How a stdio test's output is judged when exact lines are too strict (a "special judge").
+
+    ``tokens``: whitespace-separated tokens equal. ``float``: tokens equal, numbers within ``abs_tol`` or
+    ``rel_tol``. ``program``: a Python checker from the dataset, run in its own sandboxed process that never sees
+    the solution (``python3 checker.py input.txt output.txt answer.txt``, testlib's order; exit 0 accepts).
+    """
+
+    kind: str  # "tokens" | "float" | "program"
+    abs_tol: float = 1e-6
+    rel_tol: float = 1e-6
+    source: str = ""
+
+
+@dataclass(frozen=True)
 class TestSuite:
     language: str
     kind: str  # "stdio" | "calls" | "asserts"
     tests: tuple = field(default_factory=tuple)
     fn_name: str | None = None
+    checker: Checker | None = None
 
     def __len__(self) -> int:
         return len(self.tests)
 
 
-def normalise_language(name: Any) -> str:
+def normalize_language(name: Any) -> str:
     key = str(name or "").strip().lower()
     if key not in LANGUAGE_ALIASES:
-        raise BadTestsFormat(f"unsupported language {name!r} (supported: python, cpp, javascript)")
+        raise BadTestsFormat(f"unsupported language {name!r} (supported: {', '.join(SUPPORTED)})")
     return LANGUAGE_ALIASES[key]
 
 
@@ -97,7 +122,7 @@ def parse_tests(value: Any, default_language: str = "python") -> TestSuite:
             raise BadTestsFormat(f"tests are not valid JSON: {exc}") from None
     if not isinstance(value, dict):
         raise BadTestsFormat(f"tests must be a mapping, got {type(value).__name__}")
-    language = normalise_language(value.get("language") or default_language)
+    language = normalize_language(value.get("language") or default_language)
     if "asserts" in value:
         suite = TestSuite(language, "asserts", tuple(_asserts(value["asserts"])))
     elif "test_list" in value:
@@ -108,17 +133,43 @@ def parse_tests(value: Any, default_language: str = "python") -> TestSuite:
         suite = TestSuite(language, "calls", tuple(_calls(value["calls"])), _fn_name(value))
     elif "stdio" in value:
         suite = TestSuite(language, "stdio", tuple(_stdio(value["stdio"], "stdio")))
+    elif "test_cases" in value and _function_calls(value["test_cases"]):
+        suite = _function_call_cases(value["test_cases"], language)
     elif "test_cases" in value:
         suite = TestSuite(language, "stdio", tuple(_stdio(value["test_cases"], "test_cases")))
     elif "inputs" in value and "outputs" in value:
         suite = _input_output(value, language)
     else:
         raise BadTestsFormat(f"unrecognised tests format with keys {sorted(value)}")
+    if value.get("checker") is not None:
+        if suite.kind != "stdio":
+            raise BadTestsFormat("a checker applies to stdio tests only")
+        suite = TestSuite(suite.language, suite.kind, suite.tests, suite.fn_name, _checker(value["checker"]))
     if not suite.tests:
         raise BadTestsFormat("no tests")
     if suite.kind not in SUPPORTED[language]:
         raise BadTestsFormat(f"{suite.kind} tests are not supported for {language}")
     return suite
+
+
+def _checker(value: Any) -> Checker:
+    """``"tokens"``, ``"float"``, ``{"type": "float", "abs_tol": ..., "rel_tol": ...}`` or
+    ``{"type": "program", "language": "python", "source": "..."}``."""
+    spec = {"type": value} if isinstance(value, str) else value
+    if not isinstance(spec, dict) or spec.get("type") not in ("tokens", "float", "program"):
+        raise BadTestsFormat(f"checker must be 'tokens', 'float' or a program, got {value!r}")
+    if spec["type"] == "program":
+        if normalize_language(spec.get("language") or "python") != "python" or not isinstance(spec.get("source"), str):
+            raise BadTestsFormat("a checker program must be Python source ('language': 'python', 'source': ...)")
+        _parse(spec["source"], "checker")
+        return Checker("program", source=spec["source"])
+    try:
+        abs_tol, rel_tol = float(spec.get("abs_tol", 1e-6)), float(spec.get("rel_tol", 1e-6))
+    except (TypeError, ValueError):
+        raise BadTestsFormat("checker tolerances must be numbers") from None
+    if not (abs_tol >= 0 and rel_tol >= 0):
+        raise BadTestsFormat("checker tolerances must be non-negative")
+    return Checker(spec["type"], abs_tol, rel_tol)
 
 
 def _is_check(value: dict) -> bool:
@@ -218,6 +269,24 @@ def _stdio(items: Any, key: str) -> list[StdioTest]:
             raise BadTestsFormat(f"unsupported test case type {item.get('type')!r}")
         tests.append(StdioTest(_text(item["input"]), _text(item["output"])))
     return tests
+
+
+def _function_calls(items: Any) -> bool:
+    return (
+        isinstance(items, list)
+        and bool(items)
+        and all(isinstance(i, dict) and i.get("type") == "function_call" for i in items)
+    )
+
+
+def _function_call_cases(items: list[dict], language: str) -> TestSuite:
+    """PrimeIntellect ``{"type": "function_call", "fn_name", "input": [args], "output": [result]}`` cases."""
+    names = {i.get("fn_name") for i in items}
+    if len(names) != 1:
+        raise BadTestsFormat(f"function_call test cases name {len(names)} functions")
+    inputs, outputs = [i.get("input") for i in items], [i.get("output") for i in items]
+    value = {"fn_name": names.pop(), "inputs": inputs, "outputs": outputs}
+    return _input_output(value, language)
 
 
 def _input_output(value: dict, language: str) -> TestSuite:

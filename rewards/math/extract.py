@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
-BoxChoice = Literal["last", "first"]
+BoxChoice = Literal["last", "first", "collect"]
 
 _BOX_COMMAND = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _BRACE_OR_ESCAPE = re.compile(r"\\.|[{}]", re.S)
@@ -54,7 +54,12 @@ def boxed_contents(text: str) -> list[str]:
 
     An unclosed box (a truncated completion) is ignored.
     """
-    found: list[str] = []
+    return [content for _, _, content in boxed_spans(text)]
+
+
+def boxed_spans(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, content)`` of every outermost box, in order (see :func:`boxed_contents`)."""
+    found: list[tuple[int, int, str]] = []
     pos = 0
     while True:
         match = _BOX_COMMAND.search(text, pos)
@@ -67,15 +72,45 @@ def boxed_contents(text: str) -> list[str]:
             end = _closing_brace(text, i)
             if end is None:
                 return found
-            found.append(text[i + 1 : end].strip())
+            found.append((match.start(), end + 1, text[i + 1 : end].strip()))
             pos = end + 1
         else:
             token = re.match(r"[^\s$]+", text[i:]) if match.group(0) == r"\boxed" else None
             if token:
-                found.append(token.group(0).rstrip(".,"))
+                found.append((match.start(), i + token.end(), token.group(0).rstrip(".,")))
                 pos = i + token.end()
             else:
                 pos = match.end()
+
+
+#: What may stand between two boxes that answer parts of one question: spaces, math delimiters,
+#: punctuation, "and"/"or", a ``\text{…}`` connective (math-verify collects boxes joined by ",", "and", "or").
+_BOX_GAP = re.compile(
+    r"(?:\s|\$|\\[()\[\]]|[,;.]|\\q?quad|\\[,;]|\b(?:and|or)\b|\\text\{[^{}$]*\})*"
+    r"(?P<label>(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+)\s*=\s*)?(?:\$|\\[(\[]|\s)*"
+)
+_LABEL_BEFORE = re.compile(r"(?P<label>(?:[A-Za-z](?:_\{?\w+\}?)?|\\[A-Za-z]+)\s*=\s*)(?:\$|\\[(\[]|\s)*$")
+_MAX_LABEL_LOOKBACK = 40
+_MAX_BOX_GAP = 120  # also keeps the gap regex's backtracking bounded
+
+
+def final_boxes(text: str, spans: list[tuple[int, int, str]]) -> tuple[list[str], int]:
+    r"""The last group of adjacent boxes (``\boxed{2}`` and ``\boxed{3}``, ``$a=\boxed{2}$, $b=\boxed{3}$``),
+    each with its label (``a=2``) when it has one, and where the group ends."""
+    group = [len(spans) - 1]
+    while group[-1] > 0:
+        before, after = spans[group[-1] - 1], spans[group[-1]]
+        if after[0] - before[1] > _MAX_BOX_GAP or not _BOX_GAP.fullmatch(text, before[1], after[0]):
+            break
+        group.append(group[-1] - 1)
+    parts = []
+    for index in reversed(group):
+        start, _, content = spans[index]
+        content = strip_math_delimiters(_unwrap_nested_boxes(content))
+        lookback = text[max(0, start - _MAX_LABEL_LOOKBACK) : start]
+        label = _LABEL_BEFORE.search(lookback) if len(group) > 1 else None
+        parts.append(f"{label.group('label').strip()} {content}" if label else content)
+    return parts, spans[-1][1]
 
 
 def _unwrap_nested_boxes(content: str) -> str:
@@ -119,25 +154,71 @@ def strip_math_delimiters(text: str) -> str:
 
 def answer_after_anchor(text: str) -> str | None:
     """The answer stated after the last anchor phrase ("the answer is", "Final answer:", "####", ...)."""
+    return anchored_answer(text)[1]
+
+
+def anchored_answer(text: str) -> tuple[int, str | None]:
+    """Where the last anchor phrase starts (-1 if none) and the answer it states.
+
+    The first math span on its line is the answer; else the line up to the end of the sentence. A
+    sentence of prose (``the answer is that Jane planted 7 trees``) holding one number gives that number.
+    """
     last = None
     for last in _ANCHOR.finditer(text):  # noqa: B007 - we want the last match
         pass
     if last is None:
-        return None
+        return -1, None
     tail = text[last.end() :].lstrip(" \t*:")
     tail = tail.lstrip("\n ")
     line = tail.split("\n", 1)[0].strip()[:_MAX_ANCHOR_TAIL]
+    line = _after_subject(line)
     math = _MATH_SPAN.search(line)
     if math:
-        candidate = next(g for g in math.groups() if g is not None)
+        spans = [next(g for g in math.groups() if g is not None)]
+        while (nxt := _MATH_SPAN.match(line, _SPAN_JOIN.match(line, math.end()).end())) and nxt.end() > math.end():
+            spans.append(next(g for g in nxt.groups() if g is not None))  # "$12$ and $13$": one answer, two parts
+            math = nxt
+        candidate = ", ".join(part.strip() for part in spans)
     else:
         cut = _SENTENCE_END.search(line)
         candidate = line[: cut.start()] if cut else line
+        candidate = _number_in_prose(candidate) or candidate
     candidate = candidate.strip().strip("*").strip().rstrip(".,;:!").strip()
     candidate = strip_math_delimiters(candidate)
     if candidate.count("{") > candidate.count("}"):  # "the answer is \boxed{7" cut off mid-box
         candidate = re.sub(r"^\\(?:boxed|fbox)\s*\{", "", candidate)
-    return candidate or None
+    return last.start(), candidate or None
+
+
+_SPAN_JOIN = re.compile(r"\s*(?:,|;|\band\b|\bor\b)?\s*")
+_SUBJECT_IS = re.compile(r"(?:the\s+)?[A-Za-z][^.=]{0,80}?\s(?:is|are|equals|was)\s+(?=[-+$\\\d(\[{])", re.I)
+
+
+def _after_subject(line: str) -> str:
+    """``The volume of $ABCDEFGH$ is 120.`` → ``120.``: the value after "is", not the named object."""
+    m = _SUBJECT_IS.match(line)
+    return line[m.end() :] if m else line
+
+
+_PROSE_WORD = re.compile(r"\b[A-Za-z]{2,}\b")
+
+
+def _number_in_prose(candidate: str) -> str | None:
+    """The one number in a sentence of at least three words; ``None`` when it is not such a sentence."""
+    if len(_PROSE_WORD.findall(candidate)) < 3 or "\\" in candidate:
+        return None
+    numbers = _NUMBER.findall(candidate)
+    return numbers[0].rstrip(",") if len(numbers) == 1 else None
+
+
+def last_math_span(text: str) -> str | None:
+    """The contents of the last ``$…$``/``\\(…\\)``/``\\[…\\]`` span (math-verify's unanchored extraction)."""
+    match = None
+    for match in _MATH_SPAN.finditer(text):  # noqa: B007
+        pass
+    if match is None:
+        return None
+    return next(g for g in match.groups() if g is not None).strip() or None
 
 
 def last_number(text: str) -> str | None:
@@ -150,14 +231,19 @@ def last_number(text: str) -> str | None:
 def extract_answer(
     completion: str,
     *,
-    boxed: BoxChoice = "last",
+    boxed: BoxChoice = "collect",
     anchors: bool = True,
     fallback_last_number: bool = False,
     reasoning_end: str | None = "</think>",
+    fallback_last_math: bool = False,
 ) -> Extraction:
-    r"""The completion's final answer: a ``\boxed{}`` (last by default), else an anchored phrase, else
-    (when enabled) the last number. Only the text after ``reasoning_end`` counts when that tag appears;
-    an opened but never closed reasoning block has no answer.
+    r"""The completion's final answer: the ``\boxed{}`` answer, else an anchored phrase, else a completion
+    that is only a math span or a number, else (when enabled) the last math span, then the last number.
+
+    ``boxed``: ``"collect"`` takes the last group of adjacent boxes (``\boxed{2} and \boxed{3}`` is the list
+    ``2, 3``; a box's label such as ``a = \boxed{2}`` is kept), ``"last"``/``"first"`` one box. An answer
+    phrase stated after the last box ("Final answer: 10,455") overrides it. Only the text after
+    ``reasoning_end`` counts when that tag appears; an opened but never closed reasoning block has no answer.
     """
     text = completion
     if reasoning_end:
@@ -168,15 +254,32 @@ def extract_answer(
             return Extraction(None, "none", f"reasoning block never closed with {reasoning_end}")
     if not text.strip():
         return Extraction(None, "none", "empty completion")
-    boxes = [b for b in boxed_contents(text) if b]
-    if boxes:
-        chosen = _unwrap_nested_boxes(boxes[-1] if boxed == "last" else boxes[0])
-        note = f"{len(boxes)} boxes, took the {boxed}" if len(boxes) > 1 else ""
-        return Extraction(strip_math_delimiters(chosen), f"{boxed} \\boxed", note)
-    if anchors:
-        stated = answer_after_anchor(text)
-        if stated:
-            return Extraction(stated, "anchor phrase")
+    spans = [span for span in boxed_spans(text) if span[2]]
+    anchor_at, stated = anchored_answer(text) if anchors else (-1, None)
+    if spans:
+        if boxed == "collect":
+            parts, end = final_boxes(text, spans)
+        else:
+            chosen = spans[-1] if boxed == "last" else spans[0]
+            parts, end = [strip_math_delimiters(_unwrap_nested_boxes(chosen[2]))], spans[-1][1]
+        if stated and anchor_at >= end and _looks_like_math(stated):
+            note = f"stated after the last \\boxed{{}} ({parts[-1]!r}), which it overrides"
+            return Extraction(stated, "anchor phrase", note)
+        if len(parts) > 1:
+            note = f"{len(parts)} adjacent boxes collected into a list, as math-verify does"
+            return Extraction(", ".join(parts), "collected \\boxed", note)
+        taken = "last" if boxed == "collect" else boxed
+        note = f"{len(spans)} boxes, took the {taken}" if len(spans) > 1 else ""
+        return Extraction(parts[0], f"{taken} \\boxed", note)
+    if stated:
+        return Extraction(stated, "anchor phrase")
+    whole = _whole_answer(text)
+    if whole:
+        return Extraction(whole, "whole completion")
+    if fallback_last_math:
+        span = last_math_span(text)
+        if span:
+            return Extraction(span, "last math span")
     if fallback_last_number:
         number = last_number(text)
         if number:
@@ -184,6 +287,34 @@ def extract_answer(
     return Extraction(
         None, "none", "no \\boxed{}, no answer phrase" + ("" if fallback_last_number else ", last-number fallback off")
     )
+
+
+_BARE_NUMBER = re.compile(r"[+-]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)")
+
+
+_MAX_BARE_LATEX = 80
+_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")  # a word, not a command such as \frac
+
+
+def _whole_answer(text: str) -> str | None:
+    """A completion that is nothing but one math span (``$12$``), one number or a short bare LaTeX expression
+    with no words is its own answer."""
+    stripped = text.strip().rstrip(".")
+    if _BARE_NUMBER.fullmatch(stripped):
+        return stripped
+    bare = "\\" in stripped and "$" not in stripped and not _BOX_COMMAND.search(stripped)
+    if bare and len(stripped) <= _MAX_BARE_LATEX and not _WORD.search(stripped):
+        return stripped  # a bare LaTeX answer such as -\frac{10}{9}
+    span = _MATH_SPAN.fullmatch(stripped)
+    if span:
+        inner = next(g for g in span.groups() if g is not None).strip()
+        return inner if inner and "$" not in inner else None
+    return None
+
+
+def _looks_like_math(text: str) -> bool:
+    """An anchored answer that can override a box: it holds a digit or LaTeX, not only words."""
+    return bool(re.search(r"[\d\\]", text))
 
 
 def extract_gold(raw: Any) -> Extraction:
@@ -209,9 +340,12 @@ def extract_gold(raw: Any) -> Extraction:
     if "####" in text:
         line = text.rsplit("####", 1)[1].strip().split("\n", 1)[0].strip()
         return Extraction(strip_math_delimiters(line) or None, "#### line")
-    boxes = [b for b in boxed_contents(text) if b]
-    if boxes:
-        return Extraction(strip_math_delimiters(boxes[-1]), "last \\boxed")
+    spans = [span for span in boxed_spans(text) if span[2]]
+    if spans:
+        parts, _ = final_boxes(text, spans)
+        if len(parts) > 1:
+            return Extraction(", ".join(parts), "collected \\boxed", f"{len(parts)} adjacent boxes")
+        return Extraction(parts[0], "last \\boxed")
     inner = strip_math_delimiters(text)
     if inner != text:
         return Extraction(inner, "math delimiters")

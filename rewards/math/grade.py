@@ -8,9 +8,13 @@ Grading runs in two stages so that the common case never touches sympy:
    exact integers of any size, rationals (``\\frac``, ``a/b``, decimals, percent, mixed numbers,
    scientific notation), complex numbers ``a+bi``, intervals and inequalities, ordered tuples,
    unordered sets and "find all" lists, matrices, ``x = 5`` against ``5``, words and choice letters.
-   It answers ``True``/``False`` or ``None`` ("needs algebra").
+   It answers ``True``/``False`` or ``None`` ("needs algebra") with the parts sympy must compare: the
+   whole pair when a side is an expression, else each undecided item or cell on its own, so a list is
+   never judged by one of its items.
 2. :func:`symbolic_verdict` (meant for a hard-timeout worker process): math-verify parses each side
-   once and compares the *first* parse of each (no cross product) with sympy.
+   once and compares the *first* parse of each (no cross product) with sympy; its "equal" stands only
+   when :func:`prove_equal` confirms it exactly (math-verify rounds to 6 places, so ``1/2004!`` and
+   ``1/2006!`` look equal to it). The verdicts then go back to :func:`fast_verdict` as its ``oracle``.
 
 >>> fast_verdict(r"\\dfrac12", "0.5", rel_tol=1e-6).equal
 True
@@ -23,10 +27,11 @@ from __future__ import annotations
 import logging
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from fractions import Fraction
 
-from rewardkit.rewards.math.normalize import MAX_PARSE_CHARS, compare_key
+from rewardkit.rewards.math.normalize import MAX_PARSE_CHARS, clean_latex, decimal_comma_reading
 from rewardkit.rewards.math.values import (
     INTEGER,
     BigInt,
@@ -41,6 +46,7 @@ from rewardkit.rewards.math.values import (
     Seq,
     Surd,
     Union,
+    is_labelled_list,
     parse_value,
     sum_terms,
 )
@@ -53,6 +59,8 @@ class Verdict:
     equal: bool | None
     why: str
     timed_out: bool = False  # the comparison itself overran its hard timeout
+    #: When undecided: the (gold, answer) LaTeX parts the symbolic stage must compare, one pair each.
+    parts: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
 
 # -- comparison --------------------------------------------------------------------------------
@@ -85,23 +93,35 @@ def _unending(value: Fraction) -> bool:
     return d != 1
 
 
-def compare_values(gold: object, answer: object, rel_tol: float) -> bool | None:
-    """Structural equality of two parsed values; ``None`` when an opaque part needs algebra."""
+Ask = Callable[[object, object], "bool | None"]
+
+
+def compare_values(gold: object, answer: object, rel_tol: float, ask: Ask | None = None) -> bool | None:
+    """Structural equality of two parsed values; ``None`` when an opaque part needs algebra.
+
+    ``ask(gold_part, answer_part)`` is consulted for each such part (an item of a list, a cell of a
+    matrix), so a symbolic stage compares parts one by one and never a whole enumeration at once.
+    """
     if gold == answer:
         return True
     if isinstance(gold, Equation) and isinstance(answer, Equation):
-        return compare_values(gold.rhs, answer.rhs, rel_tol) if gold.lhs == answer.lhs else False
+        return compare_values(gold.rhs, answer.rhs, rel_tol, ask) if gold.lhs == answer.lhs else False
     if isinstance(answer, Equation):
-        return compare_values(gold, answer.rhs, rel_tol)
+        return compare_values(gold, answer.rhs, rel_tol, ask)
     if isinstance(gold, Equation):
-        return compare_values(gold.rhs, answer, rel_tol)
+        return compare_values(gold.rhs, answer, rel_tol, ask)
     if isinstance(gold, Opaque) and isinstance(answer, Opaque):
         if _is_words(gold.key) and _is_words(answer.key):
             return gold.key.lower() == answer.key.lower()
         if _same_terms(gold.key, answer.key):
             return True
     if isinstance(gold, Opaque) or isinstance(answer, Opaque):
-        return None
+        if _is_prose(gold) or _is_prose(answer):
+            return False  # a sentence is not a value; sympy would read a number out of it
+        opaque, other = (gold, answer) if isinstance(gold, Opaque) else (answer, gold)
+        if not isinstance(other, Opaque) and _is_words(opaque.key):  # type: ignore[attr-defined]
+            return False  # a word is never a number, an interval or a tuple
+        return ask(gold, answer) if ask is not None else None
     if isinstance(gold, Num) and isinstance(answer, Num):
         return numbers_equal(gold, answer, rel_tol)
     if isinstance(gold, Scientific) or isinstance(answer, Scientific):
@@ -114,14 +134,14 @@ def compare_values(gold: object, answer: object, rel_tol: float) -> bool | None:
         g, a = _as_complex(gold), _as_complex(answer)
         return numbers_equal(g.real, a.real, rel_tol) and numbers_equal(g.imag, a.imag, rel_tol)
     if isinstance(gold, Seq) and isinstance(answer, Seq):
-        return _compare_seqs(gold, answer, rel_tol)
+        return _compare_seqs(gold, answer, rel_tol, ask)
     if isinstance(gold, Union) and isinstance(answer, Union):
-        return _unordered_equal(gold.parts, answer.parts, rel_tol)
+        return _unordered_equal(gold.parts, answer.parts, rel_tol, ask)
     if isinstance(gold, Matrix) and isinstance(answer, Matrix):
         if [len(r) for r in gold.rows] != [len(r) for r in answer.rows]:
             return False
         cells = [(g, a) for gr, ar in zip(gold.rows, answer.rows, strict=True) for g, a in zip(gr, ar, strict=True)]
-        return _all_equal(cells, rel_tol)
+        return _all_equal(cells, rel_tol, ask)
     return False  # different kinds of object (a number against an interval, a set against a tuple, ...)
 
 
@@ -177,29 +197,35 @@ def _as_complex(value: Num | Cplx) -> Cplx:
     return value if isinstance(value, Cplx) else Cplx(value, Num(Fraction(0), True))
 
 
-def _compare_seqs(gold: Seq, answer: Seq, rel_tol: float) -> bool | None:
+def _compare_seqs(gold: Seq, answer: Seq, rel_tol: float, ask: Ask | None) -> bool | None:
     if gold.unordered and answer.unordered:
-        return _unordered_equal(_dedupe(gold.items), _dedupe(answer.items), rel_tol)
-    if (gold.open, gold.close) != (answer.open, answer.close) or len(gold.items) != len(answer.items):
+        return _unordered_equal(_dedupe(gold.items), _dedupe(answer.items), rel_tol, ask)
+    if len(gold.items) != len(answer.items):
         return False
-    return _all_equal(list(zip(gold.items, answer.items, strict=True)), rel_tol)
+    if (gold.open, gold.close) == ("(", ")") and (answer.open == "{" or is_labelled_list(answer)):
+        # A gold tuple may stand for a set ("(1,3)" for "x = 1 or 3"): like math-verify, a set or a labelled
+        # list (p=5, q=2) answering it is read in the order written.
+        return _all_equal(list(zip(gold.items, answer.items, strict=True)), rel_tol, ask)
+    if (gold.open, gold.close) != (answer.open, answer.close):
+        return False
+    return _all_equal(list(zip(gold.items, answer.items, strict=True)), rel_tol, ask)
 
 
 def _dedupe(items: tuple) -> tuple:
     return tuple(dict.fromkeys(items))
 
 
-def _all_equal(pairs: list[tuple[object, object]], rel_tol: float) -> bool | None:
+def _all_equal(pairs: list[tuple[object, object]], rel_tol: float, ask: Ask | None) -> bool | None:
     undecided = False
     for g, a in pairs:
-        verdict = compare_values(g, a, rel_tol)
+        verdict = compare_values(g, a, rel_tol, ask)
         if verdict is False:
             return False
         undecided = undecided or verdict is None
     return None if undecided else True
 
 
-def _unordered_equal(golds: tuple, answers: tuple, rel_tol: float) -> bool | None:
+def _unordered_equal(golds: tuple, answers: tuple, rel_tol: float, ask: Ask | None) -> bool | None:
     """Multiset equality by matching; a count mismatch is False even when elements are opaque."""
     if len(golds) != len(answers):
         return False
@@ -208,7 +234,7 @@ def _unordered_equal(golds: tuple, answers: tuple, rel_tol: float) -> bool | Non
     for g in golds:
         maybe = False
         for i, a in enumerate(remaining):
-            verdict = compare_values(g, a, rel_tol)
+            verdict = compare_values(g, a, rel_tol, ask)
             if verdict:
                 del remaining[i]
                 break
@@ -242,9 +268,28 @@ def _describe(value: object) -> str:
     }.get(type(value), "values")
 
 
-def fast_verdict(gold: str, answer: str, rel_tol: float) -> Verdict:
-    """Decide without sympy when possible (see module docstring); ``equal=None`` means "ask sympy"."""
-    gold_key, answer_key = compare_key(gold), compare_key(answer)
+_WHITESPACE = re.compile(r"\s+")
+#: Most sympy comparisons one pair may ask for (two lists of 8 undecided items ask for up to 64).
+MAX_SYMBOLIC_PARTS = 64
+
+
+def fast_verdict(
+    gold: str,
+    answer: str,
+    rel_tol: float,
+    *,
+    decimal_comma: bool = False,
+    oracle: dict[tuple[str, str], Verdict] | None = None,
+) -> Verdict:
+    """Decide without sympy when possible (see module docstring).
+
+    ``equal=None`` means "ask sympy": ``parts`` then lists the pairs to compare, the whole pair when
+    either side is an expression, else the undecided items or cells one by one. Called again with
+    ``oracle`` (those pairs' symbolic verdicts), it combines them structurally: an enumeration is
+    equal only if every item is. ``decimal_comma`` also reads ``3,5`` as ``3.5``.
+    """
+    gold_clean, answer_clean = clean_latex(gold), clean_latex(answer)
+    gold_key, answer_key = _WHITESPACE.sub("", gold_clean), _WHITESPACE.sub("", answer_clean)
     if gold_key == answer_key:
         return Verdict(True, "identical after normalisation")
     if not gold_key:
@@ -258,10 +303,26 @@ def fast_verdict(gold: str, answer: str, rel_tol: float) -> Verdict:
         return Verdict(False, f"gold is choice {choice}; answer names no choice letter")
     if len(answer_key) > MAX_PARSE_CHARS and not INTEGER.fullmatch(answer_key):
         return Verdict(False, f"answer of {len(answer_key)} characters differs from the gold as a string")
+    if decimal_comma:
+        read = _decimal_comma_verdict(gold_key, answer_key, rel_tol)
+        if read is not None:
+            return read
     g, a = parse_value(gold_key), parse_value(answer_key)
-    verdict = compare_values(g, a, rel_tol)
+    asker = _PartAsker(g, a, (gold_clean, answer_clean), oracle or {})
+    verdict = compare_values(g, a, rel_tol, asker)
     if verdict is None:
-        return Verdict(None, "needs symbolic comparison")
+        if asker.timed_out:
+            return Verdict(None, f"timeout: {asker.timed_out}", True)
+        if asker.unrenderable:
+            return Verdict(None, "undecided: a part needs algebra the symbolic stage cannot be given")
+        if oracle is None:
+            parts = tuple(dict.fromkeys(asker.pending))
+            if len(parts) > MAX_SYMBOLIC_PARTS:
+                return Verdict(None, f"undecided: {len(parts)} parts would need sympy, more than {MAX_SYMBOLIC_PARTS}")
+            return Verdict(None, "needs symbolic comparison", parts=parts)
+        if asker.whole and asker.reasons:
+            return Verdict(None, asker.reasons[0])
+        return Verdict(None, "undecided: " + "; ".join(asker.reasons[:3]) if asker.reasons else "undecided")
     if isinstance(g, Huge) or isinstance(a, Huge):
         digits = (g if isinstance(g, Huge) else a).log10  # type: ignore[union-attr]
         return Verdict(
@@ -269,8 +330,112 @@ def fast_verdict(gold: str, answer: str, rel_tol: float) -> Verdict:
             f"{'equal' if verdict else 'different'}: a power with about {digits + 1:.3g} digits "
             f"(not evaluated) against {_describe(a if isinstance(g, Huge) else g)}",
         )
+    if asker.whole and asker.reasons:
+        return Verdict(verdict, asker.reasons[0])
+    if isinstance(g, Scientific) or isinstance(a, Scientific):
+        sci, other = (g, a) if isinstance(g, Scientific) else (a, g)
+        return Verdict(
+            verdict,
+            f"{'equal' if verdict else 'different'}: a number of order 10^{sci.magnitude} "  # type: ignore[union-attr]
+            f"(not evaluated) against {_describe(other)}",
+        )
     kind = _describe(g) if _describe(g) == _describe(a) else f"{_describe(g)} vs {_describe(a)}"
-    return Verdict(verdict, f"{'equal' if verdict else 'different'} as {kind}")
+    how = f"{'equal' if verdict else 'different'} as {kind}"
+    if asker.reasons:
+        how += f" ({len(asker.used)} part(s) by sympy, item by item: " + "; ".join(asker.reasons[:3]) + ")"
+    return Verdict(verdict, how)
+
+
+def _decimal_comma_verdict(gold_key: str, answer_key: str, rel_tol: float) -> Verdict | None:
+    """``3,5`` against a single number, read with a decimal comma; ``None`` to go on with the usual rules."""
+    for side, key, other in (("answer", answer_key, gold_key), ("gold", gold_key, answer_key)):
+        reading = decimal_comma_reading(key)
+        if reading is None:
+            continue
+        other_value, value = parse_value(other), parse_value(reading)
+        if isinstance(other_value, Num) and isinstance(value, Num):
+            pair = (other_value, value) if side == "answer" else (value, other_value)
+            if numbers_equal(*pair, rel_tol):
+                return Verdict(True, f"equal as numbers, {side} {key!r} read with a decimal comma")
+    return None
+
+
+class _PartAsker:
+    """The ``ask`` of :func:`compare_values`: looks parts up in the symbolic verdicts, or records them."""
+
+    def __init__(self, gold: object, answer: object, whole: tuple[str, str], oracle: dict) -> None:
+        self.top = (gold, answer)
+        self.whole_pair = whole
+        self.oracle = oracle
+        self.pending: list[tuple[str, str]] = []
+        self.used: list[tuple[str, str]] = []
+        self.reasons: list[str] = []
+        self.timed_out = ""
+        self.unrenderable = False
+        self.whole = False
+
+    def __call__(self, gold: object, answer: object) -> bool | None:
+        if self._is_top(gold, answer):
+            pair: tuple[str, str] | None = self.whole_pair
+            self.whole = True
+        else:
+            g, a = render_latex(gold), render_latex(answer)
+            pair = (g, a) if g is not None and a is not None else None
+        if pair is None:
+            self.unrenderable = True
+            return None
+        verdict = self.oracle.get(pair)
+        if verdict is None:
+            self.pending.append(pair)
+            return None
+        self.used.append(pair)
+        if verdict.timed_out and not self.timed_out:
+            self.timed_out = verdict.why
+        if verdict.equal is not None or not verdict.timed_out:
+            self.reasons.append(verdict.why if self.whole else f"{pair[1]!r} vs {pair[0]!r}: {verdict.why}")
+        return verdict.equal
+
+    def _is_top(self, gold: object, answer: object) -> bool:
+        tg, ta = self.top
+        g_top = gold is tg or (isinstance(tg, Equation) and gold is tg.rhs)
+        a_top = answer is ta or (isinstance(ta, Equation) and answer is ta.rhs)
+        return g_top and a_top
+
+
+def render_latex(value: object) -> str | None:
+    """LaTeX for one parsed part, for the symbolic stage; ``None`` for structures (compared part by part)."""
+    if isinstance(value, Opaque):
+        return value.key
+    if isinstance(value, Num):
+        v = value.value
+        text = str(v.numerator) if v.denominator == 1 else rf"\frac{{{v.numerator}}}{{{v.denominator}}}"
+        if not value.exact and v.denominator != 1:
+            text = _exact_decimal(v) or text
+        return text + (r"\%" if value.percent else "")
+    if isinstance(value, Surd):
+        return rf"{render_latex(Num(value.coef, True))}\sqrt{{{value.radicand}}}"
+    if isinstance(value, BigInt):
+        return value.digits
+    if isinstance(value, Inf):
+        return r"\infty" if value.sign > 0 else r"-\infty"
+    if isinstance(value, Cplx):
+        real, imag = render_latex(value.real), render_latex(value.imag)
+        return f"{real}+({imag})i"
+    if isinstance(value, Equation):
+        rhs = render_latex(value.rhs)
+        return None if rhs is None else f"{value.lhs}={rhs}"
+    return None
+
+
+def _exact_decimal(value: Fraction) -> str | None:
+    """A decimal's own digits (``0.5``), so sympy sees a Float where the answer wrote one."""
+    for places in range(1, 40):
+        scaled = value * 10**places
+        if scaled.denominator == 1:
+            sign = "-" if scaled < 0 else ""
+            digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
+            return f"{sign}{digits[:-places]}.{digits[-places:]}"
+    return None
 
 
 def _choice_letter(key: str) -> str | None:
@@ -293,6 +458,14 @@ def _is_words(key: str) -> bool:
     return key.lower() in _WORD_ANSWERS or len(key) >= 4 or (len(key) >= 2 and not key.islower())
 
 
+_PROSE_RUN = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{8,}")
+
+
+def _is_prose(value: object) -> bool:
+    """Words run together in a compare key (``thatJaneplanted3rows``): eight letters no command owns."""
+    return isinstance(value, Opaque) and not _is_words(value.key) and bool(_PROSE_RUN.search(value.key))
+
+
 def _same_terms(gold: str, answer: str) -> bool:
     """Equal as sums whose terms are the same strings in another order (``2x+1`` and ``1+2x``)."""
     g, a = sum_terms(gold), sum_terms(answer)
@@ -300,11 +473,14 @@ def _same_terms(gold: str, answer: str) -> bool:
 
 
 # -- symbolic stage (runs in a worker process) -------------------------------------------------
-def symbolic_verdict(gold: str, answer: str, float_rounding: int) -> Verdict:
+def symbolic_verdict(gold: str, answer: str, float_rounding: int, rel_tol: float = 1e-6) -> Verdict:
     """math-verify + sympy on the cleaned LaTeX of both sides, first parse of each only.
 
-    Runs without math-verify's SIGALRM timeouts: the caller is expected to run it in a
-    :class:`rewardkit.hard_timeout.HardTimeoutPool`, which kills it on overrun.
+    math-verify's "equal" is then checked by :func:`prove_equal`: it rounds numbers to
+    ``float_rounding`` places, which calls ``1/2004!`` and ``1/2006!`` equal (both round to 0). Its
+    "not equal" is checked the other way by :func:`difference_is_zero`. Runs without math-verify's
+    SIGALRM timeouts: the caller runs it in a :class:`rewardkit.hard_timeout.HardTimeoutPool`, which
+    kills it on overrun.
     """
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
@@ -317,17 +493,110 @@ def symbolic_verdict(gold: str, answer: str, float_rounding: int) -> Verdict:
     answer_parsed = parse(f"${answer}$", extraction_config=config, fallback_mode="no_fallback", parsing_timeout=None)
     if not answer_parsed:
         return Verdict(False, "math-verify could not parse the answer")
-    equal = verify(
-        gold_parsed[0],
-        answer_parsed[0],
-        float_rounding=float_rounding,
-        timeout_seconds=None,
-        allow_set_relation_comp=True,
-    )
-    shown = f"{_short(gold_parsed[0])} vs {_short(answer_parsed[0])}"
-    if not equal and difference_is_zero(gold_parsed[0], answer_parsed[0]):
+    g, a = gold_parsed[0], answer_parsed[0]
+    equal = verify(g, a, float_rounding=float_rounding, timeout_seconds=None, allow_set_relation_comp=True)
+    shown = f"{_short(g)} vs {_short(a)}"
+    if equal:
+        proof = prove_equal(g, a, rel_tol)
+        if proof is None:
+            return Verdict(
+                None, f"undecided: math-verify's rounded comparison says equal, not proven exactly ({shown})"
+            )
+        if not proof:
+            return Verdict(False, f"sympy: not equal, exact arithmetic tells apart what rounding did not ({shown})")
+        return Verdict(True, f"sympy: equal ({shown})")
+    if _simplify_skipped(g, a) and difference_is_zero(g, a):
         return Verdict(True, f"sympy: equal, their difference simplifies to 0 ({shown})")
-    return Verdict(bool(equal), f"sympy: {'equal' if equal else 'not equal'} ({shown})")
+    return Verdict(False, f"sympy: not equal ({shown})")
+
+
+def _simplify_skipped(gold: object, answer: object) -> bool:
+    """math-verify simplifies ``gold - answer`` itself, except when a side is a bare symbol (``x`` against
+    ``(x+1)^2-(x+1)^2+x``): only then is a second simplify worth its time."""
+    import sympy
+
+    return isinstance(gold, sympy.Symbol) or isinstance(answer, sympy.Symbol)
+
+
+#: Digits sympy evaluates a numeric difference to; mpmath's exponent range is unbounded (no underflow).
+_PROOF_DIGITS = 50
+
+
+def prove_equal(gold: object, answer: object, rel_tol: float) -> bool | None:
+    """Confirm math-verify's "equal": exactly, or within ``rel_tol`` where a side was written as a decimal.
+
+    True when proven, False when exact arithmetic (or a 50-digit evaluation) shows a difference,
+    None when neither can be shown. Sets, tuples and matrices are checked element by element;
+    relations and intervals are taken as math-verify compared them.
+    """
+    import sympy
+
+    matrices = (sympy.MatrixBase, sympy.MatrixExpr)
+    if isinstance(gold, matrices) and isinstance(answer, matrices):
+        try:
+            gold, answer = sympy.Matrix(gold.doit()), sympy.Matrix(answer.doit())  # a product or sum, evaluated
+        except Exception:
+            return None
+        if gold.shape != answer.shape:
+            return False
+        return _all_proven([prove_equal(g, a, rel_tol) for g, a in zip(gold, answer, strict=True)])
+    if isinstance(gold, sympy.MatrixBase) and isinstance(answer, sympy.MatrixBase):
+        if gold.shape != answer.shape:
+            return False
+        return _all_proven([prove_equal(g, a, rel_tol) for g, a in zip(gold, answer, strict=True)])
+    if isinstance(gold, sympy.Tuple) and isinstance(answer, (sympy.Tuple, sympy.FiniteSet)):
+        items = answer.args if isinstance(answer, sympy.Tuple) else getattr(answer, "_unsorted_args", answer.args)
+        if len(gold.args) != len(items):
+            return None
+        return _all_proven([prove_equal(g, a, rel_tol) for g, a in zip(gold.args, items, strict=True)])
+    if isinstance(gold, sympy.FiniteSet) and isinstance(answer, (sympy.FiniteSet, sympy.Tuple)):
+        remaining = list(answer.args)
+        verdicts = []
+        for g in gold.args:
+            found = next((i for i, a in enumerate(remaining) if prove_equal(g, a, rel_tol)), None)
+            verdicts.append(found is not None or None)
+            if found is not None:
+                del remaining[found]
+        return _all_proven(verdicts) if not remaining else None
+    if not (isinstance(gold, sympy.Expr) and isinstance(answer, sympy.Expr)):
+        return True  # relations, intervals, unions: math-verify's own structural comparison
+    if gold == answer:
+        return True
+    if _has_huge_power(gold) or _has_huge_power(answer):
+        return None
+    try:
+        if gold.free_symbols or answer.free_symbols:
+            return True if difference_is_zero(gold, answer) or not _has_float(gold, answer) else None
+        if not _has_float(gold, answer):
+            exact = sympy.expand((gold - answer).doit())  # type: ignore[operator]
+            if exact.is_Rational:  # integers and fractions: settled exactly, however large
+                return bool(exact == 0)
+        g_value, a_value = sympy.N(gold, _PROOF_DIGITS), sympy.N(answer, _PROOF_DIGITS)
+        difference = abs(sympy.N(gold - answer, _PROOF_DIGITS))
+        scale = max(abs(g_value), abs(a_value))
+        if not (difference.is_number and scale.is_number):
+            return None
+        if _has_float(gold, answer):
+            return bool(difference <= sympy.Float(rel_tol) * scale)  # a decimal stands for a rounding
+        if difference == 0:
+            return True
+        if scale > 0 and difference > scale * sympy.Float(10) ** (10 - _PROOF_DIGITS):
+            return False
+        return True if difference_is_zero(gold, answer) else None
+    except Exception:  # sympy raises many types on odd input: undecided, never equal
+        return None
+
+
+def _has_float(*exprs: object) -> bool:
+    import sympy
+
+    return any(e.has(sympy.Float) for e in exprs)  # type: ignore[attr-defined]
+
+
+def _all_proven(verdicts: list[bool | None]) -> bool | None:
+    if any(v is False for v in verdicts):
+        return False
+    return None if any(v is None for v in verdicts) else True
 
 
 #: Largest power with a numeric base that :func:`difference_is_zero` lets sympy evaluate, in bits.
@@ -347,8 +616,26 @@ def difference_is_zero(gold: object, answer: object) -> bool:
         return False
     try:
         difference = sympy.expand(gold - answer)  # type: ignore[operator]
-        return bool(difference == 0 or sympy.simplify(difference) == 0)
+        if difference == 0:
+            return True
+        if _differs_at_a_point(difference, gold, answer):
+            return False  # simplify would only spend time failing to reach 0
+        return bool(sympy.simplify(difference) == 0)
     except Exception:  # sympy raises many types on odd input; undecided means "not shown equal"
+        return False
+
+
+def _differs_at_a_point(difference: object, gold: object, answer: object) -> bool:
+    """True when the difference is clearly non-zero at one rational point (a 30-digit evaluation)."""
+    import sympy
+
+    symbols = sorted(difference.free_symbols, key=str)  # type: ignore[attr-defined]
+    point = {s: sympy.Rational(37 + 11 * i, 101 + 7 * i) for i, s in enumerate(symbols)}
+    try:
+        value = abs(sympy.N(difference.subs(point), 30))  # type: ignore[attr-defined]
+        scale = max(abs(sympy.N(gold.subs(point), 30)), abs(sympy.N(answer.subs(point), 30)), 1)  # type: ignore[attr-defined]
+        return bool(value.is_number and value.is_finite and value > scale * sympy.Float(10) ** -20)
+    except Exception:
         return False
 
 
@@ -368,8 +655,13 @@ def _has_huge_power(expr: object) -> bool:
         except (TypeError, ValueError, OverflowError):
             return True
         if base.is_number:
-            magnitude = abs(complex(base.evalf(15))) if base.is_finite else 0.0
-            if size * max(math.log2(magnitude) if magnitude > 0 else 0.0, 1.0) > SYMBOLIC_MAX_POWER_BITS:
+            value = abs(base.evalf(15)) if base.is_finite else sympy.Integer(0)
+            # log2 in sympy: a base such as 2004! overflows a float but not an mpmath number
+            try:
+                bits = float(sympy.log(value, 2).evalf(15)) if value.is_positive else 0.0
+            except (TypeError, ValueError, OverflowError):
+                return True
+            if size * max(bits, 1.0) > SYMBOLIC_MAX_POWER_BITS:
                 return True
         elif size > SYMBOLIC_MAX_EXPANDED_EXPONENT:
             return True
@@ -378,7 +670,7 @@ def _has_huge_power(expr: object) -> bool:
 
 def _short(value: object) -> str:
     try:
-        text = str(value)
+        text = " ".join(str(value).split())
     except Exception:
         return "?"
     return text if len(text) <= 60 else text[:57] + "..."

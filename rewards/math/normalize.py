@@ -16,15 +16,26 @@ from rewardkit.rewards.math.extract import strip_math_delimiters
 MAX_PARSE_CHARS = 2000
 
 _SIZING = re.compile(r"\\(?:displaystyle|textstyle|scriptstyle|left|right|[bB]igg?[lr]?)(?![A-Za-z])")
-_SPACING = re.compile(r"(?<!\\)\\[,;:! ]|~|\\q?quad(?![A-Za-z])|\\hspace\{[^{}]*\}")
+_SPACING = re.compile(r"(?<!\\)\\[,;: ]|~|\\q?quad(?![A-Za-z])|\\hspace\{[^{}]*\}")
+_NEGATIVE_SPACE = re.compile(r"(?<!\\)\\!\s*")  # MATH writes 10,\!000: a negative thin space, not a gap
+# \\frac from a twice-escaped dataset cell; a matrix row break is followed by a space or a digit, not these
+_DOUBLED_BACKSLASH = re.compile(
+    r"(?<!\\)\\\\(?=(?:left|right|frac|dfrac|tfrac|sqrt|cdot|times|pi|infty|text)(?![A-Za-z]))"
+)
+_TUPLE_LABEL = re.compile(r"^\s*\(\s*[A-Za-z](?:\s*,\s*[A-Za-z])+\s*\)\s*=\s*")  # "(x, y) = (5, 8)"
+_VULGAR = {"½": "1/2", "⅓": "1/3", "⅔": "2/3", "¼": "1/4", "¾": "3/4", "⅕": "1/5", "⅖": "2/5", "⅗": "3/5",
+           "⅘": "4/5", "⅙": "1/6", "⅚": "5/6", "⅛": "1/8", "⅜": "3/8", "⅝": "5/8", "⅞": "7/8"}  # fmt: skip
+_EMPTY_SET = re.compile(r"\\(?:varnothing|emptyset)(?![A-Za-z])(?:\{\})?|∅|\\\{\s*\\\}")
+_ENUMERATION_AND = re.compile(r",?\s+(?:or|and)\s+")
+_DECIMAL_COMMA = re.compile(r"([+-]?\d+),(\d+)")
 _FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![A-Za-z])")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![A-Za-z])|\\circ(?![A-Za-z])")
 _TEXT_CMD = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
 # 1e-5, 2.5E+3: a decimal mantissa at a token start, an integer exponent, nothing word-like after it
 # (sympy would read 1e-5 as Euler's number: 1*E - 5).
 _SCIENTIFIC_E = re.compile(r"(?<![\w\\.])(\d+(?:\.\d*)?|\.\d+)[eE]\+?(-?\d+)(?![\w.^{(])")
-_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_UNIT_TAIL = re.compile(r"(?P<num>.*?\S)\s+(?P<unit>[A-Za-z][A-Za-z\s/\-]*)", re.S)
+_THOUSANDS = re.compile(r"^[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")
+_UNIT_TAIL = re.compile(r"(?P<num>.*?\S)\s+(?P<unit>[A-Za-z][A-Za-z\s/\-]*?)\s*(?:\^\{?[23]\}?|[²³])?", re.S)
 _KNOWN_UNITS = {
     "cm", "mm", "km", "m", "kg", "g", "mg", "s", "sec", "min", "h", "hr", "hrs", "l", "ml", "in", "ft", "yd", "mi",
     "mph", "kmh", "degrees", "degree", "units", "sq", "cents", "dollars", "euros", "pounds", "usd", "percent",
@@ -41,9 +52,16 @@ def clean_latex(text: str) -> str:
     s = strip_math_delimiters(text)
     if len(s) > MAX_PARSE_CHARS:  # too long to be an answer worth normalising; keeps every step linear
         return s
+    s = _DOUBLED_BACKSLASH.sub(r"\\", s)
     s = _SIZING.sub("", s)
     s = _SCIENTIFIC_E.sub(r"\1\\times10^{\2}", s)
+    s = _NEGATIVE_SPACE.sub("", s)
+    s = _TUPLE_LABEL.sub("", s)
+    s = re.sub(r"_\{(\w)\}", r"_\1", s)  # y_{1} is y_1
     s = _SPACING.sub(" ", s)
+    s = _EMPTY_SET.sub(r"\\emptyset", s)
+    s = re.sub(r"(\d?)([½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞])", _vulgar_fraction, s)
+    s = s.replace("²", "^2").replace("³", "^3")
     s = _FRAC_VARIANT.sub(r"\\frac", s)
     s = re.sub(r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}", s)
     s = re.sub(r"\\frac\s*(\d)\s*(\{)", r"\\frac{\1}\2", s)
@@ -55,11 +73,23 @@ def clean_latex(text: str) -> str:
     s = re.sub(r"\\(?:le|leqslant)(?![A-Za-z])", r"\\leq", s)
     s = re.sub(r"\\(?:ge|geqslant)(?![A-Za-z])", r"\\geq", s)
     s = _strip_text_units(s.strip())
-    s = re.sub(r"\s+(?:or|and)\s+", ", ", s)  # "x = 2 or x = 3" lists its solutions
+    s = _ENUMERATION_AND.sub(", ", s)  # "x = 2 or x = 3", "19, 46, and 82" list their items
     s = s.strip().rstrip(".").strip()
     if _THOUSANDS.match(s):
         s = s.replace(",", "")
     return s
+
+
+def _vulgar_fraction(m: re.Match[str]) -> str:
+    """``½`` → ``\\frac{1}{2}``; ``2½`` → the mixed number ``2\\frac{1}{2}``."""
+    n, d = _VULGAR[m.group(2)].split("/")
+    return f"{m.group(1)}\\frac{{{n}}}{{{d}}}"
+
+
+def decimal_comma_reading(key: str) -> str | None:
+    """``3,5`` read with a decimal comma (``3.5``); ``None`` when ``key`` is not one number with one comma."""
+    m = _DECIMAL_COMMA.fullmatch(key)
+    return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
 def _strip_text_units(s: str) -> str:

@@ -13,21 +13,30 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
 from rewardkit.rewards.math.extract import Extraction, extract_answer, extract_gold
 from rewardkit.rewards.math.grade import Verdict, fast_verdict, symbolic_verdict
+from rewardkit.rewards.math.judge_fallback import JudgeFallback
 from rewardkit.rewards.math.normalize import clean_latex
 from rewardkit.types import RewardResult
 
 
 class MathEquivalenceConfig(RewardConfig):
     gold_column: str = Field("solution", description="dataset column holding the reference answer")
-    boxed: Literal["last", "first"] = Field("last", description="which \\boxed{} counts when there are several")
+    boxed: Literal["collect", "last", "first"] = Field(
+        "collect",
+        description="several \\boxed{}: 'collect' reads the last group of adjacent boxes (\\boxed{2} and \\boxed{3}) "
+        "as one list, as math-verify does; 'last'/'first' take one box",
+    )
+    decimal_comma: bool = Field(False, description="also read 3,5 as 3.5 when the other side is a single number")
     anchors: bool = Field(True, description="read 'the answer is …', 'Final answer:', '####' when there is no box")
+    fallback_last_math: bool = Field(
+        False, description="with no box and no answer phrase, take the last $…$ span (as math-verify does)"
+    )
     fallback_last_number: bool = Field(False, description="else take the last number in the text")
     reasoning_end: str | None = Field("</think>", description="only text after this tag is searched")
     rel_tol: float = Field(
@@ -49,6 +58,22 @@ class MathEquivalenceConfig(RewardConfig):
     workers: int | None = Field(None, ge=1, description="worker processes (default: os.cpu_count())")
     memory_limit_mb: int | None = Field(4096, ge=256, description="address-space limit of each worker")
     cache_size: int = Field(4096, ge=0, description="parsed golds and symbolic verdicts kept (LRU)")
+
+    @field_validator("llm_fallback")
+    @classmethod
+    def _judge_config_is_valid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            from rewardkit.judges.clients.factory import JudgeClientConfig
+
+            JudgeClientConfig.model_validate(value)  # a wrong field fails at construction, not mid-training
+        return value
+
+    llm_fallback: dict[str, Any] | None = Field(
+        None,
+        description="opt-in: a judge client config (rewardkit.judges JudgeClientConfig fields, e.g. "
+        "{backend: openai, model: ..., base_url: ...}) asked a strict yes/no on pairs the rules leave undecided",
+    )
+    llm_fallback_max_tokens: int = Field(4, ge=1, le=64, description="tokens the fallback judge may answer with")
     correct: float = Field(1.0, description="score of a correct answer")
     wrong: float = Field(0.0, description="score of a wrong or missing answer")
 
@@ -82,16 +107,19 @@ class _LruCache:
 
 
 @register_reward("math_equivalence")
-class MathEquivalence(Reward):
+class MathEquivalence(Reward[MathEquivalenceConfig]):
     r"""Math answer equivalence: ``correct`` (1.0) if the final answer equals the gold, ``wrong`` (0.0) if
     it differs or is missing, ``None`` when the gold is unreadable or the comparison timed out.
 
-    Args (config): ``gold_column`` ("solution"), ``boxed`` ("last"/"first"), ``anchors``,
+    Args (config): ``gold_column`` ("solution"), ``boxed`` ("collect": adjacent boxes form one list, as
+    math-verify collects them; "last"/"first": one box), ``decimal_comma`` (False), ``anchors``,
     ``fallback_last_number``, ``reasoning_end`` ("</think>"), ``rel_tol`` (1e-6), ``timeout_s`` (5),
     ``workers`` (cpu count), ``symbolic`` (True), ``cache_size``, ``correct``/``wrong``, ``timeout_score``
     (None: an answer whose comparison overran is unscorable; a number scores it so, e.g. 0.0 for a policy
     that learns to write answers too costly to check). A call that found no ready worker in time (a cold
-    start) is always unscorable, whatever ``timeout_score``. Timeouts are never cached.
+    start) is always unscorable, whatever ``timeout_score``. Timeouts are never cached. ``llm_fallback``
+    (off): a judge client config; pairs the rules leave undecided, and only those, get a strict yes/no
+    from that model, and the reason says so.
 
     Numbers: integers, fractions and decimals that can be written exactly compare exactly
     (``2000001.0`` is not ``2000000``, ``0.5`` is ``\frac12``); ``rel_tol`` applies only where a decimal
@@ -105,20 +133,18 @@ class MathEquivalence(Reward):
     [1.0, 1.0]
     """
 
-    name = "math_equivalence"
-    Config = MathEquivalenceConfig
-
     @property
     def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
         """A misaligned column this reward reads makes a sample unscorable with a reason that names it."""
-        return (self.config.gold_column,)  # type: ignore[attr-defined]
+        return (self.config.gold_column,)
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
         self._setup()
 
     def _setup(self) -> None:
-        cfg: MathEquivalenceConfig = self.config  # type: ignore[assignment]
+        cfg: MathEquivalenceConfig = self.config
+        self._judge: JudgeFallback | None = None  # built on first undecided pair, when llm_fallback is set
         self._golds = _LruCache(cfg.cache_size)
         self._symbolic_cache = _LruCache(cfg.cache_size)
         # Started on first need; pickles as its settings only, so the reward ships to spawned workers.
@@ -138,8 +164,10 @@ class MathEquivalence(Reward):
         self._setup()
 
     def close(self) -> None:
-        """Stop the worker processes (they also stop when the reward is garbage-collected)."""
+        """Stop the worker processes (they also stop when the reward is garbage-collected) and the judge."""
         self.pool.close()
+        if self._judge is not None:
+            self._judge.close()
 
     # -- scoring ---------------------------------------------------------------------------------
     def gold_of(self, raw: Any) -> tuple[Extraction, str | None]:
@@ -155,65 +183,82 @@ class MathEquivalence(Reward):
         return value
 
     def answer_of(self, completion: str) -> Extraction:
-        cfg: MathEquivalenceConfig = self.config  # type: ignore[assignment]
+        cfg: MathEquivalenceConfig = self.config
         return extract_answer(
             completion,
             boxed=cfg.boxed,
             anchors=cfg.anchors,
             fallback_last_number=cfg.fallback_last_number,
             reasoning_end=cfg.reasoning_end,
+            fallback_last_math=cfg.fallback_last_math,
         )
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        cfg: MathEquivalenceConfig = self.config
         results: list[RewardResult | None] = []
-        pending: dict[tuple[str, str], list[int]] = {}
-        context: list[tuple[Extraction, Extraction] | None] = []
+        compared: dict[int, tuple[Extraction, Extraction, str, Verdict]] = {}
         for index, (completion, row) in enumerate(zip(completions, rows, strict=True)):
-            result, ctx, pair = self._first_stage(completion, row)
+            result, pending = self._first_stage(completion, row)
             results.append(result)
-            context.append(ctx)
-            if pair is not None:
-                pending.setdefault(pair, []).append(index)
-        if pending:
-            pairs = list(pending)
-            for pair, verdict in zip(pairs, self._symbolic(pairs), strict=True):
-                for index in pending[pair]:
-                    gold, answer = context[index]  # type: ignore[misc]
-                    results[index] = self._result(gold, answer, verdict)
+            if pending is not None:
+                compared[index] = pending
+        waiting = {i: c for i, c in compared.items() if c[3].parts and cfg.symbolic}
+        if waiting:
+            parts = list(dict.fromkeys(part for *_, verdict in waiting.values() for part in verdict.parts))
+            oracle = dict(zip(parts, self._symbolic(parts), strict=True))
+            for index, (gold, answer, gold_clean, _) in waiting.items():
+                verdict = fast_verdict(
+                    gold_clean, answer.text or "", cfg.rel_tol, decimal_comma=cfg.decimal_comma, oracle=oracle
+                )
+                compared[index] = (gold, answer, gold_clean, verdict)
+        unsettled = [i for i, c in compared.items() if c[3].equal is None]
+        if unsettled and cfg.llm_fallback is not None:
+            judged = self._fallback().judge(
+                [(compared[i][2], compared[i][1].text or "") for i in unsettled], [compared[i][3] for i in unsettled]
+            )
+            for index, verdict in zip(unsettled, judged, strict=True):
+                gold, answer, gold_clean, _ = compared[index]
+                compared[index] = (gold, answer, gold_clean, verdict)
+        for index, (gold, answer, _, verdict) in compared.items():
+            if verdict.equal is None and verdict.parts and not cfg.symbolic:
+                verdict = Verdict(None, "needs symbolic comparison, which is off")
+            results[index] = self._result(gold, answer, verdict)
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]
 
+    def _fallback(self) -> JudgeFallback:
+        cfg: MathEquivalenceConfig = self.config
+        if self._judge is None:
+            self._judge = JudgeFallback(cfg.llm_fallback or {}, cfg.llm_fallback_max_tokens)
+        return self._judge
+
     def _first_stage(
         self, completion: Any, row: dict[str, Any]
-    ) -> tuple[RewardResult | None, tuple[Extraction, Extraction] | None, tuple[str, str] | None]:
-        cfg: MathEquivalenceConfig = self.config  # type: ignore[assignment]
+    ) -> tuple[RewardResult | None, tuple[Extraction, Extraction, str, Verdict] | None]:
+        """A result when settled without comparing (no gold, no answer), else what the comparison found."""
+        cfg: MathEquivalenceConfig = self.config
         if cfg.gold_column not in row:
-            return RewardResult.unscorable(f"no gold: column {cfg.gold_column!r} missing"), None, None
+            return RewardResult.unscorable(f"no gold: column {cfg.gold_column!r} missing"), None
         gold, gold_clean = self.gold_of(row[cfg.gold_column])
         if gold_clean is None:
-            return RewardResult.unscorable(f"gold unreadable: {gold.describe()}"), None, None
+            return RewardResult.unscorable(f"gold unreadable: {gold.describe()}"), None
         if not isinstance(completion, str):
-            return RewardResult.unscorable(f"completion is {type(completion).__name__}, not text"), None, None
+            return RewardResult.unscorable(f"completion is {type(completion).__name__}, not text"), None
         answer = self.answer_of(completion)
         if answer.text is None:
-            return self._result(gold, answer, Verdict(False, "no final answer found")), None, None
-        verdict = fast_verdict(gold_clean, answer.text, cfg.rel_tol)
-        if verdict.equal is not None:
-            return self._result(gold, answer, verdict), None, None
-        if not cfg.symbolic:
-            return self._result(gold, answer, Verdict(None, "needs symbolic comparison, which is off")), None, None
-        return None, (gold, answer), (gold_clean, clean_latex(answer.text))
+            return self._result(gold, answer, Verdict(False, "no final answer found")), None
+        verdict = fast_verdict(gold_clean, answer.text, cfg.rel_tol, decimal_comma=cfg.decimal_comma)
+        return None, (gold, answer, gold_clean, verdict)
 
     def _symbolic(self, pairs: list[tuple[str, str]]) -> list[Verdict]:
-        cfg: MathEquivalenceConfig = self.config  # type: ignore[assignment]
+        cfg: MathEquivalenceConfig = self.config
         verdicts: list[Verdict | None] = [self._symbolic_cache.get(p) for p in pairs]
         todo = [i for i, v in enumerate(verdicts) if v is None]
-        outcomes = self.pool.map(symbolic_verdict, [(*pairs[i], cfg.float_rounding) for i in todo])
+        outcomes = self.pool.map(symbolic_verdict, [(*pairs[i], cfg.float_rounding, cfg.rel_tol) for i in todo])
         for i, outcome in zip(todo, outcomes, strict=True):
             if outcome.status is CallStatus.OK:
                 verdicts[i] = outcome.value
-                if outcome.value.equal is not None:
-                    self._symbolic_cache.put(pairs[i], outcome.value)
+                self._symbolic_cache.put(pairs[i], outcome.value)  # computed to the end: the same next time
             elif outcome.status is CallStatus.TIMEOUT and outcome.started:
                 # Not cached: an overrun under load may succeed later.
                 verdicts[i] = Verdict(None, f"timeout: symbolic comparison exceeded {cfg.timeout_s:g} s", True)
@@ -224,7 +269,7 @@ class MathEquivalence(Reward):
         return verdicts  # type: ignore[return-value]
 
     def _result(self, gold: Extraction, answer: Extraction, verdict: Verdict) -> RewardResult:
-        cfg: MathEquivalenceConfig = self.config  # type: ignore[assignment]
+        cfg: MathEquivalenceConfig = self.config
         score = None if verdict.equal is None else (cfg.correct if verdict.equal else cfg.wrong)
         reason = f"gold {gold.describe()}; answer {answer.describe()}; {verdict.why}"
         if verdict.timed_out and cfg.timeout_score is not None:

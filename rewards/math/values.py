@@ -114,7 +114,10 @@ _MIXED = re.compile(r"(?P<sign>[+-]?)(?P<w>\d+)\\frac\{(?P<n>\d+)\}\{(?P<d>\d+)\
 _POWER = re.compile(r"(?P<sign>[+-]?)(?P<b>\d+)\^(?:\{(?P<e>.+)\}|(?P<e1>\d))")
 INTEGER = re.compile(r"[+-]?\d+")
 _INFINITY = re.compile(r"(?P<sign>[+-]?)(?:\\infty|\\inf|oo|∞)")
-_MATRIX = re.compile(r"\\begin\{(?P<env>[pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(?P<body>.*)\\end\{(?P=env)\}", re.S)
+_MATRIX = re.compile(
+    r"\\begin\{(?P<env>[pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(?P<body>(?:(?!\\begin\{|\\end\{).)*)\\end\{(?P=env)\}",
+    re.S,
+)
 _INEQ_TWO = re.compile(r"(?P<a>[^<>=]+?)(?P<r1><|\\leq|\\lt)(?P<var>[a-zA-Z])(?P<r2><|\\leq|\\lt)(?P<b>[^<>=]+)")
 _INEQ_ONE = re.compile(r"(?P<var>[a-zA-Z])(?P<rel><|>|\\leq|\\geq|\\lt|\\gt)(?P<b>[^<>=]+)")
 _SIMPLE_LHS = re.compile(r"[a-zA-Z](?:_\{?\w+\}?)?|\\[a-zA-Z]+")
@@ -197,11 +200,14 @@ def parse_number(key: str) -> Num | BigInt | Huge | Inf | None:
         if m := _POWER.fullmatch(body):
             base = int(m.group("b"))
             power = parse_number(m.group("e") or m.group("e1"))
-            if isinstance(power, Huge) and base > 1 and not percent:
-                return Huge(math.inf)
+            tower = isinstance(power, Huge) or (isinstance(power, Scientific) and power.digits > 0 < power.exp10)
+            if tower and base > 1 and not percent:
+                return Huge(math.inf)  # a tower: its exponent alone has more than 400 digits
             if not isinstance(power, Num) or power.value.denominator != 1:
                 return None
             exponent = int(power.value)
+            if base == 10 and abs(exponent) > MAX_EXPANDED_EXPONENT and not percent:
+                return _scientific(m.group("sign"), Fraction(1), exponent, True)  # exact at any size
             if base > 1 and abs(exponent) * math.log2(base) > MAX_POWER_BITS:
                 # Never evaluated: its size alone settles a comparison with any ordinary number.
                 return Huge(exponent * math.log10(base)) if exponent > 0 and not percent else None
@@ -305,8 +311,13 @@ def parse_value(key: str, depth: int = 0) -> object:
     if depth > _MAX_DEPTH or len(key) > MAX_PARSE_CHARS:
         return Opaque(key)
     key = key.replace(r"\{", "«").replace(r"\}", "»")
-    while len(key) >= 2 and key[0] == "{" and _matching_close(key, 0) == len(key) - 1:
-        key = key[1:-1]
+    if layers := _enclosing_layers(key, "{", "}"):
+        key = key[layers:-layers]
+        items = split_top_level(key, ",")
+        if items and len(items) > 1:  # {1,3}: braces around a list are a set written without \{ \}
+            return Seq("{", "}", tuple(parse_value(p, depth + 1) for p in items))
+    if (layers := _enclosing_layers(key, "(", ")")) > 1:  # keep one: (1,2) is a tuple, (7) a number
+        key = key[layers - 1 : 1 - layers]
     if member := re.match(r"[a-zA-Z]?\\in(?![a-zA-Z])", key):
         key = key[member.end() :]
     number = parse_number(key)
@@ -327,11 +338,16 @@ def parse_value(key: str, depth: int = 0) -> object:
     union = split_top_level(key, r"\cup")
     if union and len(union) > 1:
         return Union(tuple(parse_value(p, depth + 1) for p in union))
+    groups = split_top_level(key, ";")
+    if groups and len(groups) > 1 and all(groups):
+        return Seq("", "", tuple(_labelled_tuple(parse_value(p, depth + 1)) for p in groups))
     items = split_top_level(key, ",")
     if items and len(items) > 1:
         return Seq("", "", tuple(parse_value(p, depth + 1) for p in items))
     if key and key[0] in "([«" and key[-1] in ")]»" and _matching_close(key, 0) == len(key) - 1:
         parts = split_top_level(key[1:-1], ",")
+        if parts is not None and len(parts) == 1 and ";" in key:
+            parts = split_top_level(key[1:-1], ";")  # (0;-2;6): a tuple with semicolons
         if parts is not None:
             values = tuple(parse_value(p, depth + 1) for p in parts)
             opening = "{" if key[0] == "«" else key[0]
@@ -342,6 +358,39 @@ def parse_value(key: str, depth: int = 0) -> object:
     if inequality := _inequality(key, depth):
         return inequality
     return Opaque(key)
+
+
+def _enclosing_layers(key: str, opening: str, closing: str) -> int:
+    """How many ``opening … closing`` pairs enclose the whole of ``key``, in one linear pass.
+
+    ``((7))`` has 2, ``(1)+(2)`` has 0; hundreds of layers cost microseconds, not a recursion each.
+    """
+    j = min(len(key) - len(key.lstrip(opening)), len(key) - len(key.rstrip(closing)), len(key) // 2)
+    if j == 0:
+        return 0
+    depth = low = 0
+    for ch in key[j : len(key) - j]:
+        if ch in "([{«":
+            depth += 1
+        elif ch in ")]}»":
+            depth -= 1
+            low = min(low, depth)
+    return max(0, j + low)
+
+
+def is_labelled_list(value: object) -> bool:
+    """``p=5, q=2``: a bare list of assignments to distinct names, i.e. a tuple written with labels."""
+    if not (isinstance(value, Seq) and value.open == "" and len(value.items) > 1):
+        return False
+    names = [item.lhs for item in value.items if isinstance(item, Equation)]
+    return len(names) == len(value.items) and len(set(names)) == len(names)
+
+
+def _labelled_tuple(value: object) -> object:
+    """One group of ``p=5,q=2; p=7,q=2`` as the ordered tuple ``(5, 2)``."""
+    if is_labelled_list(value):
+        return Seq("(", ")", tuple(item.rhs for item in value.items))  # type: ignore[attr-defined]
+    return value
 
 
 def _plus_minus(key: str, depth: int) -> Seq | None:

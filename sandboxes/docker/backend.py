@@ -99,6 +99,7 @@ for path, content in json.loads(read_exactly(size)).items():
         os.makedirs(parent, exist_ok=True)
     with open(path, 'wb') as f:
         f.write(base64.b64decode(content))
+    os.chmod(path, 0o700)  # like the local backend: a file handed in (a compiled binary) can be run
 cpu = spec['cpu_s']
 resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 resource.setrlimit(resource.RLIMIT_FSIZE, (spec['fsize'], spec['fsize']))
@@ -333,7 +334,12 @@ class DockerSandbox(BatchMixin):
             stdin=True,
             user=f"{RUN_UID}:{RUN_UID}",
             workdir="/sandbox",
-            environment={"HOME": "/sandbox", "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
+            environment={
+                "HOME": "/sandbox",
+                "PATH": "/usr/local/bin:/usr/bin:/bin",
+                "LANG": "C.UTF-8",
+                "PYTHONHASHSEED": "0",
+            },
         )["Id"]
         sock = _raw(api.exec_start(exec_id, socket=True))
         started = time.monotonic()

@@ -1,11 +1,11 @@
 """The SandboxFusion ``/run_code`` wire format and its translation to and from the sandbox contract.
 
 Shared by the client (:mod:`rewardkit.sandboxes.fusion.client`) and the server
-(:mod:`rewardkit.sandboxes.fusion.server`) so both read the protocol the same way. SandboxFusion's ``Success``
-only means "exit code 0"; its ``SandboxError`` and a run status ``Error`` mean the service failed, never that the program was wrong, so they map to
-``RunStatus.SANDBOX_ERROR``. Our server adds one optional field, ``rewardkit_status``, carrying the exact verdict
-(memory and output limits have no SandboxFusion spelling); real SandboxFusion servers omit it and the client falls
-back to the mapping of the standard fields.
+(:mod:`rewardkit.sandboxes.fusion.server`) so both read the protocol the same way. SandboxFusion's ``Success`` only
+means "exit code 0"; its ``SandboxError`` and a run status ``Error`` mean the service failed, never that the
+program was wrong, so they map to ``RunStatus.SANDBOX_ERROR``. Our server adds one optional field,
+``rewardkit_status``, carrying the exact verdict (memory and output limits have no SandboxFusion spelling); real
+SandboxFusion servers omit it and the client falls back to the mapping of the standard fields.
 """
 
 from __future__ import annotations
@@ -248,6 +248,9 @@ def fusion_request_for(request: RunRequest, compile_timeout_s: float = 10.0) -> 
     else:
         language = "bash"
         code = f"exec {shlex.join(argv)}\n"
+        program = argv[0].removeprefix("./")
+        if program in files:  # uploaded files arrive without the executable bit (a binary compiled earlier)
+            code = f"chmod u+x {shlex.quote(program)}\n{code}"
     if request.limits.network:
         raise UnsupportedRequest("network access cannot be requested through the SandboxFusion API")
     return RunCodeRequest(

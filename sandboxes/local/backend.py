@@ -16,6 +16,9 @@ Tiers, strongest first (chosen once per instance, the weaker one announced by a 
     and a host temp directory bound at ``/work``. ``auto`` uses it when the forkserver cannot start.
 ``subprocess``
     rlimits, a fresh temp directory, an empty environment and (as root) an unprivileged uid; no namespaces.
+    Weak: it runs only with ``isolation="weak"``. Without it, a machine where bubblewrap cannot run gets no tier
+    at all: every run is a ``SANDBOX_ERROR`` whose message says how to fix it (fail closed), and
+    :attr:`LocalSandbox.isolation_warning` names the weak tier whenever it is in use.
 
 In every tier, where the kernel lets this process manage cgroups (see :mod:`rewardkit.sandboxes.local.cgroups`), each
 run also gets its own cgroup: ``memory_mb`` bounds the memory of all its processes together (an OOM kill there
@@ -53,6 +56,15 @@ from rewardkit.sandboxes.local.seccomp import build_seccomp_bpf
 logger = logging.getLogger(__name__)
 
 Tier = Literal["auto", "bwrap", "bwrap-exec", "subprocess"]
+Isolation = Literal["strong", "weak"]
+STRONG_TIERS = ("bwrap", "bwrap-exec")
+HOW_TO_FIX = (
+    "install bubblewrap (apt-get install bubblewrap), use backend 'docker' or 'remote', or accept weak isolation "
+    "explicitly with isolation='weak'"
+)
+WEAK_NOTE = (
+    "WEAK ISOLATION (opted in): rlimits and a uid drop only; the host filesystem is readable and the network reachable"
+)
 PROBE = RunRequest(argv=["python3", "-c", "print('ok')"])
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
@@ -71,8 +83,12 @@ class LocalSandbox(BatchMixin):
     """Run untrusted programs on this machine (see the module docstring for the isolation tiers).
 
     Args:
-        tier: ``"auto"`` (the strongest tier that starts; the subprocess tier only with a warning), or one of
-            ``"bwrap"``, ``"bwrap-exec"``, ``"subprocess"`` (runs fail with ``SANDBOX_ERROR`` if it cannot start).
+        tier: ``"auto"`` (the strongest tier that starts), or one of ``"bwrap"``, ``"bwrap-exec"``,
+            ``"subprocess"`` (runs fail with ``SANDBOX_ERROR`` if it cannot start).
+        isolation: ``"strong"`` (default: namespaces or nothing) or ``"weak"`` (the explicit opt-in that lets
+            ``auto`` fall back to, and ``tier="subprocess"`` select, the subprocess tier).
+        warm_modules: ``{name: source}`` of trusted Python modules the forkserver imports once at start, so
+            runs that ``import name`` skip compiling it (other tiers import the file shipped with the run).
         concurrency: default worker count of :meth:`run_batch`; also the number of warm forkservers kept.
         seccomp: load the seccomp deny-list in each run (needs ``pyseccomp`` + ``libseccomp.so.2`` on the host).
 
@@ -81,10 +97,23 @@ class LocalSandbox(BatchMixin):
 
     name: ClassVar[str] = "local"
 
-    def __init__(self, tier: Tier = "auto", concurrency: int = 2, seccomp: bool = True) -> None:
+    def __init__(
+        self,
+        tier: Tier = "auto",
+        concurrency: int = 2,
+        seccomp: bool = True,
+        isolation: Isolation = "strong",
+        warm_modules: dict[str, str] | None = None,
+    ) -> None:
         if tier not in ("auto", "bwrap", "bwrap-exec", "subprocess"):
             raise ValueError(f"tier must be 'auto', 'bwrap', 'bwrap-exec' or 'subprocess', got {tier!r}")
+        if isolation not in ("strong", "weak"):
+            raise ValueError(f"isolation must be 'strong' or 'weak', got {isolation!r}")
+        if tier == "subprocess" and isolation != "weak":
+            raise ValueError("tier 'subprocess' is weak isolation: pass isolation='weak' to opt in to it")
         self.requested_tier = tier
+        self.isolation = isolation
+        self.warm_modules = dict(warm_modules or {})
         self.default_concurrency = max(1, int(concurrency))
         self.seccomp = seccomp
         self._init_runtime()
@@ -101,6 +130,8 @@ class LocalSandbox(BatchMixin):
     def __getstate__(self) -> dict[str, Any]:
         return {
             "requested_tier": self.requested_tier,
+            "isolation": self.isolation,
+            "warm_modules": self.warm_modules,
             "default_concurrency": self.default_concurrency,
             "seccomp": self.seccomp,
         }
@@ -114,6 +145,11 @@ class LocalSandbox(BatchMixin):
     def tier(self) -> str:
         """The isolation tier actually in use (resolves ``auto`` by starting one forkserver)."""
         return self._resolve_tier()
+
+    @property
+    def isolation_warning(self) -> str | None:
+        """Said in every result a caller reports while the weak tier runs; ``None`` under a strong tier."""
+        return WEAK_NOTE if self._resolve_tier() == "subprocess" else None
 
     @property
     def seccomp_active(self) -> bool:
@@ -163,6 +199,11 @@ class LocalSandbox(BatchMixin):
 
     # -- internals -------------------------------------------------------------------------------
     def _run_in_forkserver(self, request: RunRequest) -> RunResult:
+        shipped = {f"{name}.py": source for name, source in self.warm_modules.items()}
+        if any(request.files.get(path) == source for path, source in shipped.items()):
+            # the warm interpreter already has these modules: no need to copy their sources into every run
+            files = {p: c for p, c in request.files.items() if shipped.get(p) != c}
+            request = request.model_copy(update={"files": files})
         try:
             server = self._checkout()
         except ForkserverError as exc:
@@ -204,7 +245,9 @@ class LocalSandbox(BatchMixin):
         bwrap = find_bwrap()
         if bwrap is None:
             raise ForkserverError("bwrap is not installed")
-        server = ForkserverProcess(bwrap, self._seccomp_bpf, cgroup_parents=self._cgroup_parents())
+        server = ForkserverProcess(
+            bwrap, self._seccomp_bpf, cgroup_parents=self._cgroup_parents(), warm_modules=self.warm_modules
+        )
         with self._lock:
             self._all.append(server)
         return server
@@ -248,7 +291,9 @@ class LocalSandbox(BatchMixin):
             try:
                 if os.geteuid() != 0:
                     raise ForkserverError("the forkserver tier needs root (it builds a namespace per run)")
-                server = ForkserverProcess(bwrap, self._seccomp_bpf, cgroup_parents=self._cgroup_parents())
+                server = ForkserverProcess(
+                    bwrap, self._seccomp_bpf, cgroup_parents=self._cgroup_parents(), warm_modules=self.warm_modules
+                )
                 self._all.append(server)  # the caller holds self._lock
                 self._idle.put(server)
                 return "bwrap"
@@ -265,10 +310,14 @@ class LocalSandbox(BatchMixin):
         if self.requested_tier != "auto":
             logger.error("rewardkit local sandbox: tier %r unavailable: %s", self.requested_tier, self._startup_error)
             return "unavailable"
+        if self.isolation != "weak":
+            self._startup_error = f"no strong isolation here ({self._startup_error}); to fix: {HOW_TO_FIX}"
+            logger.error("rewardkit local sandbox: refusing to run untrusted code: %s", self._startup_error)
+            return "unavailable"
         warn_once(
             "weak-tier",
-            "rewardkit local sandbox: WEAK ISOLATION. bubblewrap cannot run here "
-            f"({self._startup_error}); falling back to rlimits + uid drop without namespaces: the host "
+            "rewardkit local sandbox: WEAK ISOLATION (isolation='weak'). bubblewrap cannot run here "
+            f"({self._startup_error}); running under rlimits + uid drop without namespaces: the host "
             "filesystem is readable, the network reachable and setsid orphans can survive.",
         )
         return "subprocess"
@@ -282,5 +331,6 @@ class LocalSandbox(BatchMixin):
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONHASHSEED": "0",
             "PYTHONIOENCODING": "utf-8",
         }

@@ -1,7 +1,8 @@
 """The weak tier: a plain subprocess under rlimits, a fresh temp directory, an empty environment and (as root)
 an unprivileged uid. No namespaces: the host filesystem stays readable and the network reachable, and an
-orphan that calls ``setsid`` escapes the process-group kill. Used only when bubblewrap cannot run;
-:class:`~rewardkit.sandboxes.local.backend.LocalSandbox` logs a warning once when it falls back to it.
+orphan that calls ``setsid`` escapes the process-group kill. Used only when the caller opted in with
+``isolation="weak"``; :class:`~rewardkit.sandboxes.local.backend.LocalSandbox` then says so in a warning and in
+``isolation_warning``.
 """
 
 from __future__ import annotations

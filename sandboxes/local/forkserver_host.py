@@ -63,6 +63,8 @@ def readonly_system_args() -> list[str]:
     args += ["--perms", "0755", "--dir", "/etc"]
     for etc in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime"):
         args += ["--ro-bind-try", etc, etc]
+    for java in sorted(Path("/etc").glob("java-*")):  # the JDK's conf/ links its security settings here
+        args += ["--ro-bind-try", str(java), str(java)]
     made: set[str] = set()
     for root in python_roots():
         for parent in reversed(Path(root).parents[:-1]):  # bwrap would create them 0700: unreadable after setuid
@@ -82,6 +84,8 @@ def bwrap_command(bwrap: str, python: str) -> list[str]:
     cmd += readonly_system_args()
     cmd += ["--dir", "/work", "--ro-bind", str(FORKSERVER_SCRIPT), SANDBOX_SCRIPT_PATH]
     cmd += ["--clearenv", "--setenv", "PATH", sandbox_path_env(), "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
+    # every warm fork hashes strings alike, so a test iterating a set sees one order in every run
+    cmd += ["--setenv", "PYTHONHASHSEED", "0"]
     cmd += [python, "-I", SANDBOX_SCRIPT_PATH]
     return cmd
 
@@ -99,6 +103,7 @@ class ForkserverProcess:
         seccomp_bpf: bytes | None,
         start_timeout_s: float = 20.0,
         cgroup_parents: Sequence[str] = (),
+        warm_modules: dict[str, str] | None = None,
     ) -> None:
         python = str(Path(sys.executable).resolve())
         # The runs join their cgroups through these descriptors: the cgroup tree is never mounted in the sandbox.
@@ -118,7 +123,7 @@ class ForkserverProcess:
                 os.close(fd)
         try:
             seccomp = base64.b64encode(seccomp_bpf).decode() if seccomp_bpf else None
-            self._send({"seccomp": seccomp, "cgroup_fds": cgroup_fds})
+            self._send({"seccomp": seccomp, "cgroup_fds": cgroup_fds, "warm_modules": dict(warm_modules or {})})
             ready = self._receive(time.monotonic() + start_timeout_s)
         except ForkserverError:
             self.close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import os
 import tempfile
 
 logger = logging.getLogger(__name__)
@@ -101,12 +100,3 @@ def build_seccomp_bpf(allow_network: bool = False) -> bytes | None:
         logger.debug("seccomp: unexpected BPF export of %d bytes", len(program))
         return None
     return program
-
-
-def seccomp_supported() -> bool:
-    """Whether this kernel accepts seccomp filters (``/proc/self/status`` reports a Seccomp field)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as handle:
-            return any(line.startswith("Seccomp:") for line in handle)
-    except OSError:
-        return os.name == "posix"

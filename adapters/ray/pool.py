@@ -1,0 +1,120 @@
+"""``ray_pool``: any rewardkit reward, its batches fanned out over a pool of Ray actors.
+
+A drop-in for the reward it wraps: TRL, verl and ``rewardkit score`` call it the same way, it logs under the inner
+reward's name, and a batch scored on the pool equals the same batch scored locally, sample for sample, even when
+an actor or a whole node dies mid-batch (its chunks are rerun on live actors). When there is no cluster to score
+on, every sample is ``None`` with the reason — never 0.
+
+    from rewardkit.ray import RayPool
+
+    reward = RayPool({"reward": {"name": "math_equivalence", "config": {"workers": 1}},
+                      "num_actors": 8, "address": "auto"})
+    reward(completions, solution=solutions)     # TRL's call; one float or None per completion
+
+Set ``workers``/``concurrency`` of the inner reward to what one actor's ``actor_num_cpus`` allows: each actor
+builds its own copy, and a default of "every CPU of the node" per actor oversubscribes the node.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from rewardkit.adapters.ray.config import RayPoolConfig
+from rewardkit.adapters.ray.connect import ClusterUnavailable, connect
+from rewardkit.compose import build_reward
+from rewardkit.registry import register_reward
+from rewardkit.reward import Reward
+from rewardkit.types import RewardResult
+
+
+@register_reward("ray_pool")
+class RayPool(Reward):
+    """Scores batches on Ray actors that each hold one warm copy of the inner reward.
+
+    Connects lazily on the first batch and holds no live Ray handle in its pickled state, so it ships to a
+    spawned scoring process like any other reward; the copy there connects on its own first batch.
+    """
+
+    name = "ray_pool"
+    Config = RayPoolConfig
+
+    def __init__(self, config: Any = None, **overrides: Any) -> None:
+        super().__init__(config, **overrides)
+        cfg: RayPoolConfig = self.config  # type: ignore[assignment]
+        self.inner = build_reward(cfg.reward)
+        self.__name__ = cfg.name or self.inner.__name__
+        self._actors: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
+        """The inner reward's: a misaligned column is answered here, without a round trip to the cluster."""
+        return tuple(self.inner.required_columns)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_actors"] = None
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        from rewardkit.adapters.ray.dispatch import BatchRun
+
+        if not completions:
+            return []
+        with self._lock:
+            try:
+                actors = self._actor_set()
+            except ClusterUnavailable as exc:
+                return [RewardResult.unscorable(f"ray_pool: {exc}") for _ in completions]
+            try:
+                return BatchRun(actors, list(completions), list(rows)).run()
+            except Exception as exc:  # the connection itself broke: start afresh on the next batch
+                self._actors = None
+                reason = f"ray_pool: Ray failed mid-batch: {type(exc).__name__}: {exc}"
+                return [RewardResult.unscorable(reason) for _ in completions]
+
+    def node_ids(self) -> list[str]:
+        """Node of each live actor (after a batch, or after :meth:`warm_up`); for placement checks and logs."""
+        with self._lock:
+            actors = self._actors
+            return [m.node_id for m in actors.ready()] if actors is not None else []
+
+    def warm_up(self, timeout_s: float | None = None) -> list[str]:
+        """Start the actors and wait until each has built its reward (or ``timeout_s`` passes); their nodes."""
+        import time
+
+        with self._lock:
+            actors = self._actor_set()
+            actors.fill()
+            deadline = time.monotonic() + (timeout_s or self.config.actor_start_timeout_s)  # type: ignore[attr-defined]
+            while actors.starting() and time.monotonic() < deadline:
+                actors.poll(timeout_s=0.5)
+            return [m.node_id for m in actors.ready()]
+
+    def close(self) -> None:
+        """Kill the actors (they also end with the driver); the next batch starts new ones."""
+        with self._lock:
+            if self._actors is not None:
+                try:
+                    self._actors.close()
+                finally:
+                    self._actors = None
+
+    def _actor_set(self) -> Any:
+        from rewardkit.adapters.ray.dispatch import ActorSet
+
+        if self._actors is None:
+            cfg: RayPoolConfig = self.config  # type: ignore[assignment]
+            connect(
+                cfg.address,
+                connect_timeout_s=cfg.connect_timeout_s,
+                namespace=cfg.namespace,
+            )
+            self._actors = ActorSet(cfg.reward, cfg)
+        return self._actors

@@ -1,0 +1,171 @@
+"""The reward server as a Ray Serve deployment: N replicas of the same ASGI app behind Ray's HTTP proxy.
+
+Ray Serve brings what one uvicorn process cannot: replicas on every node of the cluster, autoscaling on queue
+length, replacement of a replica that dies, and a proxy that spreads requests over the live ones. Each replica
+builds its own app (and so its own warm rewards) from a factory or from reward specs, on the node it lands on.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rewardkit.adapters.ray.connect import ClusterUnavailable, connect
+
+logger = logging.getLogger(__name__)
+
+
+class AppSource:
+    """What a replica builds its ASGI app from; pickled to every replica, evaluated there (never in the driver).
+
+    ``source`` is a zero-argument callable returning an ASGI app, or reward specs for
+    ``rewardkit.adapters.serve``: a spec file path, or a loaded spec document (one term, a list of terms, or a
+    mapping with ``rewards:``), served with ``settings`` (a ``ServeSettings`` or its fields as a mapping).
+    """
+
+    def __init__(self, source: Any, settings: Any = None) -> None:
+        self.source = source
+        self.settings = settings
+
+    def build(self) -> Any:
+        if callable(self.source):
+            return self.source()
+        from rewardkit.adapters.serve import ServeSettings, build_served, create_app, load_served
+
+        served = load_served(self.source) if isinstance(self.source, (str, Path)) else build_served(self.source)
+        settings = self.settings
+        if isinstance(settings, Mapping):
+            settings = ServeSettings(**settings)
+        return create_app(served, settings)
+
+
+class RewardIngress:
+    """The deployment class: Ray Serve asks it for the app once the replica has started."""
+
+    def __init__(self, source: AppSource) -> None:
+        self.source = source
+
+    def __serve_build_asgi_app__(self) -> Any:
+        return self.source.build()
+
+
+def serve_on_ray(
+    app_factory_or_specs: Callable[[], Any] | str | Path | Mapping[str, Any] | list[Any],
+    replicas: int = 1,
+    autoscaling_config: Mapping[str, Any] | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    settings: Any = None,
+    address: str | None = None,
+    name: str = "rewardkit",
+    route_prefix: str = "/",
+    ray_actor_options: Mapping[str, Any] | None = None,
+    proxy_location: str | None = None,
+    ready_timeout_s: float = 300.0,
+    blocking: bool = False,
+) -> str:
+    """Deploy the reward server on the Ray cluster at ``address`` and return its base URL.
+
+    Args:
+        app_factory_or_specs: a zero-argument callable returning an ASGI app (e.g. ``lambda:
+            create_app(...)``; it is pickled and called on each replica), or reward specs — a YAML/JSON spec file
+            path or a loaded spec document — which each replica turns into
+            ``rewardkit.adapters.serve.create_app(build_served(specs), settings)``.
+        replicas: fixed number of replicas (ignored when ``autoscaling_config`` is given).
+        autoscaling_config: passed to Ray Serve unchanged (``min_replicas``, ``max_replicas``,
+            ``target_ongoing_requests``, ...); replaces ``replicas``.
+        host, port: where Ray Serve's HTTP proxies listen (one per node by default; see ``proxy_location``).
+        settings: ``ServeSettings`` (or a mapping of its fields) for the specs form; its host/port are not used.
+        address: the Ray cluster (``auto``, ``HOST:PORT``, ``ray://...``); ``None``: ``ray.init``'s default,
+            which starts a local cluster when none is running.
+        name, route_prefix: the Serve application's name and URL prefix.
+        ray_actor_options: per-replica resources, e.g. ``{"num_cpus": 2}``.
+        proxy_location: ``"EveryNode"`` (Ray's default), ``"HeadOnly"`` or ``"Disabled"``.
+        ready_timeout_s: how long to wait for the application to be RUNNING before raising.
+        blocking: keep serving until interrupted (Ctrl-C, SIGTERM), then delete the application.
+
+    Returns the base URL, e.g. ``http://127.0.0.1:8000/``. Raises ``ClusterUnavailable`` when there is no cluster
+    and ``RuntimeError`` when the application does not become RUNNING in time (with Ray Serve's message).
+    """
+    if replicas < 1 and autoscaling_config is None:
+        raise ValueError("replicas must be at least 1")
+    connect(address)
+    from ray import serve
+
+    start_options: dict[str, Any] = {"http_options": {"host": host, "port": port}}
+    if proxy_location is not None:
+        start_options["proxy_location"] = proxy_location
+    serve.start(**start_options)
+
+    options: dict[str, Any] = {"name": f"{name}-ingress"}
+    if autoscaling_config is not None:
+        options["autoscaling_config"] = dict(autoscaling_config)
+    else:
+        options["num_replicas"] = replicas
+    if ray_actor_options is not None:
+        options["ray_actor_options"] = dict(ray_actor_options)
+    deployment = serve.deployment(serve.ingress()(RewardIngress)).options(**options)
+    application = deployment.bind(AppSource(app_factory_or_specs, settings))
+    serve.run(application, name=name, route_prefix=route_prefix, blocking=False)
+    wait_running(name, ready_timeout_s)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}{route_prefix}"
+    if blocking:
+        _serve_until_interrupted(name)
+    return url
+
+
+def wait_running(name: str, timeout_s: float) -> None:
+    """Block until the application is RUNNING; raise with Ray Serve's own message if it fails or stalls."""
+    from ray import serve
+
+    deadline = time.monotonic() + timeout_s
+    status = ""
+    while time.monotonic() < deadline:
+        app = serve.status().applications.get(name)
+        status = str(app.status) if app is not None else "NOT_STARTED"
+        if status.endswith("RUNNING"):
+            return
+        if status.endswith("DEPLOY_FAILED"):
+            raise RuntimeError(f"Ray Serve application {name!r} failed to deploy: {app.message}")
+        time.sleep(0.5)
+    raise RuntimeError(f"Ray Serve application {name!r} not RUNNING after {timeout_s:g}s (status {status})")
+
+
+def replica_count(name: str) -> int:
+    """Running replicas of the application's ingress deployment (0 when it is not deployed)."""
+    from ray import serve
+
+    app = serve.status().applications.get(name)
+    deployment = app.deployments.get(f"{name}-ingress") if app is not None else None
+    if deployment is None:
+        return 0
+    return sum(count for state, count in deployment.replica_states.items() if str(state).endswith("RUNNING"))
+
+
+def _serve_until_interrupted(name: str) -> None:
+    import signal
+    import threading
+
+    from ray import serve
+
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        while not stop.wait(1.0):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        try:
+            serve.delete(name)
+        except Exception:
+            logger.debug("deleting Ray Serve application %s failed", name, exc_info=True)
+
+
+__all__ = ["AppSource", "ClusterUnavailable", "replica_count", "serve_on_ray", "wait_running"]

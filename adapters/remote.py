@@ -1,0 +1,332 @@
+"""``remote``: a reward scored by one or more ``rewardkit serve`` servers, as an ordinary rewardkit reward.
+
+TRL, verl and the mini trainer take it like any other reward (sync and async paths; it pickles into spawned
+workers). A batch is cut into chunks of ``chunk_size`` samples (whole groups of ``group_size`` when set, for a
+served group judge) that are sent, at most ``max_in_flight`` at a time, to the least busy healthy server.
+A chunk whose server fails — refused connection, dropped connection, timeout, 5xx, 503 while draining, 429
+when full — is sent to another server at once (the same server only after a backoff); a failed server is
+skipped for a cooldown that grows with its consecutive failures and is health-checked (``GET /healthz``)
+before it gets work again. A chunk no server could score after ``max_attempts`` tries is unscorable with the
+reason, never 0.0: an infrastructure failure must not look like a wrong answer.
+
+>>> reward = get_reward("remote", {"urls": ["http://10.0.0.5:8000", "http://10.0.0.6:8000"],
+...                                "reward": "math_equivalence", "token_env": "REWARDKIT_TOKEN"})  # doctest: +SKIP
+>>> reward([r"\\boxed{4}"], solution=["4"])  # doctest: +SKIP
+[1.0]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from rewardkit.registry import register_reward
+from rewardkit.reward import Reward, RewardConfig
+from rewardkit.types import RewardResult
+
+logger = logging.getLogger(__name__)
+
+#: Statuses after which the same chunk is sent to another server (the server, not the request, is at fault).
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+HEALTH_TIMEOUT_S = 3.0
+
+
+class RemoteConfig(RewardConfig):
+    urls: list[str] = Field(min_length=1, description="base URLs of rewardkit servers, e.g. http://10.0.0.5:8000")
+    reward: str = Field(description="served reward name (GET /v1/rewards)")
+    token_env: str | None = Field(None, description="environment variable holding the bearer token")
+    chunk_size: int = Field(64, ge=1, description="samples per request")
+    group_size: int | None = Field(None, ge=1, description="keep groups of this many adjacent samples in one chunk")
+    max_in_flight: int = Field(8, ge=1, description="chunk requests in flight at once")
+    timeout_s: float = Field(300.0, gt=0, description="per request; the server's deadline is set a little shorter")
+    connect_timeout_s: float = Field(5.0, gt=0, description="per connection attempt")
+    max_attempts: int = Field(4, ge=1, description="tries per chunk, over different servers when possible")
+    backoff_s: float = Field(0.5, ge=0, description="first wait before retrying a server that failed this chunk")
+    max_backoff_s: float = Field(10.0, ge=0, description="longest wait between tries and longest cooldown")
+    name: str | None = Field(None, description="logged name (default: the served reward's name)")
+
+    @field_validator("urls")
+    @classmethod
+    def _base_urls(cls, urls: list[str]) -> list[str]:
+        out = []
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} is not an http(s) URL")
+            out.append(url.rstrip("/").removesuffix("/v1/score"))
+        return out
+
+    @model_validator(mode="after")
+    def _token_present(self) -> RemoteConfig:
+        if self.token_env and not os.environ.get(self.token_env):
+            raise ValueError(f"token_env {self.token_env!r} is not set in this process's environment")
+        return self
+
+
+@register_reward("remote")
+class RemoteReward(Reward[RemoteConfig]):
+    """Scores on ``rewardkit serve`` servers; results equal the served reward's, sample for sample."""
+
+    name = "remote"
+
+    def __init__(self, config: Any = None, **overrides: Any) -> None:
+        super().__init__(config, **overrides)
+        self.__name__ = self.config.name or self.config.reward
+        self._reset_health()
+
+    # Server health is this process's observation (monotonic clock): it is not pickled, and no client is held.
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "__name__": self.__name__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset_health()
+
+    def _reset_health(self) -> None:
+        self._down_until: dict[str, float] = {}
+        self._failures: dict[str, int] = {}
+        self._in_flight: dict[str, int] = {}
+        self._known_good: set[str] = set()
+
+    # -- the reward ------------------------------------------------------------------------------
+    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        return _run_sync(self.ascore_batch(completions, rows))
+
+    async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        import httpx
+
+        cfg = self.config
+        results: list[RewardResult | None] = [None] * len(completions)
+        timeout = httpx.Timeout(cfg.timeout_s, connect=min(cfg.connect_timeout_s, cfg.timeout_s))
+        limits = httpx.Limits(max_connections=cfg.max_in_flight + len(cfg.urls))
+        async with httpx.AsyncClient(timeout=timeout, limits=limits, headers=self._headers()) as client:
+            await self._check_health(client)
+            gate = asyncio.Semaphore(cfg.max_in_flight)
+            await asyncio.gather(
+                *(self._score_chunk(client, gate, chunk, completions, rows, results) for chunk in self._chunks(rows))
+            )
+        return [r if r is not None else RewardResult.unscorable("remote: internal error: not scored") for r in results]
+
+    def health(self) -> dict[str, str]:
+        """``GET /healthz`` on every server: ``"ok"`` or what went wrong (for a pre-flight check)."""
+        import httpx
+
+        async def probe_all() -> dict[str, str]:
+            async with httpx.AsyncClient(timeout=HEALTH_TIMEOUT_S, headers=self._headers()) as client:
+                found = await asyncio.gather(*(self._probe(client, url) for url in self.config.urls))
+            return dict(zip(self.config.urls, found, strict=True))
+
+        return _run_sync(probe_all())
+
+    # -- chunks ----------------------------------------------------------------------------------
+    def _chunks(self, rows: list[dict[str, Any]]) -> list[list[int]]:
+        cfg = self.config
+        size = cfg.chunk_size
+        if cfg.group_size:
+            size = max(cfg.group_size, size - size % cfg.group_size)
+        n = len(rows)
+        return [list(range(start, min(start + size, n))) for start in range(0, n, size)]
+
+    async def _score_chunk(
+        self,
+        client: Any,
+        gate: asyncio.Semaphore,
+        chunk: list[int],
+        completions: list[str | None],
+        rows: list[dict[str, Any]],
+        results: list[RewardResult | None],
+    ) -> None:
+        cfg = self.config
+        body = _request_body(cfg, [completions[i] for i in chunk], [rows[i] for i in chunk])
+        tried: list[str] = []
+        failures: list[str] = []
+        for attempt in range(cfg.max_attempts):
+            candidate = self._pick(tried)
+            if candidate in tried or not self._is_up(candidate):  # no fresh healthy server: back off first
+                await asyncio.sleep(self._wait_before(candidate, attempt))
+            async with gate:
+                url = self._pick(tried)  # chosen when it can be sent: the least busy server at that moment
+                tried.append(url)
+                outcome = await self._post(client, url, body, len(chunk))
+            if isinstance(outcome, list):
+                for i, result in zip(chunk, outcome, strict=True):
+                    results[i] = result
+                return
+            kind, detail = outcome
+            failures.append(f"{url}: {detail}")
+            if kind == "too_large" and len(chunk) > 1:
+                half = len(chunk) // 2
+                await asyncio.gather(
+                    self._score_chunk(client, gate, chunk[:half], completions, rows, results),
+                    self._score_chunk(client, gate, chunk[half:], completions, rows, results),
+                )
+                return
+            if kind in ("rejected", "too_large"):
+                reason = f"remote: {detail}"
+                break
+        else:
+            reason = f"remote: infrastructure failure: no server scored this chunk in {cfg.max_attempts} attempts"
+            reason += f" (last: {failures[-1]})" if failures else ""
+        for i in chunk:
+            results[i] = RewardResult.unscorable(reason)
+
+    async def _post(self, client: Any, url: str, body: bytes, n: int) -> list[RewardResult] | tuple[str, str]:
+        """The chunk's results, or ``(kind, detail)``: ``retry`` (server at fault), ``rejected``, ``too_large``."""
+        import httpx
+
+        self._in_flight[url] = self._in_flight.get(url, 0) + 1
+        try:
+            response = await client.post(f"{url}/v1/score", content=body, headers={"content-type": "application/json"})
+        except httpx.HTTPError as exc:
+            self._mark_down(url)
+            return "retry", f"{type(exc).__name__}: {exc}".rstrip(": ")
+        finally:
+            self._in_flight[url] -= 1
+        if response.status_code == 200:
+            try:
+                parsed = _parse_results(response.json(), n)
+            except (ValueError, KeyError, TypeError) as exc:
+                self._mark_down(url)
+                return "retry", f"malformed answer: {exc}"
+            self._mark_up(url)
+            return parsed
+        detail = f"HTTP {response.status_code}: {_error_text(response)}"
+        if response.status_code in RETRY_STATUSES:
+            self._mark_down(url, _retry_after(response))
+            return "retry", detail
+        if response.status_code == 413:
+            return "too_large", detail
+        return "rejected", detail
+
+    # -- server health -----------------------------------------------------------------------------
+    def _headers(self) -> dict[str, str]:
+        env = self.config.token_env
+        token = os.environ.get(env, "") if env else ""
+        return {"authorization": f"Bearer {token}"} if token else {}
+
+    def _is_up(self, url: str) -> bool:
+        return self._down_until.get(url, 0.0) <= time.monotonic()
+
+    def _pick(self, tried: list[str]) -> str:
+        """A server for the next try: up and untried first, then up, then the one back soonest; least busy wins."""
+        urls = self.config.urls
+        up = [u for u in urls if self._is_up(u)]
+        pool = [u for u in up if u not in tried] or up or [min(urls, key=lambda u: self._down_until.get(u, 0.0))]
+        return min(pool, key=lambda u: (self._in_flight.get(u, 0), urls.index(u)))
+
+    def _wait_before(self, url: str, attempt: int) -> float:
+        cfg = self.config
+        backoff = min(cfg.max_backoff_s, cfg.backoff_s * 2 ** max(0, attempt - 1))
+        until_up = max(0.0, self._down_until.get(url, 0.0) - time.monotonic())
+        return min(cfg.max_backoff_s, max(backoff, until_up))
+
+    def _mark_down(self, url: str, retry_after_s: float | None = None) -> None:
+        cfg = self.config
+        failures = self._failures.get(url, 0) + 1
+        self._failures[url] = failures
+        cooldown = retry_after_s if retry_after_s is not None else cfg.backoff_s * 2 ** (failures - 1)
+        self._down_until[url] = time.monotonic() + min(cfg.max_backoff_s, cooldown)
+        self._known_good.discard(url)
+
+    def _mark_up(self, url: str) -> None:
+        self._failures.pop(url, None)
+        self._down_until.pop(url, None)
+        self._known_good.add(url)
+
+    async def _check_health(self, client: Any) -> None:
+        """Probe the servers not known good (never seen, or back from a cooldown) before giving them work."""
+        urls = [u for u in self.config.urls if u not in self._known_good and self._is_up(u)]
+        if not urls:
+            return
+        found = await asyncio.gather(*(self._probe(client, url) for url in urls))
+        for url, status in zip(urls, found, strict=True):
+            if status == "ok":
+                self._mark_up(url)
+            else:
+                logger.warning("reward server %s unhealthy: %s", url, status)
+                self._mark_down(url)
+
+    async def _probe(self, client: Any, url: str) -> str:
+        try:
+            response = await client.get(f"{url}/healthz", timeout=HEALTH_TIMEOUT_S)
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}".rstrip(": ")
+        if response.status_code != 200:
+            return f"HTTP {response.status_code}: {_error_text(response)}"
+        try:
+            served = list(response.json().get("rewards", []))
+        except Exception:
+            return "health answer is not the JSON rewardkit serve sends"
+        if self.config.reward not in served:
+            return f"does not serve {self.config.reward!r} (serves {', '.join(served)})"
+        return "ok"
+
+
+def _request_body(cfg: RemoteConfig, texts: list[str | None], rows: list[dict[str, Any]]) -> bytes:
+    """``/v1/score`` JSON for one chunk; non-text samples travel as ``None`` (the server says why)."""
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    columns = {key: [row.get(key) for row in rows] for key in keys}
+    payload = {
+        "reward": cfg.reward,
+        "completions": texts,
+        "columns": columns,
+        "deadline_s": cfg.timeout_s * 0.9,
+    }
+    return json.dumps(payload, default=_jsonable).encode()
+
+
+def _jsonable(value: Any) -> Any:
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        return tolist()
+    if isinstance(value, (bytes, bytearray)):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def _parse_results(body: Mapping[str, Any], n: int) -> list[RewardResult]:
+    scores, reasons = body["scores"], body["reasons"]
+    if len(scores) != n or len(reasons) != n:
+        raise ValueError(f"{len(scores)} scores for {n} samples")
+    timings = body.get("timings_s") or [None] * n
+    out = []
+    for score, reason, seconds in zip(scores, reasons, timings, strict=False):
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+            raise TypeError(f"score {score!r} is not a number")
+        out.append(RewardResult(score=None if score is None else float(score), reason=str(reason), remote_s=seconds))
+    return out
+
+
+def _error_text(response: Any) -> str:
+    try:
+        body = response.json()
+        return str(body.get("error", body))[:300]
+    except Exception:
+        return response.text[:300]
+
+
+def _retry_after(response: Any) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _run_sync(coroutine: Any) -> Any:
+    """Run ``coroutine`` from sync code, also when this thread is already inside a running loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

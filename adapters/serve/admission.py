@@ -1,0 +1,82 @@
+"""Admission control: a fixed number of requests scored at once, a bounded wait, and draining.
+
+A request either gets a worker slot, waits in a queue of at most ``max_queue`` requests, or is refused at
+once (the server answers 429 with ``Retry-After``): under a flood the server's memory and latency stay
+bounded and the client is told to go elsewhere. A slot is held until the request's scoring work has really
+finished (work past the deadline included), so the numbers mean what they say. Draining (on SIGTERM)
+refuses new requests and lets admitted ones finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+
+
+class QueueFull(Exception):
+    """No worker free and the queue is full."""
+
+    def __init__(self, queued: int, max_queue: int, retry_after_s: int) -> None:
+        super().__init__(f"server busy: {queued} requests queued (limit {max_queue}); retry after {retry_after_s} s")
+        self.queued = queued
+        self.max_queue = max_queue
+        self.retry_after_s = retry_after_s
+
+
+class Draining(Exception):
+    """The server is shutting down and takes no new requests."""
+
+
+class Admission:
+    """Worker slots and a bounded queue on one event loop (no locks needed: all calls are on that loop)."""
+
+    def __init__(self, workers: int, max_queue: int) -> None:
+        self.workers = workers
+        self.max_queue = max_queue
+        self.active = 0
+        self.queued = 0
+        self.draining = False
+        self.drain_started = 0.0
+        self._slots: asyncio.Semaphore | None = None
+        self._ewma_s = 1.0
+
+    @property
+    def slots(self) -> asyncio.Semaphore:
+        # Created lazily, on the loop that serves (the app may be built before that loop exists).
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.workers)
+        return self._slots
+
+    @property
+    def idle(self) -> bool:
+        return self.active == 0 and self.queued == 0
+
+    def retry_after_s(self) -> int:
+        """Seconds until a queue position is likely free: the queue's length in mean request times."""
+        waves = (self.queued + 1) / self.workers
+        return max(1, min(60, math.ceil(self._ewma_s * waves)))
+
+    async def acquire(self) -> None:
+        """Take a worker slot, waiting in the queue if needed; raise when refused."""
+        if self.draining:
+            raise Draining
+        if self.active >= self.workers and self.queued >= self.max_queue:
+            raise QueueFull(self.queued, self.max_queue, self.retry_after_s())
+        self.queued += 1
+        try:
+            await self.slots.acquire()
+        finally:
+            self.queued -= 1
+        self.active += 1
+
+    def release(self, held_s: float | None = None) -> None:
+        self.active -= 1
+        self.slots.release()
+        if held_s is not None:
+            self._ewma_s = 0.8 * self._ewma_s + 0.2 * held_s
+
+    def begin_drain(self) -> None:
+        if not self.draining:
+            self.draining = True
+            self.drain_started = time.monotonic()

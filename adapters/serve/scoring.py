@@ -1,0 +1,202 @@
+"""Scoring a request, free of HTTP: the FastAPI app and a Ray Serve deployment both call these.
+
+:func:`prepare` applies the in-process contract to a request's completions and columns (chat or plain text,
+a non-text completion unscorable with its type) and refuses misaligned columns, which over HTTP are a caller
+bug. :class:`ScoringJob` scores the samples ``chunk_size`` at a time through the reward's async path (a sync
+reward runs in a worker thread, so the event loop stays free) and stops waiting at the deadline: samples not
+finished by then come back ``None`` with the reason, never 0. Work that overruns is left to finish (a
+thread cannot be killed) and :meth:`ScoringJob.settled` says when it has, so capacity accounting stays honest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rewardkit.reward import Reward, rows_from_columns
+from rewardkit.types import RewardResult, completion_text, describe_non_text
+
+
+class BadRequest(ValueError):
+    """A request the server cannot score as sent (answered 4xx with this message)."""
+
+    def __init__(self, message: str, status: int = 422) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def prepare(
+    completions: Sequence[Any], columns: Mapping[str, Sequence[Any]]
+) -> tuple[list[str | None], list[dict[str, Any]], list[RewardResult | None]]:
+    """Texts, one row per sample and the answers known without the reward (non-text completions)."""
+    texts: list[str | None] = []
+    early: list[RewardResult | None] = []
+    for completion in completions:
+        try:
+            text = completion_text(completion)
+        except Exception:
+            text = None
+        texts.append(text)
+        early.append(RewardResult.unscorable(describe_non_text(completion)) if text is None else None)
+    rows = rows_from_columns(len(texts), dict(columns))
+    misaligned = getattr(rows[0], "misaligned", None) if rows else None
+    if misaligned:
+        raise BadRequest("; ".join(misaligned.values()))
+    if not rows and columns:
+        bad = [f"column {k!r} has {len(v)} values for 0 completions" for k, v in columns.items() if len(v)]
+        if bad:
+            raise BadRequest("; ".join(bad))
+    return texts, rows, early
+
+
+class ScoringJob:
+    """One request's samples in flight on one reward."""
+
+    def __init__(
+        self,
+        reward: Reward,
+        texts: list[str | None],
+        rows: list[dict[str, Any]],
+        early: list[RewardResult | None],
+        chunk_size: int = 1,
+    ) -> None:
+        self.reward = reward
+        self.results: list[RewardResult | None] = list(early)
+        self.timings: list[float] = [0.0] * len(texts)
+        todo = [i for i, answer in enumerate(early) if answer is None]
+        chunks = [todo[i : i + chunk_size] for i in range(0, len(todo), max(1, chunk_size))]
+        self.tasks = [asyncio.ensure_future(self._score(chunk, texts, rows)) for chunk in chunks]
+
+    async def _score(self, chunk: list[int], texts: list[str | None], rows: list[dict[str, Any]]) -> None:
+        start = time.perf_counter()
+        try:
+            scored = await self.reward.ascore_rows([texts[i] for i in chunk], [rows[i] for i in chunk])
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # ascore_rows guards families; this guards the guard
+            scored = [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in chunk]
+        elapsed = time.perf_counter() - start
+        for i, result in zip(chunk, scored, strict=True):
+            self.results[i] = result
+            self.timings[i] = elapsed
+
+    async def wait(self, timeout_s: float, deadline_s: float | None = None) -> tuple[list[RewardResult], list[float]]:
+        """Results at completion or after ``timeout_s``, whichever is first; unfinished samples are ``None``.
+
+        ``deadline_s`` is the request's whole deadline, named in the reason (``timeout_s`` is what is left of
+        it after waiting for a worker).
+        """
+        if self.tasks:
+            await asyncio.wait(self.tasks, timeout=max(0.0, timeout_s))
+        deadline_s = timeout_s if deadline_s is None else deadline_s
+        reason = f"deadline: not scored within {deadline_s:.3g} s"
+        results = [r if r is not None else RewardResult.unscorable(reason) for r in self.results]
+        timings = [t if r is not None else timeout_s for r, t in zip(self.results, self.timings, strict=True)]
+        return results, timings
+
+    @property
+    def done(self) -> bool:
+        return all(task.done() for task in self.tasks)
+
+    async def settled(self, abandon_after_s: float) -> None:
+        """Return once every chunk has finished; cancel whatever is still running after ``abandon_after_s``."""
+        pending = [task for task in self.tasks if not task.done()]
+        if not pending:
+            return
+        _, still = await asyncio.wait(pending, timeout=abandon_after_s)
+        for task in still:
+            task.cancel()
+        if still:
+            await asyncio.wait(still)
+
+
+async def score(
+    reward: Reward,
+    completions: Sequence[Any],
+    columns: Mapping[str, Sequence[Any]] | None = None,
+    deadline_s: float = 120.0,
+    chunk_size: int = 1,
+) -> tuple[list[RewardResult], list[float]]:
+    """Score one request to completion or deadline; the plain entry point for callers without admission."""
+    texts, rows, early = prepare(completions, columns or {})
+    job = ScoringJob(reward, texts, rows, early, chunk_size)
+    return await job.wait(deadline_s)
+
+
+# -- OpenRLHF ----------------------------------------------------------------------------------------------
+def response_from_query(query: Any, prompt: Any, eos_markers: Sequence[str]) -> tuple[Any, str | None]:
+    """The response inside OpenRLHF's ``query`` (= prompt + response), and a note when the prompt was not found.
+
+    The prompt is stripped where the query starts with it, else after its first occurrence (a tokenizer may
+    prepend a BOS marker on decode); when it is absent the whole query is scored and the reason says so.
+    Trailing end-of-turn markers (decoded with special tokens kept) are removed.
+    """
+    if not isinstance(query, str):
+        return query, None
+    note = None
+    response = query
+    if isinstance(prompt, str) and prompt:
+        if query.startswith(prompt):
+            response = query[len(prompt) :]
+        elif prompt in query:
+            response = query[query.index(prompt) + len(prompt) :]
+        else:
+            note = "prompt not found in query; scored the whole query"
+    return strip_eos(response, eos_markers), note
+
+
+def strip_eos(text: str, eos_markers: Sequence[str]) -> str:
+    stripped = text
+    while True:
+        candidate = stripped.rstrip()
+        marker = next((m for m in eos_markers if m and candidate.endswith(m)), None)
+        if marker is None:
+            return stripped
+        stripped = candidate[: -len(marker)]
+
+
+def openrlhf_batch(
+    query: Sequence[Any],
+    prompts: Sequence[Any] | None,
+    labels: Sequence[Any] | None,
+    label_column: str,
+    eos_markers: Sequence[str],
+) -> tuple[list[Any], dict[str, list[Any]], list[str | None]]:
+    """Completions, columns and per-sample notes from an OpenRLHF request.
+
+    ``prompts`` become the ``prompt`` column; ``labels`` fill ``label_column``, or, when every label is a
+    mapping, become one column per key (so a label can carry several columns).
+    """
+    n = len(query)
+    for key, values in (("prompts", prompts), ("labels", labels)):
+        if values is not None and len(values) != n:
+            raise BadRequest(f"{key} has {len(values)} values for {n} queries")
+    prompt_list = list(prompts) if prompts is not None else [None] * n
+    completions, notes = [], []
+    for q, p in zip(query, prompt_list, strict=True):
+        response, note = response_from_query(q, p, eos_markers)
+        completions.append(response)
+        notes.append(note)
+    columns: dict[str, list[Any]] = {}
+    if prompts is not None:
+        columns["prompt"] = prompt_list
+    if labels is not None:
+        if n and all(isinstance(label, Mapping) for label in labels):
+            keys = list(dict.fromkeys(k for label in labels for k in label))
+            for key in keys:
+                columns[str(key)] = [label.get(key) for label in labels]
+        else:
+            columns[label_column] = list(labels)
+    return completions, columns, notes
+
+
+def openrlhf_payload(
+    results: Sequence[RewardResult], notes: Sequence[str | None], unscorable_score: float
+) -> dict[str, Any]:
+    """OpenRLHF's response: numbers only where it reads numbers; an unscorable sample is flagged."""
+    rewards = [float(r.score) if r.score is not None else float(unscorable_score) for r in results]
+    flags = [0.0 if r.score is not None else 1.0 for r in results]
+    reasons = [f"{r.reason} ({note})" if note else r.reason for r, note in zip(results, notes, strict=True)]
+    return {"rewards": rewards, "scores": rewards, "extra_logs": {"unscorable": flags}, "reasons": reasons}

@@ -1,0 +1,59 @@
+"""How a reward server behaves: limits, deadline, auth and the OpenRLHF mapping, validated once at start."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: End-of-turn markers a decoded OpenRLHF ``query`` may end with (it is decoded with special tokens kept).
+DEFAULT_EOS_MARKERS = (
+    "<|im_end|>",
+    "<|endoftext|>",
+    "<|eot_id|>",
+    "<|end_of_text|>",
+    "<end_of_turn>",
+    "<eos>",
+    "</s>",
+)
+
+
+class ServeSettings(BaseModel):
+    """Settings of one server process (or one Ray Serve replica).
+
+    Capacity is two numbers: ``workers`` requests are scored at once and ``max_queue`` more may wait for a
+    slot; a request beyond that is answered 429 at once, so a flood never grows memory or latency without
+    bound. Inside a request, samples are scored ``chunk_size`` at a time on ``threads`` scoring threads.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    host: str = Field("127.0.0.1", description="address to bind")
+    port: int = Field(8000, ge=0, le=65535, description="port to bind (0: any free port, printed at start)")
+    workers: int = Field(4, ge=1, description="requests scored at the same time")
+    max_queue: int = Field(64, ge=0, description="requests waiting for a worker; beyond that: 429")
+    threads: int = Field(16, ge=1, description="threads that run synchronous reward code")
+    chunk_size: int = Field(1, ge=1, description="samples per reward call (1: exact per-sample timings and deadline)")
+    deadline_s: float = Field(120.0, gt=0, description="per-request deadline; later samples are None with a reason")
+    abandon_after_s: float = Field(
+        300.0, gt=0, description="after the deadline, how long overrunning work may hold its worker before cancelled"
+    )
+    max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="request body limit (413 beyond)")
+    max_samples: int = Field(16384, ge=1, description="completions per request (413 beyond)")
+    token_env: str | None = Field(None, description="environment variable holding the bearer token (None: open)")
+    drain_timeout_s: float = Field(300.0, gt=0, description="on SIGTERM, how long in-flight requests may finish")
+    openrlhf_reward: str | None = Field(None, description="reward behind POST /get_reward (default: the first)")
+    unscorable_score: float = Field(
+        0.0, description="what /get_reward reports for an unscorable sample (OpenRLHF needs a number; flagged too)"
+    )
+    eos_markers: tuple[str, ...] = Field(DEFAULT_EOS_MARKERS, description="stripped from the end of an OpenRLHF query")
+    log_level: str = Field("warning", description="uvicorn log level")
+
+    def token(self) -> str | None:
+        """The bearer token from ``token_env``; a named but empty variable is a configuration error."""
+        if not self.token_env:
+            return None
+        value = os.environ.get(self.token_env, "")
+        if not value:
+            raise ValueError(f"token_env {self.token_env!r} is not set (or empty); export it or drop --token-env")
+        return value

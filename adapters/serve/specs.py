@@ -1,0 +1,139 @@
+"""Which rewards a server serves: the reward-spec grammar every adapter reads (:class:`RewardTerm`).
+
+A spec file holds one term (``name:`` + ``config:``, optionally ``gate``/``label``), a list of terms, or a
+training spec's mapping ``rewards: [...]`` (its ``async`` key and term weights are the trainer's business and
+are ignored here). Each term is served under its logged name (``label`` when given). Two keys are the
+server's own and may sit beside a term's: ``label_column``, the column OpenRLHF's ``labels`` fill (default:
+the reward's one required column, e.g. ``solution`` for ``math_equivalence``, ``tests`` for ``code_tests``),
+and ``whole_batch``, which keeps a request in one reward call for rewards whose score depends on the other
+samples (a group judge); other rewards are scored in chunks, so deadline and timings are per sample::
+
+    rewards:
+      - think_format
+      - name: math_equivalence
+        config: {timeout_s: 5}
+      - {name: code_tests, label: code, config: {timeout_s: 5}}
+      - {name: llm_judge_group, whole_batch: true, config: {num_generations: 8}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from rewardkit.compose import RewardTerm, as_term
+from rewardkit.reward import ConfigError, Reward
+
+#: Column OpenRLHF's labels go to when a reward declares no single required column.
+FALLBACK_LABEL_COLUMN = "label"
+#: Top-level keys of a training spec file that serving accepts (and ignores, beyond ``rewards``).
+SPEC_FILE_KEYS = frozenset({"rewards", "async"})
+
+
+@dataclass
+class ServedReward:
+    """A built reward and how the server exposes it."""
+
+    reward: Reward
+    label_column: str = FALLBACK_LABEL_COLUMN
+    whole_batch: bool = False
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def wrap(cls, reward: Reward | ServedReward) -> ServedReward:
+        if isinstance(reward, ServedReward):
+            return reward
+        return cls(reward=reward, label_column=default_label_column(reward), spec={"name": reward.name})
+
+    def describe(self, served_name: str) -> dict[str, Any]:
+        """What ``GET /v1/rewards`` shows: names, the validated config and how OpenRLHF labels map."""
+        config = getattr(self.reward, "config", None)
+        return {
+            "name": served_name,
+            "reward": self.reward.name,
+            "config": redacted(config.model_dump(mode="json")) if isinstance(config, BaseModel) else {},
+            "label_column": self.label_column,
+            "whole_batch": self.whole_batch,
+        }
+
+
+#: Config keys whose values are secrets: shown as "***" by ``GET /v1/rewards`` (``api_key`` of a judge client).
+SECRET_KEYS = ("api_key", "password", "secret", "token", "authorization")
+
+
+def redacted(value: Any) -> Any:
+    """``value`` with every secret-named key's value hidden, at any depth."""
+    if isinstance(value, Mapping):
+        hidden = {k for k, v in value.items() if v is not None and str(k).lower().endswith(SECRET_KEYS)}
+        return {k: "***" if k in hidden else redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v) for v in value]
+    return value
+
+
+def default_label_column(reward: Reward) -> str:
+    try:
+        required = tuple(reward.required_columns)
+    except Exception:
+        required = ()
+    return required[0] if len(required) == 1 else FALLBACK_LABEL_COLUMN
+
+
+def served_entry(entry: Any, index: int) -> tuple[str, ServedReward]:
+    """One spec entry built: its served name and :class:`ServedReward`."""
+    options: dict[str, Any] = {}
+    if isinstance(entry, Mapping):
+        entry = dict(entry)
+        options = {key: entry.pop(key) for key in ("label_column", "whole_batch") if key in entry}
+    try:
+        term = as_term(entry)
+    except ConfigError as exc:
+        raise ConfigError(f"serve spec: rewards.{index}: {exc}") from None
+    reward = term if isinstance(term, Reward) else term.build()
+    column = options.get("label_column")
+    if column is not None and not (isinstance(column, str) and column):
+        raise ConfigError(f"serve spec: rewards.{index}: label_column must be a column name, got {column!r}")
+    whole = options.get("whole_batch", False)
+    if not isinstance(whole, bool):
+        raise ConfigError(f"serve spec: rewards.{index}: whole_batch must be true or false, got {whole!r}")
+    spec = term.model_dump(exclude_defaults=True) if isinstance(term, RewardTerm) else {"name": reward.name}
+    return reward.__name__, ServedReward(reward, column or default_label_column(reward), whole, spec)
+
+
+def build_served(source: Any) -> dict[str, ServedReward]:
+    """Build every reward of a loaded spec document once (a typo fails at start); served names must be unique."""
+    if isinstance(source, Mapping) and "name" not in source:
+        unknown = sorted(set(source) - SPEC_FILE_KEYS)
+        if unknown or "rewards" not in source:
+            raise ConfigError(f"serve spec: expected 'name' or 'rewards' at the top level, got keys {sorted(source)}")
+        source = source["rewards"]
+    entries = source if isinstance(source, list) else [source]
+    if not entries:
+        raise ConfigError("serve spec: no rewards")
+    served: dict[str, ServedReward] = {}
+    for index, entry in enumerate(entries):
+        name, item = served_entry(entry, index)
+        if name in served:
+            raise ConfigError(f"serve spec: rewards.{index}: {name!r} is served twice; give one a distinct 'label'")
+        served[name] = item
+    return served
+
+
+def load_served(path: str | Path) -> dict[str, ServedReward]:
+    """Build the served rewards of a YAML (or JSON) spec file."""
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no such reward spec file: {path}")
+    try:
+        document = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""
+        raise ConfigError(f"{path}: not valid YAML{line}: {getattr(exc, 'problem', None) or exc}") from None
+    return build_served(document)

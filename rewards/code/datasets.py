@@ -1,0 +1,168 @@
+"""Find a row's tests in the columns a dataset ships with, and join body-only completions to their prompt.
+
+``code_tests`` reads its ``tests_column`` (default ``tests``) when the row has it. Otherwise it recognises the
+common shapes by their columns, first match wins, and names the shape in every reason:
+
+=====================================  =================================================================
+shape                                  columns read (as the dataset ships them)
+=====================================  =================================================================
+HumanEval                              ``test`` (``def check(candidate)``), ``entry_point``, ``prompt``
+MBPP                                   ``test_list``, ``test_setup_code``, ``test_imports``
+verification_info                      open-r1 and PrimeIntellect verifiable-coding-problems:
+                                       ``{"language", "test_cases": [{"type", "input", "output"}]}``
+APPS / TACO                            ``input_output``: ``{"inputs", "outputs", "fn_name"?}`` (JSON)
+LiveCodeBench                          ``public_test_cases`` / ``private_test_cases`` (JSON lists with
+                                       ``testtype`` stdin or functional; ``metadata.func_name``)
+CodeContests                           ``public_tests`` / ``private_tests`` / ``generated_tests``
+                                       (``{"input": [...], "output": [...]}``)
+=====================================  =================================================================
+
+LiveCodeBench ships ``private_test_cases`` compressed with pickle; unpickling dataset text would run code, so
+such a column is skipped (the reason says so) and the public tests are used.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rewardkit.rewards.code.test_formats import BadTestsFormat
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, (str, bytes)):
+        try:
+            return json.loads(value)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+    return value
+
+
+def _humaneval(row: Mapping[str, Any]) -> dict | None:
+    if isinstance(row.get("test"), str) and isinstance(row.get("entry_point"), str):
+        tests = {"test": row["test"], "entry_point": row["entry_point"]}
+        if isinstance(row.get("prompt"), str):
+            tests["prompt"] = row["prompt"]
+        return tests
+    return None
+
+
+def _mbpp(row: Mapping[str, Any]) -> dict | None:
+    if row.get("test_list") is None:
+        return None
+    keys = ("test_list", "test_setup_code", "test_imports")
+    return {k: _as_list(row[k]) if k != "test_setup_code" else row[k] for k in keys if row.get(k) is not None}
+
+
+def _as_list(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) or type(value).__name__ == "ndarray" else value
+
+
+def _verification_info(row: Mapping[str, Any]) -> dict | None:
+    value = _json(row.get("verification_info"))
+    return value if isinstance(value, dict) else None
+
+
+def _input_output(row: Mapping[str, Any]) -> dict | None:
+    value = _json(row.get("input_output"))
+    return value if isinstance(value, dict) and "inputs" in value else None
+
+
+def _livecodebench(row: Mapping[str, Any]) -> dict | None:
+    cases: list = []
+    skipped = []
+    for column in ("public_test_cases", "private_test_cases"):
+        if row.get(column) in (None, "", []):
+            continue
+        value = _json(row[column])
+        if not isinstance(value, list):
+            skipped.append(column)
+            continue
+        cases.extend(value)
+    if not cases:
+        return None
+    metadata = _json(row.get("metadata")) or {}
+    fn_name = metadata.get("func_name") if isinstance(metadata, dict) else None
+    functional = [c for c in cases if isinstance(c, dict) and c.get("testtype") == "functional"]
+    if functional:
+        tests: dict[str, Any] = {
+            "fn_name": fn_name,
+            "inputs": [c.get("input") for c in functional],
+            "outputs": [c.get("output") for c in functional],
+        }
+    else:
+        tests = {"stdio": [{"input": c.get("input"), "output": c.get("output")} for c in cases if isinstance(c, dict)]}
+    if skipped:
+        tests["$skipped"] = skipped
+    return tests
+
+
+def _codecontests(row: Mapping[str, Any]) -> dict | None:
+    stdio = []
+    for column in ("public_tests", "private_tests", "generated_tests"):
+        value = _json(row.get(column))
+        if isinstance(value, dict) and isinstance(value.get("input"), (list, tuple)):
+            outputs = list(value.get("output") or [])
+            stdio += [{"input": i, "output": o} for i, o in zip(list(value["input"]), outputs, strict=False)]
+    return {"stdio": stdio} if stdio else None
+
+
+#: (name for reasons, builder) in the order tried; a builder returns the tests or None when its columns are absent
+SHAPES: tuple[tuple[str, Callable[[Mapping[str, Any]], dict | None]], ...] = (
+    ("HumanEval columns (test, entry_point)", _humaneval),
+    ("MBPP columns (test_list)", _mbpp),
+    ("verification_info (open-r1 / PrimeIntellect)", _verification_info),
+    ("APPS/TACO input_output", _input_output),
+    ("LiveCodeBench test cases", _livecodebench),
+    ("CodeContests tests", _codecontests),
+)
+
+
+def find_tests(row: Mapping[str, Any], column: str, detect: bool = True) -> tuple[Any, str]:
+    """The row's tests and where they came from; raises :class:`BadTestsFormat` naming what was looked for.
+
+    ``column`` wins when present. A value there that is a HumanEval check (plain Python, not JSON) is read
+    with the row's ``entry_point``.
+    """
+    value = row.get(column)
+    if value is not None:
+        if isinstance(value, str) and _json(value) is None and isinstance(row.get("entry_point"), str):
+            return {"test": value, "entry_point": row["entry_point"], "prompt": row.get("prompt")}, "HumanEval check"
+        return value, f"column {column!r}"
+    if detect:
+        for name, build in SHAPES:
+            tests = build(row)
+            if tests is not None:
+                return tests, name
+    known = ", ".join(name for name, _ in SHAPES)
+    raise BadTestsFormat(f"no tests in column {column!r} and no known dataset shape ({known})")
+
+
+# --------------------------------------------------------------------------------------------- prompts
+def function_prompt(prompt: Any, entry_point: str | None) -> bool:
+    """True when ``prompt`` is Python source that declares ``entry_point`` (HumanEval: signature + docstring)."""
+    if not isinstance(prompt, str) or not entry_point:
+        return False
+    try:
+        tree = ast.parse(prompt)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == entry_point for s in tree.body)
+
+
+def defines(code: str, name: str) -> bool:
+    """True when ``code`` parses and defines ``name`` at top level (a whole function, not only its body)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(
+        isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name for s in tree.body
+    )
+
+
+def join_body(prompt: str, body: str) -> str:
+    """HumanEval's convention: the program is ``prompt + completion`` (the completion is the function body)."""
+    return prompt + body

@@ -1,0 +1,96 @@
+"""The ``instruction_following`` reward: the fraction of a row's verifiable instructions the response follows."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field
+
+from rewardkit.registry import register_reward
+from rewardkit.reward import Reward, RewardConfig
+from rewardkit.rewards.instructions.checkers import ConstraintError
+from rewardkit.rewards.instructions.constraints import (
+    Constraint,
+    constraints_from_ground_truth,
+    constraints_from_ifeval,
+)
+from rewardkit.rewards.instructions.text import after_thinking
+from rewardkit.types import RewardResult
+
+logger = logging.getLogger(__name__)
+
+
+class InstructionFollowingConfig(RewardConfig):
+    mode: Literal["strict", "loose"] = Field(
+        "strict", description="strict: the response as written; loose: IFEval's 8 variants, any one may pass"
+    )
+    aggregate: Literal["fraction", "all"] = Field(
+        "fraction", description="fraction of instructions followed, or 1/0 only when every one is"
+    )
+    instruction_column: str = Field("instruction_id_list", description="IFEval column of instruction ids")
+    kwargs_column: str = Field("kwargs", description="IFEval column of per-instruction arguments")
+    ground_truth_column: str = Field("ground_truth", description="RLVR column (used when the IFEval one is absent)")
+    strip_thinking: bool = Field(True, description="check only the text after the last </think>")
+
+
+def loose_variants(response: str) -> list[str]:
+    """IFEval's loose forms: the response, without its first and/or last line, each also without ``*``."""
+    lines = response.split("\n")
+    cut = ["\n".join(lines[1:]).strip(), "\n".join(lines[:-1]).strip(), "\n".join(lines[1:-1]).strip()]
+    return [response, response.replace("*", ""), *cut, *(c.replace("*", "") for c in cut)]
+
+
+@register_reward("instruction_following")
+class InstructionFollowing(Reward):
+    """Verifiable instruction following (IFEval / RLVR): score = instructions followed / instructions.
+
+    Each row carries its constraints as Google IFEval's ``instruction_id_list`` + ``kwargs`` columns or an RLVR
+    ``ground_truth`` (single ``func_name`` constraint, or IFEval-form ids and kwargs). ``mode="strict"`` checks the
+    response as written; ``mode="loose"`` passes an instruction when any of IFEval's eight variants does (first
+    or last line dropped, ``*`` removed). ``aggregate="all"`` gives 1.0 only when every instruction is followed.
+    A blank response follows nothing. An unknown instruction or a bad argument makes the row unscorable (``None``)
+    with the reason; the reason of a scored row names every failed instruction. Every check is linear in the
+    response length.
+
+    >>> r = InstructionFollowing()
+    >>> r(["hello world"], instruction_id_list=[["punctuation:no_comma", "startend:quotation"]], kwargs=[[{}, {}]])
+    [0.5]
+    """
+
+    name = "instruction_following"
+    Config = InstructionFollowingConfig
+
+    def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
+        cfg: InstructionFollowingConfig = self.config  # type: ignore[assignment]
+        try:
+            constraints = self._constraints(row)
+        except ConstraintError as exc:
+            return RewardResult.unscorable(str(exc))
+        response = after_thinking(completion) if cfg.strip_thinking else completion
+        variants = loose_variants(response) if cfg.mode == "loose" else [response]
+        failed: list[str] = []
+        for constraint in constraints:
+            try:
+                followed = any(v.strip() and constraint.check(v) for v in variants)
+            except Exception as exc:  # a checker bug costs this row, never the batch
+                logger.debug("instruction %s failed", constraint.id, exc_info=True)
+                return RewardResult.unscorable(f"{constraint.id}: internal error: {type(exc).__name__}: {exc}")
+            if not followed:
+                failed.append(constraint.id)
+        total = len(constraints)
+        followed_count = total - len(failed)
+        score = (0.0 if failed else 1.0) if cfg.aggregate == "all" else followed_count / total
+        reason = f"{followed_count}/{total} instructions followed ({cfg.mode})"
+        if failed:
+            reason += "; failed: " + ", ".join(failed)
+        return RewardResult(score=score, reason=reason, failed=failed)
+
+    def _constraints(self, row: Mapping[str, Any]) -> list[Constraint]:
+        cfg: InstructionFollowingConfig = self.config  # type: ignore[assignment]
+        if row.get(cfg.instruction_column) is not None:
+            return constraints_from_ifeval(row[cfg.instruction_column], row.get(cfg.kwargs_column))
+        if row.get(cfg.ground_truth_column) is not None:
+            return constraints_from_ground_truth(row[cfg.ground_truth_column])
+        raise ConstraintError(f"row has no {cfg.instruction_column!r} or {cfg.ground_truth_column!r} column")

@@ -1,0 +1,130 @@
+"""``llm_rubric``: a rubric of weighted criteria judged per criterion (structured output) as a reward in [0, 1].
+
+Each completion gets a verdict per criterion from :class:`~rewardkit.judges.criteria.CriteriaJudge` (one request
+holding every criterion, or one request per criterion with ``per_criterion``), aggregated by ``weighted_mean``,
+``min`` or ``all_required``; a failed required criterion scores 0.0. A criterion whose verdict cannot be read
+abstains alone; the sample is ``None`` only when no criterion answered or a required one abstained. The reason
+lists every criterion: ``weighted_mean 0.667: correct=pass (w1, required); concise=fail (w0.5)``.
+
+Criteria are inline or in a YAML file (``criteria_file``)::
+
+    name: math-answer
+    criteria:
+      - {id: correct, description: "The final answer equals the reference.", weight: 2, required: true}
+      - {id: shows_work, description: "The steps that lead to the answer are shown.", weight: 1}
+
+>>> reward = get_reward("llm_rubric", {"criteria_file": "rubric.yaml",
+...                                    "client": {"backend": "embedded"}})  # doctest: +SKIP
+>>> reward(["4"], prompts=["What is 2+2?"])  # doctest: +SKIP
+[0.67]
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient
+from rewardkit.judges.criteria import Criterion, Rubric, load_rubric
+from rewardkit.registry import register_reward
+from rewardkit.reward import ConfigError, Reward, RewardConfig
+from rewardkit.rewards.judge import run_on_private_loop
+from rewardkit.types import RewardResult, completion_text, prompt_text
+
+
+class RubricRewardConfig(RewardConfig):
+    client: JudgeClientConfig = Field(default_factory=JudgeClientConfig, description="judge backend (see make_client)")
+    criteria: list[Criterion] | None = Field(None, description="inline criteria: [{id, description, weight, required}]")
+    criteria_file: str | None = Field(None, description="YAML file with a 'criteria' list (instead of inline)")
+    aggregation: Literal["weighted_mean", "min", "all_required"] = "weighted_mean"
+    scale: int | None = Field(None, ge=1, le=100, description="None: pass/fail per criterion; N: graded 0..N")
+    pass_threshold: float = Field(0.5, ge=0.0, le=1.0, description="graded value at which a criterion passes")
+    per_criterion: bool = Field(False, description="one request per criterion instead of one for all")
+    reference_column: str | None = Field(None, description="dataset column shown to the judge as a reference answer")
+    template: str = Field("criteria", description="prompt template name or path")
+    structured: bool = Field(True, description="send the answer's JSON Schema as response_format")
+    max_tokens: int = Field(384, ge=8)
+    sample_timeout: float = Field(180.0, gt=0, description="seconds per sample before it is unscorable")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> RubricRewardConfig:
+        if (self.criteria is None) == (self.criteria_file is None):
+            raise ValueError("give exactly one of criteria (inline) or criteria_file")
+        return self
+
+
+@register_reward("llm_rubric")
+class LLMRubric(Reward[RubricRewardConfig]):
+    """An LLM judge checking weighted criteria; the score aggregates the per-criterion verdicts."""
+
+    name = "llm_rubric"
+    Config = RubricRewardConfig
+
+    def __init__(self, config: Any = None, **overrides: Any) -> None:
+        super().__init__(config, **overrides)
+        cfg = self.config
+        try:
+            self.rubric = load_rubric(cfg.criteria_file) if cfg.criteria_file else Rubric(criteria=tuple(cfg.criteria))
+            self._judge_for(client=None)  # template and aggregation checked now, not mid-training
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"reward {self.name!r}: {exc}") from None
+        self._client: ManagedChatClient | None = None
+
+    # Built lazily and dropped on pickling: a spawned scoring process opens its own connections.
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_client"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._client = None
+
+    @property
+    def client(self) -> ManagedChatClient:
+        if self._client is None:
+            self._client = self.config.client.build()
+        return self._client
+
+    def _judge_for(self, client: Any):
+        from rewardkit.judges.criteria import CriteriaJudge
+
+        cfg = self.config
+        return CriteriaJudge(
+            client, self.rubric, aggregation=cfg.aggregation, scale=cfg.scale, per_criterion=cfg.per_criterion,
+            template=cfg.template, structured=cfg.structured, max_tokens=cfg.max_tokens,
+            pass_threshold=cfg.pass_threshold,
+        )  # fmt: skip
+
+    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        return run_on_private_loop(self._scored_on_private_loop(completions, rows))
+
+    async def _scored_on_private_loop(self, completions: list[str | None], rows: list[dict[str, Any]]):
+        try:
+            return await self.ascore_batch(completions, rows)
+        finally:
+            await self.client.aclose()
+
+    async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        judge = self._judge_for(self.client)
+        return list(await asyncio.gather(*(self._one(judge, c, r) for c, r in zip(completions, rows, strict=True))))
+
+    async def _one(self, judge: Any, completion: str | None, row: dict[str, Any]) -> RewardResult:
+        if completion is None:
+            return RewardResult.unscorable("completion is not text")
+        prompt = prompt_text(row.get("prompt")) or ""
+        reference = None
+        if self.config.reference_column is not None:
+            reference = completion_text(row.get(self.config.reference_column))
+            if not reference:
+                return RewardResult.unscorable(f"no reference in column {self.config.reference_column!r}")
+        try:
+            scored = await asyncio.wait_for(
+                judge.ascore(prompt, completion, reference=reference), timeout=self.config.sample_timeout
+            )
+        except asyncio.TimeoutError:
+            return RewardResult.unscorable(f"judge timed out after {self.config.sample_timeout:g}s")
+        except Exception as exc:  # a judge bug costs one sample, never the training step
+            return RewardResult.unscorable(f"judge failed: {type(exc).__name__}: {exc}")
+        verdicts = {v.id: v.value for v in scored.verdicts}
+        return RewardResult(score=scored.score, reason=scored.reason, criteria=verdicts)

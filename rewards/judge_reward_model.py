@@ -1,0 +1,82 @@
+"""``reward_model``: a trained reward model's scalar for each (prompt, completion), locally or over HTTP.
+
+``model`` is a local directory holding an ``AutoModelForSequenceClassification`` with one output (what
+``rewardkit train rm`` and TRL's ``RewardTrainer`` write), scored in batches with the tokenizer's chat template, or
+the URL of an OpenRLHF-style reward server (``…/get_reward``; the dataset's ``label_column`` goes along as
+``labels``). The score is the model's logit (``transform="sigmoid"`` maps it into (0, 1)). A model that cannot load
+or run, or a server that fails after retries, makes the batch unscorable (``None`` with the reason), never 0.0.
+
+>>> reward = get_reward("reward_model", {"model": "runs/rm/final"})  # doctest: +SKIP
+>>> reward(["Paris.", "I do not know."], prompts=["Capital of France?"] * 2)  # doctest: +SKIP
+[1.73, -0.41]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import Field
+
+from rewardkit.judges.base import JudgeError
+from rewardkit.registry import register_reward
+from rewardkit.reward import ConfigError, Reward, RewardConfig
+from rewardkit.types import RewardResult
+
+
+class RewardModelConfig(RewardConfig):
+    model: str = Field(description="local model directory, or an http(s):// reward server URL (OpenRLHF /get_reward)")
+    batch_size: int = Field(8, ge=1, description="local: pairs per forward pass")
+    max_length: int = Field(1024, ge=8, description="local: tokens per pair (truncated from the left)")
+    device: str = Field("cpu", description="local: torch device")
+    use_chat_template: bool = Field(True, description="local: render (prompt, completion) with the chat template")
+    label_column: str | None = Field(None, description="remote: dataset column sent as 'labels'")
+    timeout: float = Field(60.0, gt=0, description="remote: seconds per request")
+    max_retries: int = Field(2, ge=0, description="remote: retries on connection errors, 429 and 5xx")
+    transform: Literal["none", "sigmoid"] = Field("none", description="map the logit: none, or sigmoid into (0, 1)")
+
+
+@register_reward("reward_model")
+class RewardModelReward(Reward[RewardModelConfig]):
+    """A Bradley–Terry / sequence-classification reward model as a reward function."""
+
+    name = "reward_model"
+    Config = RewardModelConfig
+
+    def __init__(self, config: Any = None, **overrides: Any) -> None:
+        super().__init__(config, **overrides)
+        from pathlib import Path
+
+        from rewardkit.judges.reward_model import make_reward_model
+
+        remote = self.config.model.startswith(("http://", "https://"))
+        if not remote and not Path(self.config.model).is_dir():
+            raise ConfigError(f"reward {self.name!r}: {self.config.model!r} is neither a model directory nor a URL")
+
+        self.scorer = make_reward_model(self.config.model, **self.config.model_dump())
+
+    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        todo = [i for i, c in enumerate(completions) if c is not None]
+        out = [RewardResult.unscorable("completion is not text") for _ in completions]
+        if not todo:
+            return out
+        prompts = [_prompt(rows[i].get("prompt")) for i in todo]
+        column = self.config.label_column
+        labels = [rows[i].get(column) for i in todo] if column else None
+        try:
+            scores = self.scorer.score(prompts, [completions[i] for i in todo], labels)
+        except JudgeError as exc:
+            return [RewardResult.unscorable(str(exc)) if i in todo else out[i] for i in range(len(completions))]
+        for i, raw in zip(todo, scores, strict=True):
+            value = 1.0 / (1.0 + math.exp(-raw)) if self.config.transform == "sigmoid" and raw > -700 else raw
+            if self.config.transform == "sigmoid" and raw <= -700:
+                value = 0.0
+            out[i] = RewardResult(score=value, reason=f"reward model {raw:.4f}", raw_reward=raw)
+        return out
+
+
+def _prompt(prompt: Any) -> Any:
+    """A plain prompt as text; a conversational one as its messages (the chat template renders them)."""
+    if isinstance(prompt, list) and all(isinstance(m, dict) for m in prompt):
+        return prompt
+    return "" if prompt is None else str(prompt)

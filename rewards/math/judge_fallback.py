@@ -1,0 +1,73 @@
+"""The opt-in model fallback of ``math_equivalence``: a judge says yes or no where the rules could not decide.
+
+Only pairs the rules leave undecided (sympy could not prove or refute, or timed out) reach the judge;
+a pair the rules decided is never re-judged. The prompt asks for one word, and anything but a clear
+"yes" or "no" leaves the pair undecided (``None``), so a rambling or failing judge never awards a 1.
+
+>>> fallback = JudgeFallback({"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:8000/v1"})
+>>> fallback.messages("x^2-1", "(x-1)(x+1)")[1]["content"].splitlines()[0]
+'Reference answer: x^2-1'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rewardkit.rewards.math.grade import Verdict
+
+_SYSTEM = (
+    "You check answers to math problems. Two answers are equivalent when they denote the same mathematical "
+    "object (same number, expression, set, interval or tuple), whatever their notation. Reply with exactly one "
+    "word: yes or no."
+)
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.I)
+
+
+class JudgeFallback:
+    """Builds its judge client on first use from a :class:`~rewardkit.judges.clients.factory.JudgeClientConfig`."""
+
+    def __init__(self, client_config: dict[str, Any], max_tokens: int = 4) -> None:
+        self.client_config = dict(client_config)
+        self.max_tokens = max_tokens
+        self._client: Any = None
+
+    @staticmethod
+    def messages(gold: str, answer: str) -> list[dict[str, str]]:
+        user = f"Reference answer: {gold}\nCandidate answer: {answer}\nAre they equivalent? Reply yes or no."
+        return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
+
+    def client(self) -> Any:
+        if self._client is None:
+            from rewardkit.judges.clients.factory import JudgeClientConfig
+
+            self._client = JudgeClientConfig.model_validate(self.client_config).build()
+        return self._client
+
+    def judge(self, pairs: list[tuple[str, str]], undecided: list[Verdict]) -> list[Verdict]:
+        """One verdict per ``(gold, answer)`` pair; the reason names the model and what the rules said."""
+        from rewardkit.judges.base import ChatParams
+
+        params = ChatParams(temperature=0.0, max_tokens=self.max_tokens)
+        verdicts = []
+        for (gold, answer), before in zip(pairs, undecided, strict=True):
+            try:
+                client = self.client()
+                result = client.complete(self.messages(gold, answer), params)
+            except Exception as exc:  # a failing judge leaves the pair as the rules left it
+                verdicts.append(Verdict(None, f"{before.why}; judge model failed ({type(exc).__name__}: {exc})"))
+                continue
+            said = _YES_NO.match(result.text or "")
+            if said is None:
+                shown = (result.text or "").strip()[:40]
+                verdicts.append(Verdict(None, f"{before.why}; judge model {client.model} gave no yes/no ({shown!r})"))
+                continue
+            equal = said.group(1).lower() == "yes"
+            verdicts.append(
+                Verdict(equal, f"judge model {client.model} said {said.group(1).lower()} (rules: {before.why})")
+            )
+        return verdicts
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
