@@ -23,7 +23,12 @@ ENTRY_POINT_GROUP = "rewardkit.rewards"
 
 #: Modules whose rewards are built in: imported (and so registered) before any lookup, whatever was imported
 #: before. An error importing one is a bug and propagates; only third-party plugins are skipped with a warning.
-BUILTIN_MODULES = ("rewardkit.rewards", "rewardkit.adapters.demo.tasks")
+BUILTIN_MODULES = (
+    "rewardkit.rewards",
+    "rewardkit.adapters.demo.tasks",
+    "rewardkit.adapters.remote",
+    "rewardkit.adapters.ray.pool",
+)
 
 _REGISTRY: dict[str, type[Reward]] = {}
 _loaded = False

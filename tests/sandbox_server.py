@@ -24,7 +24,7 @@ def sandbox_server(max_run_timeout: int) -> Iterator[str]:
             "serve",
             "--port",
             "0",
-            "--max-concurrency",
+            "--concurrency",
             "4",
             "--max-run-timeout",
             str(max_run_timeout),

@@ -138,7 +138,7 @@ def backend_reward(request):
         instance = _local_reward()
     elif request.param == "docker":
         require_docker()
-        instance = get_reward("code_tests", backend="docker", backend_options={"pool_size": 4}, concurrency=4)
+        instance = get_reward("code_tests", backend="docker", backend_options={"concurrency": 4}, concurrency=4)
     else:
         url = request.getfixturevalue("server_url")
         instance = get_reward("code_tests", backend="remote", base_url=url, concurrency=4)

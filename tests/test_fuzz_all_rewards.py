@@ -17,6 +17,16 @@ from hypothesis import strategies as st
 
 from rewardkit import ConfigError, get_reward, list_rewards
 
+#: A judge endpoint nothing answers: nothing listens on the discard port.
+DEAD_CLIENT = {
+    "backend": "openai",
+    "base_url": "http://127.0.0.1:9/v1",
+    "model": "x",
+    "api_key": "x",
+    "max_retries": 0,
+    "timeout": 5,
+}
+
 EXAMPLE_CONFIGS: dict[str, dict[str, Any]] = {
     "think_format": {"answer_tag": "answer"},
     "tag_count": {},
@@ -31,20 +41,23 @@ EXAMPLE_CONFIGS: dict[str, dict[str, Any]] = {
     "math_equivalence": {},
     "code_tests": {},
     "llm_judge": {
-        "client": {
-            "backend": "openai",
-            "base_url": "http://127.0.0.1:9/v1",  # nothing listens on the discard port
-            "model": "x",
-            "api_key": "x",
-            "max_retries": 0,
-            "timeout": 5,
-        },
+        "client": DEAD_CLIENT,
         "sample_timeout": 10,
     },
+    "llm_judge_group": {"client": DEAD_CLIENT, "group_timeout": 10},
+    "llm_rubric": {
+        "client": DEAD_CLIENT,
+        "criteria": [{"id": "correct", "description": "right", "required": True}],
+        "sample_timeout": 10,
+    },
+    "reward_model": {"model": "http://127.0.0.1:9/get_reward", "max_retries": 0, "timeout": 5},
+    "remote": {"urls": ["http://127.0.0.1:9"], "reward": "think_format", "max_attempts": 1},
+    "ray_pool": {"reward": "think_format", "address": "ray://127.0.0.1:9", "connect_timeout_s": 1},
+    "instruction_following": {},
 }
 
 #: Rewards that reach a backend get fewer examples; each must still fail fast against a dead one.
-SERVICE_REWARDS = {"code_tests", "llm_judge"}
+SERVICE_REWARDS = {"code_tests", "llm_judge", "llm_judge_group", "llm_rubric", "reward_model", "remote", "ray_pool"}
 
 #: Wall-clock budget for one call on a small garbage batch.
 CALL_BUDGET_S = 30.0

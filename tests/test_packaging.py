@@ -37,6 +37,7 @@ def _declared_packages() -> set[str]:
 
     return set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
 
+
 PROBE = """
 import importlib, json, sys
 import rewardkit

@@ -17,7 +17,7 @@ from tests.docker_engine import require_docker
 @pytest.fixture(scope="module")
 def box():
     require_docker()
-    sandbox = DockerSandbox(pool_size=2)
+    sandbox = DockerSandbox(concurrency=2)
     yield sandbox
     sandbox.close()
 
@@ -118,7 +118,7 @@ def test_overrun_past_the_host_deadline_kills_the_container(box):
         "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\n"
         "else:\n    print('parent done', flush=True)\n    time.sleep(60)"
     )
-    sandbox = DockerSandbox(pool_size=1, grace_s=1.0)
+    sandbox = DockerSandbox(concurrency=1, grace_s=1.0)
     try:
         assert sandbox.run(py("print(1)")).ok
         before = pool_ids(sandbox)
@@ -201,14 +201,14 @@ def test_batch_order_and_pool_bound(box):
     started = time.monotonic()
     results = box.run_batch([py(code, stdin=str(i)) for i in range(4)], concurrency=4)
     assert [r.stdout for r in results] == [f"{i}\n".encode() for i in range(4)]
-    assert time.monotonic() - started >= 0.6, "at most pool_size programs run at once"
+    assert time.monotonic() - started >= 0.6, "at most concurrency programs run at once"
 
 
 @pytest.mark.docker
 @pytest.mark.slow
 def test_container_killed_from_outside_is_a_sandbox_error(box):
     """A real infrastructure fault: the container disappears mid-run. Never a program verdict."""
-    sandbox = DockerSandbox(pool_size=1)
+    sandbox = DockerSandbox(concurrency=1)
     try:
         assert sandbox.run(py("print(1)")).ok
         victim = next(iter(sandbox._idle.queue)).handle
@@ -232,7 +232,7 @@ def test_missing_image_is_a_sandbox_error(box):
 @pytest.mark.docker
 def test_close_removes_the_pool():
     require_docker()
-    sandbox = DockerSandbox(pool_size=1)
+    sandbox = DockerSandbox(concurrency=1)
     assert sandbox.run(py("print(1)")).ok
     ids = pool_ids(sandbox)
     client = sandbox.client
@@ -259,7 +259,7 @@ def test_network_is_never_granted():
 
 
 def test_pickles_without_its_pool():
-    sandbox = DockerSandbox(pool_size=3, cpus=0.5)
+    sandbox = DockerSandbox(concurrency=3, cpus=0.5)
     clone = pickle.loads(pickle.dumps(sandbox))
     assert clone.config == sandbox.config and clone._client is None
 
@@ -287,7 +287,7 @@ def test_sandboxfusion_server_on_the_docker_backend(box):
     from rewardkit.sandboxes.fusion.client import RemoteSandbox
     from rewardkit.sandboxes.fusion.server import make_server
 
-    server = make_server(box, port=0, max_concurrency=2)
+    server = make_server(box, port=0, concurrency=2)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

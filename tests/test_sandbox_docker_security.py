@@ -37,7 +37,7 @@ def source_for(case: HostileCase, values: dict[str, str]) -> str:
 @pytest.fixture(scope="module")
 def box():
     require_docker()
-    sandbox = DockerSandbox(pool_size=2)
+    sandbox = DockerSandbox(concurrency=2)
     yield sandbox
     sandbox.close()
 
@@ -82,7 +82,7 @@ def test_a_program_cannot_reach_the_keepalive_or_init(box):
 
 def test_pool_is_whole_after_the_hostile_cases(box):
     containers = list(box._idle.queue)
-    assert len(containers) == box.config.pool_size
+    assert len(containers) == box.config.concurrency
     for container in containers:
         container.handle.reload()
         assert container.handle.status == "running"

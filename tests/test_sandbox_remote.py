@@ -337,20 +337,20 @@ def test_4xx_and_malformed_bodies_are_sandbox_errors_without_retry(stand_in) -> 
 
 def test_client_bounds_requests_in_flight(stand_in) -> None:
     server = stand_in([], delay_s=0.2)
-    sandbox = RemoteSandbox(server.url, max_concurrency=2)
+    sandbox = RemoteSandbox(server.url, concurrency=2)
     results = sandbox.run_batch([RunRequest(argv=["python3", "-c", "1"])] * 8, concurrency=8)
     assert all(r.ok for r in results)
     assert server.peak == 2
 
 
 def test_remote_sandbox_pickles_and_validates_config() -> None:
-    sandbox = RemoteSandbox("http://127.0.0.1:9/", max_concurrency=3)
+    sandbox = RemoteSandbox("http://127.0.0.1:9/", concurrency=3)
     clone = pickle.loads(pickle.dumps(sandbox))
     assert clone.config == sandbox.config and clone.config.base_url == "http://127.0.0.1:9"
     with pytest.raises(ValueError, match="http"):
         RemoteSandbox("127.0.0.1:8080")
     with pytest.raises(ValueError):
-        RemoteSandbox("http://x", max_concurrency=0)
+        RemoteSandbox("http://x", concurrency=0)
 
 
 # --- protocol mapping, as a verdict table ------------------------------------------------------------------------

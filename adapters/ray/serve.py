@@ -115,7 +115,7 @@ def serve_on_ray(
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}{route_prefix}"
     if blocking:
-        _serve_until_interrupted(name)
+        serve_until_interrupted(name)
     return url
 
 
@@ -147,7 +147,8 @@ def replica_count(name: str) -> int:
     return sum(count for state, count in deployment.replica_states.items() if str(state).endswith("RUNNING"))
 
 
-def _serve_until_interrupted(name: str) -> None:
+def serve_until_interrupted(name: str) -> None:
+    """Keep the application up until Ctrl-C or SIGTERM, then delete it from the cluster."""
     import signal
     import threading
 
@@ -168,4 +169,11 @@ def _serve_until_interrupted(name: str) -> None:
             logger.debug("deleting Ray Serve application %s failed", name, exc_info=True)
 
 
-__all__ = ["AppSource", "ClusterUnavailable", "replica_count", "serve_on_ray", "wait_running"]
+__all__ = [
+    "AppSource",
+    "ClusterUnavailable",
+    "replica_count",
+    "serve_on_ray",
+    "serve_until_interrupted",
+    "wait_running",
+]

@@ -29,9 +29,24 @@ logger = logging.getLogger(__name__)
 class DrainingServer(uvicorn.Server):
     """uvicorn's server with a drain phase between the signal and the shutdown."""
 
-    def __init__(self, config: uvicorn.Config, service: RewardService) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        service: RewardService,
+        ready_line: str | None = None,
+        announce: TextIO | None = None,
+    ) -> None:
         super().__init__(config)
         self.service = service
+        self.ready_line = ready_line
+        self.announce = announce
+
+    async def startup(self, sockets: list[Any] | None = None) -> None:
+        # The ready line is a promise that a connection succeeds: print it only once uvicorn listens.
+        await super().startup(sockets=sockets)
+        if self.started and self.announce is not None and self.ready_line is not None:
+            self.announce.write(self.ready_line)
+            self.announce.flush()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         # Not recorded for re-raising: a drained server exits 0, it was not killed.
@@ -54,7 +69,7 @@ class DrainingServer(uvicorn.Server):
 def run_server(
     rewards: Mapping[str, Reward | ServedReward], settings: ServeSettings, announce: TextIO | None = sys.stdout
 ) -> int:
-    """Serve until drained; prints ``rewardkit serve: ready on http://HOST:PORT`` once the port is bound."""
+    """Serve until drained; prints ``rewardkit serve: ready on http://HOST:PORT`` once the server listens."""
     service = RewardService(rewards, settings)
     app = create_app(service)
     config = uvicorn.Config(
@@ -67,11 +82,9 @@ def run_server(
     )
     sock = config.bind_socket()
     host, port = sock.getsockname()[:2]
-    server = DrainingServer(config, service)
-    if announce is not None:
-        shown = f"[{host}]" if ":" in host else host
-        announce.write(f"rewardkit serve: ready on http://{shown}:{port} (rewards: {', '.join(service.rewards)})\n")
-        announce.flush()
+    shown = f"[{host}]" if ":" in host else host
+    ready_line = f"rewardkit serve: ready on http://{shown}:{port} (rewards: {', '.join(service.rewards)})\n"
+    server = DrainingServer(config, service, ready_line, announce)
     try:
         server.run(sockets=[sock])
     finally:

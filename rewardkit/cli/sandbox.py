@@ -18,9 +18,10 @@ def add_commands(subparsers) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: local only)")
     serve.add_argument("--port", type=int, default=8080, help="port (0 picks a free one; the chosen one is printed)")
     serve.add_argument("--backend", default="local", choices=["local", "docker"], help="where programs run")
-    serve.add_argument("--max-concurrency", type=int, default=4, help="programs running at once")
+    serve.add_argument("--concurrency", type=int, default=4, help="programs running at once")
     serve.add_argument("--max-run-timeout", type=float, default=60.0, help="ceiling on a request's run_timeout (s)")
     serve.add_argument("--max-memory-mb", type=int, default=4096, help="ceiling on a request's memory_limit_MB")
+    add_isolation_argument(serve)
     serve.set_defaults(func=cmd_serve)
 
     build = sub.add_parser("build-image", help="build the docker sandbox image offline (debootstrap + docker import)")
@@ -31,34 +32,45 @@ def add_commands(subparsers) -> None:
 
     run = sub.add_parser("run", help="run one program through a backend and print the result as JSON")
     run.add_argument("file", help="source file; its suffix picks the language unless --language is given")
-    run.add_argument("--language", default=None, help="python, cpp or nodejs (SandboxFusion names)")
+    run.add_argument("--language", default=None, help="python, cpp, nodejs, java, go or rust (SandboxFusion names)")
     run.add_argument("--backend", default="local", choices=["local", "docker", "remote"])
     run.add_argument("--url", default=None, help="server URL for --backend remote")
     run.add_argument("--stdin", default=None, help="file whose content is the program's stdin")
     run.add_argument("--timeout", type=float, default=10.0, help="wall-clock limit in seconds")
     run.add_argument("--memory-mb", type=int, default=512)
+    add_isolation_argument(run)
     run.set_defaults(func=cmd_run)
 
 
-def make_backend(name: str, url: str | None = None, concurrency: int = 2):
+def make_backend(name: str, url: str | None = None, concurrency: int = 2, isolation: str = "strong"):
     """A backend by name through the sandbox registry (imported lazily: a light install needs only what it uses)."""
     from rewardkit.sandboxes.factory import open_backend
 
     if name == "remote":
         if not url:
             raise ValueError("--backend remote needs --url (e.g. http://127.0.0.1:8080)")
-        return open_backend("remote", base_url=url, max_concurrency=concurrency)
-    if name == "docker":
-        return open_backend("docker", pool_size=concurrency)
+        return open_backend("remote", base_url=url, concurrency=concurrency)
+    if name == "local":
+        return open_backend("local", concurrency=concurrency, isolation=isolation)
     return open_backend(name, concurrency=concurrency)
+
+
+def add_isolation_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--isolation",
+        default="strong",
+        choices=["strong", "weak"],
+        help="local backend: 'strong' (default) refuses to run without bubblewrap; 'weak' opts in to running "
+        "programs as plain subprocesses with rlimits and seccomp only",
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from rewardkit.sandboxes.fusion.server import ServerPolicy, make_server
 
     policy = ServerPolicy(max_run_timeout_s=args.max_run_timeout, max_memory_mb=args.max_memory_mb)
-    backend = make_backend(args.backend, concurrency=args.max_concurrency)
-    server = make_server(backend, host=args.host, port=args.port, max_concurrency=args.max_concurrency, policy=policy)
+    backend = make_backend(args.backend, concurrency=args.concurrency, isolation=args.isolation)
+    server = make_server(backend, host=args.host, port=args.port, concurrency=args.concurrency, policy=policy)
     host, port = server.server_address[:2]
     print(f"serving SandboxFusion API on http://{host}:{port} (backend {backend.name})", flush=True)
     try:
@@ -89,7 +101,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     stdin = Path(args.stdin).read_bytes() if args.stdin else b""
     limits = Limits(wall_time_s=args.timeout, cpu_time_s=args.timeout, memory_mb=args.memory_mb)
     request: RunRequest = program_request(path.read_text(), language, stdin=stdin, limits=limits)
-    backend = make_backend(args.backend, args.url)
+    backend = make_backend(args.backend, args.url, isolation=args.isolation)
     try:
         result = backend.run(request)
     finally:

@@ -1,6 +1,7 @@
 """``rewardkit serve --spec FILE``: serve rewards over HTTP (native ``/v1/score`` and OpenRLHF's ``/get_reward``).
 
-The work is :func:`rewardkit.adapters.serve.runner.run_server`; this module only parses arguments.
+The work is :func:`rewardkit.adapters.serve.runner.run_server` (or, with ``--ray``,
+:func:`rewardkit.adapters.ray.serve.serve_on_ray`); this module only parses arguments.
 :func:`add_serve_arguments` and :func:`settings_from_args` are shared with other ways of serving (Ray).
 """
 
@@ -34,6 +35,13 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument("--drain-timeout-s", type=float, default=300.0, help="on SIGTERM, time for in-flight requests")
     serve.add_argument("--settings", default=None, help="more ServeSettings as JSON, or @FILE (JSON or YAML)")
+    serve.add_argument(
+        "--ray",
+        default=None,
+        metavar="auto|ADDRESS",
+        help="deploy on a Ray cluster with Ray Serve (needs rewardkit[ray]) instead of one local process",
+    )
+    serve.add_argument("--replicas", type=int, default=1, help="Ray Serve replicas with --ray (default 1)")
 
 
 def settings_from_args(args: argparse.Namespace):
@@ -75,4 +83,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
     rewards = load_served(args.spec)
     if settings.openrlhf_reward and settings.openrlhf_reward not in rewards:
         raise ValueError(f"--openrlhf-reward {settings.openrlhf_reward!r} is not served; served: {', '.join(rewards)}")
+    if args.ray:
+        return _serve_on_ray(args, settings)
     return run_server(rewards, settings)
+
+
+def _serve_on_ray(args: argparse.Namespace, settings) -> int:
+    """The same server as Ray Serve replicas; every replica builds the rewards from the spec file itself."""
+    try:
+        from rewardkit.adapters.ray.serve import ClusterUnavailable, serve_on_ray, serve_until_interrupted
+    except ImportError as exc:
+        raise ValueError(f"rewardkit serve --ray needs the 'ray' extra (pip install 'rewardkit[ray]'): {exc}") from None
+    if args.replicas < 1:
+        raise ValueError("--replicas must be at least 1")
+    try:
+        url = serve_on_ray(
+            args.spec, replicas=args.replicas, host=args.host, port=args.port, settings=settings, address=args.ray
+        )
+    except ClusterUnavailable as exc:
+        raise ValueError(f"no Ray cluster at {args.ray!r}: {exc}") from None
+    print(f"rewardkit serve: ready on {url.rstrip('/')} (Ray Serve, {args.replicas} replicas)", flush=True)
+    serve_until_interrupted("rewardkit")
+    return 0

@@ -148,7 +148,7 @@ class DockerConfig(BaseModel):
     image: str = Field(
         DEFAULT_IMAGE, description="image with python3 and coreutils (see `rewardkit sandbox build-image`)"
     )
-    pool_size: int = Field(2, gt=0, description="warm containers; also the number of programs running at once")
+    concurrency: int = Field(2, gt=0, description="warm containers; also the number of programs running at once")
     base_url: str | None = Field(None, description="engine address, e.g. unix:///var/run/docker.sock; None = env")
     cpus: float = Field(1.0, gt=0, description="CPU share of each container")
     tmpfs_mb: int = Field(64, gt=0, description="size of each tmpfs work area (/sandbox, /tmp)")
@@ -172,16 +172,18 @@ class _Container:
 class DockerSandbox(BatchMixin):
     """Run programs in a warm pool of locked-down Docker containers.
 
-    >>> sandbox = DockerSandbox(pool_size=2)  # doctest: +SKIP
+    >>> sandbox = DockerSandbox(concurrency=2)  # doctest: +SKIP
     >>> sandbox.run(RunRequest(argv=["python3", "-c", "print(6 * 7)"])).stdout  # doctest: +SKIP
     b'42\\n'
     """
 
     name = "docker"
 
-    def __init__(self, image: str = DEFAULT_IMAGE, pool_size: int = 2, base_url: str | None = None, **options) -> None:
-        self.config = DockerConfig(image=image, pool_size=pool_size, base_url=base_url, **options)
-        self.default_concurrency = self.config.pool_size
+    def __init__(
+        self, image: str = DEFAULT_IMAGE, concurrency: int = 2, base_url: str | None = None, **options
+    ) -> None:
+        self.config = DockerConfig(image=image, concurrency=concurrency, base_url=base_url, **options)
+        self.default_concurrency = self.config.concurrency
         self._lock = threading.Lock()
         self._client = None
         self._idle: queue.Queue[_Container] = queue.Queue()
@@ -197,7 +199,7 @@ class DockerSandbox(BatchMixin):
         self.__init__(**state["config"].model_dump())
 
     def __repr__(self) -> str:
-        return f"DockerSandbox(image={self.config.image!r}, pool_size={self.config.pool_size})"
+        return f"DockerSandbox(image={self.config.image!r}, concurrency={self.config.concurrency})"
 
     # -- pool -------------------------------------------------------------------------------------------------------
     @property
@@ -218,7 +220,7 @@ class DockerSandbox(BatchMixin):
             if self._started:
                 return
             self.client.images.get(self.config.image)  # fail fast with ImageNotFound
-            for _ in range(self.config.pool_size):
+            for _ in range(self.config.concurrency):
                 self._idle.put(self._start_container(Limits()))
             self._finalizer = weakref.finalize(self, _remove_containers, self.client, self._all)
             self._started = True

@@ -36,7 +36,7 @@ class RemoteConfig(BaseModel):
         description="service root, e.g. http://127.0.0.1:8080 (``/run_code`` is appended); several roots, "
         "comma-separated, share the load and stand in for each other"
     )
-    max_concurrency: int = Field(8, gt=0, description="requests in flight at once from this client")
+    concurrency: int = Field(8, gt=0, description="requests in flight at once from this client")
     retries: int = Field(3, ge=0, description="extra attempts after a connection error or a 5xx answer")
     backoff_s: float = Field(0.5, ge=0, description="first retry delay; doubles on each further retry")
     compile_timeout_s: float = Field(10.0, gt=0, description="compile limit sent for compiled languages")
@@ -111,8 +111,8 @@ class RemoteSandbox(BatchMixin):
 
     def __init__(self, base_url: str, **options) -> None:
         self.config = RemoteConfig(base_url=base_url, **options)
-        self.default_concurrency = self.config.max_concurrency
-        self._slots = threading.BoundedSemaphore(self.config.max_concurrency)
+        self.default_concurrency = self.config.concurrency
+        self._slots = threading.BoundedSemaphore(self.config.concurrency)
         self._endpoints = _Endpoints(self.config.config_urls(), self.config.cooldown_s)
 
     def __getstate__(self) -> dict:

@@ -76,11 +76,11 @@ class SandboxServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address, backend: SandboxBackend, max_concurrency: int = 4, policy: ServerPolicy | None = None):
+    def __init__(self, address, backend: SandboxBackend, concurrency: int = 4, policy: ServerPolicy | None = None):
         super().__init__(address, _Handler)
         self.backend = backend
         self.policy = policy or ServerPolicy()
-        self.slots = threading.BoundedSemaphore(max(1, max_concurrency))
+        self.slots = threading.BoundedSemaphore(max(1, concurrency))
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -141,7 +141,7 @@ def make_server(
     backend: SandboxBackend | None = None,
     host: str = "127.0.0.1",
     port: int = 8080,
-    max_concurrency: int = 4,
+    concurrency: int = 4,
     policy: ServerPolicy | None = None,
 ) -> SandboxServer:
     """A ready (bound, not yet serving) server; ``port=0`` picks a free port (see ``server.server_address``)."""
@@ -149,4 +149,4 @@ def make_server(
         from rewardkit.sandboxes.local.backend import LocalSandbox
 
         backend = LocalSandbox()
-    return SandboxServer((host, port), backend, max_concurrency=max_concurrency, policy=policy)
+    return SandboxServer((host, port), backend, concurrency=concurrency, policy=policy)
