@@ -31,9 +31,13 @@ if TYPE_CHECKING:  # what IDEs and type checkers resolve; at run time the names 
     from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient, make_client
     from rewardkit.judges.clients.openai_compat import OpenAIChatClient
     from rewardkit.judges.clients.transformers_local import TransformersChatClient
+    from rewardkit.judges.criteria import CriteriaJudge, Criterion, Rubric, load_rubric
+    from rewardkit.judges.ensemble import EnsembleJudge
+    from rewardkit.judges.group import GroupJudge, GroupVerdict
     from rewardkit.judges.limits import RateLimiter
     from rewardkit.judges.pairwise import PairwiseJudge
     from rewardkit.judges.rank import RankJudge, RankVerdict
+    from rewardkit.judges.reward_model import LocalRewardModel, RemoteRewardModel, RewardModelPairwiseJudge
     from rewardkit.judges.rubric import RubricJudge, RubricVerdict
 
 _LAZY = {
@@ -71,9 +75,15 @@ __all__ = [
     "ChatClient",
     "ChatParams",
     "ChatResult",
+    "CriteriaJudge",
+    "Criterion",
     "EmbeddedServer",
+    "EnsembleJudge",
+    "GroupJudge",
+    "GroupVerdict",
     "JudgeClientConfig",
     "JudgeError",
+    "LocalRewardModel",
     "ManagedChatClient",
     "OpenAIChatClient",
     "OrderVerdict",
@@ -83,7 +93,10 @@ __all__ = [
     "RankJudge",
     "RankVerdict",
     "RateLimiter",
+    "RemoteRewardModel",
     "RequestCache",
+    "RewardModelPairwiseJudge",
+    "Rubric",
     "RubricJudge",
     "RubricVerdict",
     "TokenLogprob",
@@ -91,6 +104,7 @@ __all__ = [
     "Usage",
     "UsageReport",
     "embedded_client",
+    "load_rubric",
     "make_client",
     "packaged_model_path",
 ]

@@ -105,3 +105,32 @@ def test_autoscaling_config_is_passed_through() -> None:
         assert replica_count("autoscaled") == 2  # min_replicas reached Ray Serve (a fixed deployment would have 1)
     finally:
         serve.shutdown()
+
+
+def test_cli_serve_ray_deploys_announces_and_stops_on_sigterm(tmp_path) -> None:
+    pytest.importorskip("fastapi")
+    import signal
+    import subprocess
+    import sys
+
+    cluster = shared_cluster()
+    spec = tmp_path / "rewards.yaml"
+    spec.write_text("rewards: [think_format]\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rewardkit", "serve", "--spec", str(spec), "--ray", cluster.address,
+         "--port", str(PORT), "--replicas", "1", "--replica-cpus", "0.25", "--proxy-location", "HeadOnly"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cluster.env,
+    )  # fmt: skip
+    try:
+        line = process.stdout.readline()
+        assert f"ready on http://127.0.0.1:{PORT}" in line, line + process.stderr.read()[-3000:]
+        answer = _post(
+            f"http://127.0.0.1:{PORT}/v1/score", {"reward": "think_format", "completions": ["<think>a</think> b"]}
+        )
+        assert answer["scores"] == [1.0], answer
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=120) == 0, process.stderr.read()[-3000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

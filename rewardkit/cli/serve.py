@@ -42,6 +42,13 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         help="deploy on a Ray cluster with Ray Serve (needs rewardkit[ray]) instead of one local process",
     )
     serve.add_argument("--replicas", type=int, default=1, help="Ray Serve replicas with --ray (default 1)")
+    serve.add_argument("--replica-cpus", type=float, default=1.0, help="CPUs each Ray Serve replica reserves")
+    serve.add_argument(
+        "--proxy-location",
+        default=None,
+        choices=["EveryNode", "HeadOnly", "Disabled"],
+        help="where Ray Serve's HTTP proxies listen with --ray (Ray's default: EveryNode)",
+    )
 
 
 def settings_from_args(args: argparse.Namespace):
@@ -98,7 +105,14 @@ def _serve_on_ray(args: argparse.Namespace, settings) -> int:
         raise ValueError("--replicas must be at least 1")
     try:
         url = serve_on_ray(
-            args.spec, replicas=args.replicas, host=args.host, port=args.port, settings=settings, address=args.ray
+            args.spec,
+            replicas=args.replicas,
+            host=args.host,
+            port=args.port,
+            settings=settings,
+            address=args.ray,
+            ray_actor_options={"num_cpus": args.replica_cpus},
+            proxy_location=args.proxy_location,
         )
     except ClusterUnavailable as exc:
         raise ValueError(f"no Ray cluster at {args.ray!r}: {exc}") from None

@@ -503,7 +503,7 @@ class CodeTests(Reward[CodeTestsConfig]):
                 options = dict(self.config.backend_options)
                 if self.config.backend == "local":
                     options.setdefault("isolation", self.config.isolation)
-                    options.setdefault("warm_modules", {harness.RUNTIME_MODULE: harness.RUNTIME})
+                    options.setdefault("warm_modules", {harness.RUNTIME_MODULE: harness.runtime_source()})
                 if self.config.base_url:
                     options.setdefault("base_url", self.config.base_url)
                 self._backend = open_backend(self.config.backend, **options)

@@ -1,19 +1,20 @@
 """Docker backend: a warm pool of locked-down containers, one program at a time in each.
 
-Each container runs with no network, a read-only root, tmpfs work areas, pids/memory/CPU limits, all
-capabilities dropped, ``no-new-privileges`` and ``--init``; its keep-alive process runs as ``nobody`` and programs
-run as the image's unprivileged ``sandbox`` user (uid 10001), so a program can signal neither the keep-alive nor
-init. A run is one ``docker exec`` of a small bootstrap that (1) SIGKILLs every process of the previous run still
-alive, (2) wipes the tmpfs areas, (3) writes the request's files, (4) sets CPU and file-size rlimits and (5) execs
-the program under ``timeout -s KILL``. The bootstrap prints a ready token before the program exists, so a program
-cannot fake an infrastructure failure. The host keeps its own clock: a run that outlives its wall limit plus a grace
-period, or floods past the output cap, gets its container killed and replaced in the pool. Memory kills are read
+Each container runs with no network, a read-only root, tmpfs work areas, pids/memory/CPU limits, all capabilities
+dropped, ``no-new-privileges`` and ``--init``; its keep-alive process runs as ``nobody`` and programs run as the image's
+unprivileged ``sandbox`` user (uid 10001), so a program can signal neither the keep-alive nor init. A run is one
+``docker exec`` of a small bootstrap (``bootstrap_inside.py``, package data) that (1) SIGKILLs every process of the
+previous run still alive, (2) wipes the tmpfs areas, (3) writes the request's files, (4) sets CPU and file-size rlimits
+and (5) execs the program under ``timeout -s KILL``. The bootstrap prints a ready token before the program exists, so a
+program cannot fake an infrastructure failure. The host keeps its own clock: a run that outlives its wall limit plus a
+grace period, or floods past the output cap, gets its container killed and replaced in the pool. Memory kills are read
 from the container's cgroup on the host, not from anything the program prints.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import math
@@ -24,6 +25,7 @@ import struct
 import threading
 import time
 import weakref
+from importlib import resources
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,108 +40,14 @@ KEEPALIVE_UID = 65534  # ``nobody``: a different uid, so programs cannot kill th
 READY_TOKEN = b"\x00rewardkit-ready\x00"
 _WORK_DIRS = ("/sandbox", "/tmp", "/dev/shm")
 
-# Runs inside the container as uid 10001, before the program exists. argv[1] is a JSON spec; stdin carries an
-# 8-byte length, a JSON map path -> base64 content, then the program's own stdin.
-BOOTSTRAP = r"""
-import json, os, resource, signal, stat, sys
-spec = json.loads(sys.argv[1])
-me, uid = os.getpid(), os.getuid()
-def survivors():
-    found = []
-    for name in os.listdir('/proc'):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open('/proc/%s/status' % name) as f:
-                fields = dict(line.split(':', 1) for line in f.read().splitlines() if ':' in line)
-        except OSError:
-            continue
-        if fields.get('Uid', '').split()[:1] == [str(uid)] and not fields.get('State', '').strip().startswith('Z'):
-            found.append(name)
-    return found
-for _ in range(200):
-    try:
-        os.kill(-1, signal.SIGKILL)
-    except OSError:
-        pass
-    if not survivors():
-        break
-else:
-    sys.stderr.write('bootstrap: processes of an earlier run survive SIGKILL\n')
-    sys.exit(3)
-def wipe(path):
-    for name in os.listdir(path):
-        full = os.path.join(path, name)
-        try:
-            if os.path.isdir(full) and not os.path.islink(full):
-                os.chmod(full, 0o700)
-                wipe(full)
-                os.rmdir(full)
-            else:
-                os.unlink(full)
-        except OSError:
-            pass
-for area in spec['wipe']:
-    if os.path.isdir(area):
-        wipe(area)
-def read_exactly(n):
-    chunks = []
-    while n:
-        chunk = os.read(0, n)
-        if not chunk:
-            raise EOFError('stdin closed early')
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b''.join(chunks)
-size = int.from_bytes(read_exactly(8), 'big')
-import base64
-for path, content in json.loads(read_exactly(size)).items():
-    parent = os.path.dirname(path)
-    if parent:
-        os.makedirs(parent, exist_ok=True)
-    with open(path, 'wb') as f:
-        f.write(base64.b64decode(content))
-    os.chmod(path, 0o700)  # like the local backend: a file handed in (a compiled binary) can be run
-cpu = spec['cpu_s']
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-resource.setrlimit(resource.RLIMIT_FSIZE, (spec['fsize'], spec['fsize']))
-resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-os.write(1, spec['ready'].encode('latin-1'))
-os.execvp('timeout', ['timeout', '-s', 'KILL', spec['wall_s']] + spec['argv'])
-"""
+FETCH_BUDGET_BYTES = 64 << 20  # most bytes fetch_files may bring back from one run
 
-FETCH_BUDGET_BYTES = 64 << 20
-# Runs inside the container as uid 10001 after the run: argv[1] is a JSON list of paths relative to /sandbox,
-# argv[2] a byte budget. Prints a JSON map path -> base64 content of the regular files that exist.
-FETCH = r"""
-import base64, json, os, stat, sys
-budget, files = int(sys.argv[2]), {}
-for rel in json.loads(sys.argv[1]):
-    path = os.path.normpath(os.path.join('/sandbox', rel))
-    if not path.startswith('/sandbox/'):
-        continue
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        continue
-    chunks, size = [], 0
-    try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            while size <= budget:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-        else:
-            size = budget + 1
-    finally:
-        os.close(fd)
-    if size <= budget:
-        files[rel] = base64.b64encode(b''.join(chunks)).decode('ascii')
-        budget -= size
-sys.stdout.write(json.dumps(files))
-"""
+
+@functools.cache
+def _inside_script(name: str) -> str:
+    """Source of a program that runs inside the container (``bootstrap_inside.py``, ``fetch_inside.py``), read
+    once from package data and passed to ``python3 -c``."""
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
 class DockerConfig(BaseModel):
@@ -332,7 +240,7 @@ class DockerSandbox(BatchMixin):
         oom_before = _oom_kills(container.handle.id)
         exec_id = api.exec_create(
             container.handle.id,
-            ["python3", "-I", "-S", "-c", BOOTSTRAP, json.dumps(spec)],
+            ["python3", "-I", "-S", "-c", _inside_script("bootstrap_inside.py"), json.dumps(spec)],
             stdin=True,
             user=f"{RUN_UID}:{RUN_UID}",
             workdir="/sandbox",
@@ -398,7 +306,15 @@ class DockerSandbox(BatchMixin):
         api = self.client.api
         exec_id = api.exec_create(
             container.handle.id,
-            ["python3", "-I", "-S", "-c", FETCH, json.dumps(paths), str(FETCH_BUDGET_BYTES)],
+            [
+                "python3",
+                "-I",
+                "-S",
+                "-c",
+                _inside_script("fetch_inside.py"),
+                json.dumps(paths),
+                str(FETCH_BUDGET_BYTES),
+            ],
             user=f"{RUN_UID}:{RUN_UID}",
             workdir="/sandbox",
         )["Id"]
