@@ -46,11 +46,8 @@ if ! engine_answers; then
 fi
 echo "docker.sh: engine $(docker version --format '{{.Server.Version}}' 2>/dev/null) answers at ${SOCKET}"
 
-if docker image inspect "${IMAGE}" >/dev/null 2>&1; then
-  echo "docker.sh: image ${IMAGE} present"
-  exit 0
-fi
-echo "docker.sh: building image ${IMAGE} offline (debootstrap; a cached root filesystem makes this seconds)"
+# build-image returns at once when the image exists and was built from the current package list.
+echo "docker.sh: making sure image ${IMAGE} is current (debootstrap offline when it is not; a cached root filesystem makes this seconds)"
 if ! "${PYTHON}" -m rewardkit sandbox build-image --image "${IMAGE}"; then
   # The engine answers, so a failed build is a rewardkit bug, not a missing engine: fail loudly.
   echo "docker.sh: FAILED: the engine answers but building ${IMAGE} failed (see above)" >&2

@@ -12,7 +12,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 # One llama.cpp judge server and one fault-injecting server for the whole session, shared by every module.
-from judge_fixtures import embedded_server, fault_server  # noqa: F401
+from tests.support.judge_fixtures import embedded_server, fault_server  # noqa: F401
 
 
 @pytest.fixture(scope="session")
@@ -40,9 +40,9 @@ def _one_torch_thread():
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Hand host-harming modules to their PID-namespace wrapper when the session runs it (tests/pidns.py)."""
-    from tests.pidns import IN_OWN_PID_NAMESPACE, can_unshare_pid
-    from tests.test_hostile_in_pidns import HOST_HARMING_MODULES
+    """Hand host-harming modules to their PID-namespace wrapper when the session runs it (tests/support/pidns.py)."""
+    from tests.sandboxes.test_hostile_in_pidns import HOST_HARMING_MODULES
+    from tests.support.pidns import IN_OWN_PID_NAMESPACE, can_unshare_pid
 
     if IN_OWN_PID_NAMESPACE or not any(item.path.name == "test_hostile_in_pidns.py" for item in items):
         return

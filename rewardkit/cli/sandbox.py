@@ -26,7 +26,11 @@ def add_commands(subparsers) -> None:
 
     build = sub.add_parser("build-image", help="build the docker sandbox image offline (debootstrap + docker import)")
     build.add_argument("--image", default=None, help="image name (default rewardkit-sandbox:latest)")
-    build.add_argument("--packages", default=None, help="comma-separated Debian packages (default python3,g++,nodejs)")
+    build.add_argument(
+        "--packages",
+        default=None,
+        help="comma-separated Debian packages (default python3,g++,nodejs,default-jdk-headless,golang-go,rustc)",
+    )
     build.add_argument("--force", action="store_true", help="re-import even if the image exists")
     build.set_defaults(func=cmd_build_image)
 

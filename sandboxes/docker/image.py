@@ -26,8 +26,10 @@ SANDBOX_USER = "sandbox"
 SANDBOX_UID = 10001
 SANDBOX_HOME = "/sandbox"
 
-#: Interpreters and compilers for the languages the sandboxes speak (python, cpp, nodejs).
-DEFAULT_PACKAGES = ("python3", "g++", "nodejs")
+#: Interpreters and compilers for the languages ``code_tests`` speaks: Python, C++, JavaScript, Java, Go, Rust.
+DEFAULT_PACKAGES = ("python3", "g++", "nodejs", "default-jdk-headless", "golang-go", "rustc")
+#: Image label holding the spec's cache key, so an image built from another package list is rebuilt.
+SPEC_LABEL = "io.rewardkit.sandbox.spec"
 
 # Removed from the tree before packing: they only make the image bigger.
 _PRUNE = ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info")
@@ -54,9 +56,11 @@ class ImageSpec(BaseModel):
         return self.cache_dir / f"rootfs-{self.suite}-{self.cache_key}.tar"
 
 
-def import_changes() -> list[str]:
+def import_changes(spec: ImageSpec | None = None) -> list[str]:
     """Dockerfile instructions applied at import: run as the unprivileged user in its home by default."""
+    label = [f"LABEL {SPEC_LABEL}={spec.cache_key}"] if spec is not None else []
     return [
+        *label,
         f"USER {SANDBOX_UID}:{SANDBOX_UID}",
         f"WORKDIR {SANDBOX_HOME}",
         "ENV PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1",
@@ -135,20 +139,27 @@ def import_image(spec: ImageSpec, tarball: Path, client=None) -> str:
     client = client or docker.from_env(version="auto")
     repository, _, tag = spec.image.rpartition(":") if ":" in spec.image.split("/")[-1] else (spec.image, "", "latest")
     client.api.import_image_from_file(
-        str(tarball), repository=repository, tag=tag or "latest", changes=import_changes()
+        str(tarball), repository=repository, tag=tag or "latest", changes=import_changes(spec)
     )
     return client.images.get(spec.image).id
 
 
 def build_image(spec: ImageSpec | None = None, client=None, force: bool = False) -> str:
-    """Make sure ``spec.image`` exists; returns its id. ``force`` rebuilds the image (the cached tarball stays)."""
+    """Make sure ``spec.image`` exists and was built from ``spec``; returns its id.
+
+    An image of that name built from another package list (its label differs) is rebuilt; ``force`` rebuilds
+    in any case (the cached root filesystem tarball stays).
+    """
     import docker
 
     spec = spec or ImageSpec()
     client = client or docker.from_env(version="auto")
     if not force:
         try:
-            return client.images.get(spec.image).id
+            image = client.images.get(spec.image)
+            if (image.labels or {}).get(SPEC_LABEL) == spec.cache_key:
+                return image.id
+            logger.info("image %s was built from another spec: rebuilding", spec.image)
         except docker.errors.ImageNotFound:
             pass
     tarball = build_rootfs_tarball(spec)
