@@ -228,7 +228,7 @@ def _run_pipeline(
     """
     from rewardkit.constitutions.pairs import check_fingerprint
     from rewardkit.constitutions.progress import RunProgress
-    from rewardkit.heldout.leakage import find_registered_leaks
+    from rewardkit.heldout.leakage import find_audited_set_leaks
 
     check_fingerprint(out / STATE, pipeline.fingerprint())
     bar = RunProgress(total, desc, accountant, enabled=progress)
@@ -241,7 +241,7 @@ def _run_pipeline(
     summary.outputs = {name: str(path) for name, path in written.items()}
     if accountant is not None:
         summary.usage = accountant.report().summary()
-    leaks = find_registered_leaks(item.prompt for item in items)
+    leaks = find_audited_set_leaks(item.prompt for item in items)
     (out / "summary.json").write_text(
         json.dumps({**summary.model_dump(), "leakage": [leak.model_dump() for leak in leaks]}, indent=2)
     )

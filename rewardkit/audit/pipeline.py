@@ -100,7 +100,7 @@ def run_audit(
     runs warn when they reuse its prompts; ``against`` checks given data files for such leakage now.
     """
     from rewardkit.audit.runner import AuditRunner
-    from rewardkit.heldout.leakage import register_set
+    from rewardkit.heldout.leakage import record_audited_set
 
     out = Path(out)
     leaks = leakage_warnings(items, list(against))
@@ -114,7 +114,7 @@ def run_audit(
     runner = AuditRunner(
         judge, items, out, perturbations=list(perturbations), concurrency=concurrency, progress=progress
     )
-    register_set(runner.items, name=set_name)
+    record_audited_set(runner.items, name=set_name)
     summary = runner.run()
     extra: dict[str, Any] = {
         "set_name": set_name,

@@ -1,2 +1,2 @@
-"""Held-out judge sets: their file format and registry (what the audit reads), and the leakage guard
+"""Held-out judge sets: their file format, the ledger of audited sets, and the leakage guard
 that keeps them out of RLAIF training data."""

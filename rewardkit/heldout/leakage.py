@@ -6,12 +6,12 @@ The set is identified by its content hash. Two checks:
   (jsonl/json/parquet/csv, plain or conversational prompts). A prompt counts as leaked when, after
   lower-casing and collapsing whitespace, it equals a DPO prompt or appears inside one (RLAIF
   pipelines often wrap the original prompt in a template).
-* A local registry remembers every audited set: ``rewardkit audit`` records the set hash and one
+* A local ledger remembers every audited set: ``rewardkit audit`` records the set hash and one
   fingerprint (sha256 of the normalised text) per prompt in ``<cache>/audit-sets/<hash>.json``, where
   ``<cache>`` is ``$REWARDKIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/rewardkit``, else
-  ``~/.cache/rewardkit``. The RLAIF pipelines call :func:`find_registered_leaks` on their prompts at
+  ``~/.cache/rewardkit``. The RLAIF pipelines call :func:`find_audited_set_leaks` on their prompts at
   the end of a run, so a set audited once is guarded without naming it again. Only fingerprints are
-  stored, so the registry matches normalised prompts exactly (no containment).
+  stored, so the ledger matches normalised prompts exactly (no containment).
 """
 
 from __future__ import annotations
@@ -82,17 +82,17 @@ def find_leaks(
     return LeakReport(set_hash=digest, source=str(data_path), n_rows=len(rows), leaked=leaked, message=message)
 
 
-# -- registry of audited sets ----------------------------------------------------------------------
+# -- ledger of audited sets ------------------------------------------------------------------------
 
 CACHE_ENV = "REWARDKIT_CACHE_DIR"
-REGISTRY_FOLDER = "audit-sets"
+AUDITED_SETS_FOLDER = "audit-sets"
 #: Prompts quoted per overlapping set in warnings and summaries.
 MAX_EXAMPLES = 3
 EXAMPLE_CHARS = 120
 
 
-class RegisteredSet(BaseModel):
-    """One audited set as the registry stores it: its hash and the fingerprints of its prompts."""
+class AuditedSet(BaseModel):
+    """One audited set as the ledger stores it: its hash and the fingerprints of its prompts."""
 
     set_hash: str
     name: str = ""
@@ -100,8 +100,8 @@ class RegisteredSet(BaseModel):
     fingerprints: list[str] = Field(description="prompt_fingerprint of every distinct prompt, sorted")
 
 
-class RegistryLeak(BaseModel):
-    """Prompts of a run that belong to a registered audit set."""
+class AuditedSetLeak(BaseModel):
+    """Prompts of a run that belong to an audited set."""
 
     set_hash: str
     name: str = ""
@@ -126,28 +126,28 @@ def cache_root() -> Path:
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "rewardkit"
 
 
-def registry_dir() -> Path:
-    return cache_root() / REGISTRY_FOLDER
+def audited_sets_dir() -> Path:
+    return cache_root() / AUDITED_SETS_FOLDER
 
 
 def prompt_fingerprint(text: str) -> str:
-    """Identity of a prompt up to case and whitespace (what the registry stores instead of the text)."""
+    """Identity of a prompt up to case and whitespace (what the ledger stores instead of the text)."""
     return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()[:32]
 
 
-def register_set(items: Sequence[AuditItem], name: str = "", directory: Path | None = None) -> Path | None:
-    """Record ``items`` in the registry (idempotent); returns the file, or ``None`` when it cannot be written.
+def record_audited_set(items: Sequence[AuditItem], name: str = "", directory: Path | None = None) -> Path | None:
+    """Record ``items`` in the ledger (idempotent); returns the file, or ``None`` when it cannot be written.
 
-    A registry that cannot be written (read-only home) must not stop an audit: it is logged and skipped.
+    A ledger that cannot be written (read-only home) must not stop an audit: it is logged and skipped.
     """
     digest = set_hash(items)
-    entry = RegisteredSet(
+    entry = AuditedSet(
         set_hash=digest,
         name=name,
         n_items=len(items),
         fingerprints=sorted({prompt_fingerprint(item.prompt) for item in items if item.prompt.strip()}),
     )
-    folder = directory or registry_dir()
+    folder = directory or audited_sets_dir()
     path = folder / f"{digest}.json"
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -160,22 +160,22 @@ def register_set(items: Sequence[AuditItem], name: str = "", directory: Path | N
     return path
 
 
-def registered_sets(directory: Path | None = None) -> list[RegisteredSet]:
-    """Every readable registry entry; a damaged one is skipped with a warning."""
-    folder = directory or registry_dir()
+def audited_sets(directory: Path | None = None) -> list[AuditedSet]:
+    """Every readable ledger entry; a damaged one is skipped with a warning."""
+    folder = directory or audited_sets_dir()
     if not folder.is_dir():
         return []
     try:
         paths = sorted(folder.glob("*.json"))
     except OSError as exc:
-        logger.warning("cannot read the audit-set registry %s: %s", folder, exc)
+        logger.warning("cannot read the audited-set ledger %s: %s", folder, exc)
         return []
     sets = []
     for path in paths:
         try:
-            sets.append(RegisteredSet.model_validate_json(path.read_text()))
+            sets.append(AuditedSet.model_validate_json(path.read_text()))
         except (OSError, ValueError, ValidationError) as exc:
-            logger.warning("skipping unreadable audit-set registry entry %s: %s", path, exc)
+            logger.warning("skipping unreadable audited-set ledger entry %s: %s", path, exc)
     return sets
 
 
@@ -190,11 +190,11 @@ def prompt_variants(prompt: str | Sequence[Mapping[str, Any]]) -> list[str]:
     return [text for text in (*users, "\n".join(contents)) if text.strip()]
 
 
-def find_registered_leaks(
+def find_audited_set_leaks(
     prompts: Iterable[str | Sequence[Mapping[str, Any]]], directory: Path | None = None
-) -> list[RegistryLeak]:
-    """Which registered audit sets share prompts with ``prompts`` (plain texts or chat messages)."""
-    sets = registered_sets(directory)
+) -> list[AuditedSetLeak]:
+    """Which audited sets share prompts with ``prompts`` (plain texts or chat messages)."""
+    sets = audited_sets(directory)
     if not sets:
         return []
     by_fingerprint: dict[str, str] = {}  # fingerprint -> the first run prompt that has it
@@ -207,7 +207,7 @@ def find_registered_leaks(
         if not shared:
             continue
         examples = list(dict.fromkeys(_shorten(by_fingerprint[fp]) for fp in shared))[:MAX_EXAMPLES]
-        leaks.append(RegistryLeak(set_hash=entry.set_hash, name=entry.name, n_overlap=len(shared), examples=examples))
+        leaks.append(AuditedSetLeak(set_hash=entry.set_hash, name=entry.name, n_overlap=len(shared), examples=examples))
     return leaks
 
 

@@ -1,6 +1,6 @@
 """Leakage guard across commands: `rewardkit audit` records its set (hash + prompt fingerprints) in a local
-registry, and `rewardkit rlaif pairs|revise` warn, and record in summary.json, when their prompts belong to a
-registered set. The CLI runs use a real OpenAI-compatible HTTP judge on 127.0.0.1 (tests/support/fault_server.py)."""
+ledger, and `rewardkit rlaif pairs|revise` warn, and record in summary.json, when their prompts belong to a
+audited set. The CLI runs use a real OpenAI-compatible HTTP judge on 127.0.0.1 (tests/support/fault_server.py)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ import pytest
 from rewardkit.cli.main import main
 from rewardkit.heldout.leakage import (
     CACHE_ENV,
-    find_registered_leaks,
+    audited_sets,
+    audited_sets_dir,
+    find_audited_set_leaks,
     prompt_fingerprint,
-    register_set,
-    registered_sets,
-    registry_dir,
+    record_audited_set,
 )
 from rewardkit.heldout.sets import AuditItem, set_hash
 
 
 @pytest.fixture(autouse=True)
 def cache_dir(tmp_path, monkeypatch):
-    """Every test gets its own registry: nothing is read from or written to the user's cache."""
+    """Every test gets its own ledger: nothing is read from or written to the user's cache."""
     path = tmp_path / "cache"
     monkeypatch.setenv(CACHE_ENV, str(path))
     return path
@@ -39,15 +39,15 @@ AUDIT_SET = [
 ]
 
 
-def test_registry_lives_under_the_cache_dir_and_stores_fingerprints_not_prompts(cache_dir):
-    path = register_set(AUDIT_SET, name="hand-made")
-    assert path == registry_dir() / f"{set_hash(AUDIT_SET)}.json" and path.parent == cache_dir / "audit-sets"
+def test_ledger_lives_under_the_cache_dir_and_stores_fingerprints_not_prompts(cache_dir):
+    path = record_audited_set(AUDIT_SET, name="hand-made")
+    assert path == audited_sets_dir() / f"{set_hash(AUDIT_SET)}.json" and path.parent == cache_dir / "audit-sets"
     entry = json.loads(path.read_text())
     assert entry["set_hash"] == set_hash(AUDIT_SET) and entry["n_items"] == 3 and entry["name"] == "hand-made"
     assert entry["fingerprints"] == sorted(prompt_fingerprint(it.prompt) for it in AUDIT_SET)
     assert "derivative" not in path.read_text()
-    assert register_set(AUDIT_SET, name="hand-made") == path  # registering again changes nothing
-    assert [s.set_hash for s in registered_sets()] == [set_hash(AUDIT_SET)]
+    assert record_audited_set(AUDIT_SET, name="hand-made") == path  # registering again changes nothing
+    assert [s.set_hash for s in audited_sets()] == [set_hash(AUDIT_SET)]
 
 
 # Run prompts -> how many prompts of AUDIT_SET they share (case and whitespace do not matter).
@@ -64,8 +64,8 @@ OVERLAP = [
 
 @pytest.mark.parametrize(("prompts", "expected"), OVERLAP)
 def test_overlap_table(prompts, expected):
-    register_set(AUDIT_SET, name="hand-made")
-    leaks = find_registered_leaks(prompts)
+    record_audited_set(AUDIT_SET, name="hand-made")
+    leaks = find_audited_set_leaks(prompts)
     if not expected:
         assert leaks == []
         return
@@ -75,27 +75,27 @@ def test_overlap_table(prompts, expected):
     assert f"{expected} prompt(s) of audit set {set_hash(AUDIT_SET)[:12]} (hand-made)" in leak.message()
 
 
-def test_each_registered_set_is_reported_separately():
+def test_each_audited_set_is_reported_separately():
     other = [audit_item("Write a function that reverses a string.", 7), audit_item("Sort a list in place.", 8)]
-    register_set(AUDIT_SET)
-    register_set(other)
-    leaks = find_registered_leaks(["write a function that reverses a string.", "Sort a list in place."])
+    record_audited_set(AUDIT_SET)
+    record_audited_set(other)
+    leaks = find_audited_set_leaks(["write a function that reverses a string.", "Sort a list in place."])
     assert sorted((leak.set_hash, leak.n_overlap) for leak in leaks) == sorted(
         [(set_hash(AUDIT_SET), 1), (set_hash(other), 2)]
     )
 
 
-def test_a_registry_that_cannot_be_written_or_read_never_raises(cache_dir, caplog):
+def test_a_ledger_that_cannot_be_written_or_read_never_raises(cache_dir, caplog):
     cache_dir.parent.mkdir(parents=True, exist_ok=True)
-    cache_dir.write_text("a file where the registry folder should be")
-    assert register_set(AUDIT_SET) is None
+    cache_dir.write_text("a file where the ledger folder should be")
+    assert record_audited_set(AUDIT_SET) is None
     assert "could not record audit set" in caplog.text
-    assert find_registered_leaks(["What is the derivative of x**3 at x = 2?"]) == []
+    assert find_audited_set_leaks(["What is the derivative of x**3 at x = 2?"]) == []
     cache_dir.unlink()
-    register_set(AUDIT_SET)
-    (registry_dir() / "broken.json").write_text("{not json")
-    assert [leak.n_overlap for leak in find_registered_leaks(["Write a function that reverses a string."])] == [1]
-    assert "skipping unreadable audit-set registry entry" in caplog.text
+    record_audited_set(AUDIT_SET)
+    (audited_sets_dir() / "broken.json").write_text("{not json")
+    assert [leak.n_overlap for leak in find_audited_set_leaks(["Write a function that reverses a string."])] == [1]
+    assert "skipping unreadable audited-set ledger entry" in caplog.text
 
 
 def write_jsonl(path, rows):
@@ -126,7 +126,7 @@ def pairs(fault_server, data, out, capsys):
 
 def test_an_audit_run_registers_its_set_and_rlaif_pairs_warns_on_its_prompts(fault_server, tmp_path, capsys):
     audit_rows, digest = audit(fault_server, tmp_path, capsys)
-    assert [entry.set_hash for entry in registered_sets()] == [digest]
+    assert [entry.set_hash for entry in audited_sets()] == [digest]
 
     leaked_prompt = audit_rows[1]["prompt"]
     data = write_jsonl(
@@ -150,7 +150,7 @@ def test_an_audit_run_registers_its_set_and_rlaif_pairs_warns_on_its_prompts(fau
 
 
 def test_rlaif_revise_checks_its_prompts_too(fault_server, tmp_path, capsys):
-    register_set(AUDIT_SET, name="hand-made")
+    record_audited_set(AUDIT_SET, name="hand-made")
     data = write_jsonl(
         tmp_path / "responses.jsonl",
         [{"prompt": "Write a function that reverses a string.", "response": "def f(s): return s"}],
