@@ -14,7 +14,7 @@ import pytest
 
 from rewardkit.sandboxes.base import RunRequest, RunStatus
 from rewardkit.sandboxes.docker.backend import DockerSandbox
-from tests.sandboxes.test_sandbox_security import check_contained, host  # noqa: F401 - the live host fixture is shared
+from tests.support.containment import check_contained, host  # noqa: F401 - the live host fixture is shared
 from tests.support.docker_engine import require_docker
 from tests.support.hostile_programs import SANDBOX_ATTACKS, HostileCase, render
 

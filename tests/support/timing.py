@@ -1,0 +1,40 @@
+"""Time bounds for tests that prove a call cannot hang or that work runs in parallel.
+
+A bound is the promised limit plus *slack* for waking threads and scheduling processes. The slack is not tuned to
+one machine: it is measured once per session (how long this machine takes to start a bare interpreter, against
+what an idle machine takes) and can be widened by hand with ``REWARDKIT_TEST_TIME_SCALE`` on a very slow runner.
+A parallelism check compares against the serial time instead of a fixed number.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import time
+
+#: Interpreter start-up (``python -I -S -c pass``) on an idle machine.
+IDLE_STARTUP_S = 0.02
+
+
+@functools.cache
+def load_factor() -> float:
+    """How much slower than idle this machine schedules right now (at least 1)."""
+    samples = []
+    for _ in range(3):
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
+        samples.append(time.monotonic() - start)
+    measured = sorted(samples)[1] / IDLE_STARTUP_S
+    return max(1.0, min(measured, 20.0)) * float(os.environ.get("REWARDKIT_TEST_TIME_SCALE", "1"))
+
+
+def slack(seconds: float = 0.1) -> float:
+    """``seconds`` of scheduling slack on an idle machine, scaled to this one."""
+    return seconds * load_factor()
+
+
+def deadline_bound(limit_s: float, base_slack_s: float = 0.1) -> float:
+    """What a call promised to end within ``limit_s`` may take as seen by the caller: 10 % plus slack."""
+    return limit_s * 1.1 + slack(base_slack_s)
