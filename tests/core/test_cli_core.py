@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from rewardkit import get_reward
-from tests.core.test_core_contract import CORE_REWARD_NAMES
+from tests.support.names import CORE_REWARD_NAMES
 
 SAMPLE = files("rewardkit") / "samples" / "scoring_demo.jsonl"
 

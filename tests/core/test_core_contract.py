@@ -18,6 +18,7 @@ import yaml
 import rewardkit
 from rewardkit import ConfigError, Reward, RewardConfig, RewardResult, get_reward, list_rewards, register_reward
 from rewardkit import registry as registry_module
+from tests.support.names import CORE_REWARD_NAMES
 
 GOOD = "<think>2+2=4</think> 4"
 BAD = "4"
@@ -73,19 +74,6 @@ class LogRecorder:
 
 
 # -- registry ------------------------------------------------------------------------------------------
-#: Rewards every install registers: the format and length family and the compositions.
-CORE_REWARD_NAMES = (
-    "think_format",
-    "tag_count",
-    "regex_match",
-    "json_schema",
-    "soft_overlong",
-    "cosine_length",
-    "repetition_penalty",
-    "weighted_sum",
-    "gate",
-    "route",
-)
 
 
 def test_list_rewards_has_builtins_sorted():
