@@ -12,6 +12,10 @@ sum itself (``None`` → NaN, ignored; all-``None`` → advantage 0).
 DPO: :func:`dpo_dataset` takes rows (or a ``datasets.Dataset``, or a jsonl path) with ``prompt``,
 ``chosen``, ``rejected`` and any provenance columns (judge, principle, scores, ...), and returns a
 ``Dataset`` in TRL's plain or conversational preference format.
+
+Tool environments for ``GRPOTrainer(environment_factory=...)``: :class:`PythonSandboxEnvironment` and
+:class:`ShellSandboxEnvironment` (from :mod:`rewardkit.adapters.environments`), importable from here too and loaded on
+first use, so importing this module does not import the sandbox stack.
 """
 
 from __future__ import annotations
@@ -26,6 +30,17 @@ from rewardkit.types import completion_text, prompt_text
 PREFERENCE_COLUMNS = ("prompt", "chosen", "rejected")
 
 Format = Literal["keep", "plain", "conversational"]
+
+#: Names served lazily from :mod:`rewardkit.adapters.environments`.
+ENVIRONMENTS = ("PythonSandboxEnvironment", "ShellSandboxEnvironment")
+
+
+def __getattr__(name: str) -> Any:
+    if name in ENVIRONMENTS:
+        from rewardkit.adapters import environments
+
+        return getattr(environments, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def grpo_rewards(spec: RewardSpec | Mapping[str, Any] | list[Any] | str | Path) -> tuple[list[Any], list[float]]:

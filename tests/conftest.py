@@ -55,6 +55,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if item.path.name not in harming]
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A test that fails because an optional extra is not installed is a skip that names the extra."""
+    from tests.support.extras import extra_of_missing_module
+
+    report = yield
+    if report.failed and call.excinfo is not None:
+        reason = extra_of_missing_module(call.excinfo.value)
+        if reason:
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {reason}")
+    return report
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_rewardkit_cache(tmp_path_factory: pytest.TempPathFactory):
     """`rewardkit audit` records audited sets in a user cache; the test suite keeps its own."""

@@ -649,7 +649,12 @@ def compile_request(language: str, code: str, limits: Limits) -> RunRequest:
             argv=["sh", "-c", script], files={f"{name}.java": code}, limits=limits, fetch_files=["solution"]
         )
     if language == "go":
-        script = "export GOCACHE=/tmp/go-cache GOPATH=/tmp/go GO111MODULE=off && go build -o solution solution.go"
+        # one build job on one OS thread per tool: few threads, so a sandbox that caps tasks (a remote one at its
+        # default) still compiles; the Go runtime dies when it cannot start a thread
+        script = (
+            "export GOCACHE=/tmp/go-cache GOPATH=/tmp/go GO111MODULE=off GOMAXPROCS=1"
+            " && go build -p 1 -o solution solution.go"
+        )
         return RunRequest(
             argv=["sh", "-c", script], files={"solution.go": code}, limits=limits, fetch_files=["solution"]
         )

@@ -308,13 +308,39 @@ def test_ci_script_and_build_image_are_idempotent(box):
     from pathlib import Path
 
     script = Path(__file__).resolve().parents[2] / ".ci" / "docker.sh"
+    before = box.client.images.get("rewardkit-sandbox:latest").id
     proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and "image rewardkit-sandbox:latest present" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and f"rewardkit-sandbox:latest {before}" in proc.stdout, proc.stdout + proc.stderr
     proc = subprocess.run(
         [sys.executable, "-m", "rewardkit", "sandbox", "build-image"], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[1] == box.client.images.get("rewardkit-sandbox:latest").id
+
+
+@pytest.mark.docker
+def test_an_image_built_from_another_package_list_is_rebuilt(box):
+    import io
+    import tarfile
+
+    from rewardkit.sandboxes.docker.image import SPEC_LABEL, ImageSpec, build_image
+
+    name = "rewardkit-sandbox-stale:test"
+    empty = io.BytesIO()
+    with tarfile.open(fileobj=empty, mode="w"):
+        pass
+    box.client.api.import_image_from_data(
+        empty.getvalue(), repository=name.split(":")[0], tag="test", changes=[f"LABEL {SPEC_LABEL}=another-list"]
+    )
+    stale = box.client.images.get(name).id
+    try:
+        spec = ImageSpec(image=name)
+        rebuilt = build_image(spec, client=box.client)
+        assert rebuilt != stale
+        assert box.client.images.get(name).labels[SPEC_LABEL] == spec.cache_key
+        assert build_image(spec, client=box.client) == rebuilt  # current now: returned as it is
+    finally:
+        box.client.images.remove(name, force=True)
 
 
 def test_image_cache_key_follows_the_content(tmp_path):

@@ -1,11 +1,14 @@
-"""Skip a test module, with the reason and the fix, when an optional extra it needs is not installed.
+"""Skip tests, with the reason and the fix, when an optional extra they need is not installed.
 
-A user who installs ``rewardkit[dev]`` without one extra gets skips that name the extra, not collection errors.
+A user who installs ``rewardkit[dev]`` without one extra gets skips that name the extra, not errors: a module that
+imports an extra at the top calls :func:`require_extras`; a test that reaches a missing extra's module while it runs
+is turned into a skip by ``tests/conftest.py`` (:func:`extra_of_missing_module`).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 
 import pytest
 
@@ -19,6 +22,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "serve": ("fastapi", "uvicorn", "prometheus_client", "httpx"),
     "ray": ("ray",),
     "instructions": ("langdetect",),
+    "sandbox": ("pyseccomp",),
 }
 
 
@@ -28,6 +32,24 @@ def missing_extra(extra: str) -> str | None:
     if not absent:
         return None
     return f"needs the '{extra}' extra ({', '.join(absent)} missing): pip install 'rewardkit[{extra}]'"
+
+
+def extra_of_missing_module(exc: BaseException | None) -> str | None:
+    """The skip reason when ``exc`` (or an exception it was raised from) is a missing optional-extra module."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ModuleNotFoundError) and exc.name:
+            top = exc.name.split(".")[0]
+            for extra, modules in EXTRA_MODULES.items():
+                if top in modules:
+                    return f"needs the '{extra}' extra ({top} missing): pip install 'rewardkit[{extra}]'"
+        # rewardkit's own refusal names the install that fixes it; a skip only when that extra is really absent
+        for extra in re.findall(r"pip install 'rewardkit\[([a-z-]+)\]'", str(exc)):
+            if extra in EXTRA_MODULES and missing_extra(extra):
+                return missing_extra(extra)
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _importable(name: str) -> bool:
