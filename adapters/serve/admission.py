@@ -61,8 +61,10 @@ class Admission:
         """Take a worker slot, waiting in the queue if needed; raise when refused."""
         if self.draining:
             raise Draining
-        if self.active >= self.workers and self.queued >= self.max_queue:
-            raise QueueFull(self.queued, self.max_queue, self.retry_after_s())
+        # Count every admitted request, running or waiting: a waiter woken by a release but not yet resumed is
+        # still "queued", so testing active and queued apart would let the queue grow past max_queue.
+        if self.active + self.queued >= self.workers + self.max_queue:
+            raise QueueFull(self.active + self.queued - self.workers, self.max_queue, self.retry_after_s())
         self.queued += 1
         try:
             await self.slots.acquire()

@@ -269,3 +269,32 @@ def test_rewards_listing_hides_secrets() -> None:
     described = served["llm_judge"].describe("llm_judge")
     assert described["config"]["client"]["api_key"] == "***"
     assert "sk-live" not in str(described)
+
+
+def test_a_waiter_woken_by_a_release_still_holds_its_queue_place():
+    async def scenario() -> tuple[str, str, int]:
+        admission = Admission(workers=1, max_queue=1)
+        await admission.acquire()  # running
+        woken = asyncio.ensure_future(admission.acquire())
+        await asyncio.sleep(0)  # queued: the system is full
+        # Two requests arrive in callbacks scheduled before the release wakes the waiter, as on a busy loop.
+        third, fourth = asyncio.ensure_future(admission.acquire()), asyncio.ensure_future(admission.acquire())
+        admission.release()
+        await asyncio.sleep(0)
+        outcomes = []
+        for task in (third, fourth):
+            try:
+                await asyncio.wait_for(asyncio.shield(task), timeout=0.2)
+                outcomes.append("admitted")
+            except QueueFull:
+                outcomes.append("refused")
+            except asyncio.TimeoutError:
+                outcomes.append("queued")
+        await asyncio.wait_for(woken, timeout=1)
+        in_system = admission.active + admission.queued
+        for task in (third, fourth):
+            task.cancel()
+        return outcomes[0], outcomes[1], in_system
+
+    # the woken waiter runs, the third takes the one queue place, the fourth is refused: never past max_queue
+    assert asyncio.run(scenario()) == ("queued", "refused", 2)
