@@ -5,11 +5,16 @@ Measures
   and with a warm cache (a rerun: every request is a hit);
 - the cost of both-order judging relative to one order: wall time and prompt tokens, and how much
   of the two prompts is a shared prefix (what a prefix-caching server such as vLLM can reuse);
-- group (listwise) judging vs pairwise round-robin vs pointwise rubric scoring of the same groups of G
-  completions: requests, prompt tokens and seconds per completion (``--group-size``, ``--groups``).
+- group (listwise) judging vs pairwise round-robin vs pointwise rubric vs likelihood scoring of the same groups
+  of G completions: requests, prompt tokens and seconds per completion (``--group-size``, ``--groups``);
+- what the second presentation order costs when it follows the first on the server (``--order-pairs``): the
+  bundled demo pairs judged one request at a time, each pair's two orders back to back, with the packaged
+  template (question after the responses) and with the question moved before them, at the judge's
+  ``max_tokens`` (8) and at 1; next to it the likelihood judge, which needs one request per pair and no order.
 
     python bench/judge.py                 # 8 pairs
     python bench/judge.py --pairs 16 --concurrency 1 4 16 --json out.json
+    python bench/judge.py --concurrency 16 --groups 0 --order-pairs 20     # just the order cost
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -87,6 +93,7 @@ async def cost_per_completion(name: str, client, groups, judge_group) -> dict[st
 def group_vs_pairwise(make, groups, permutations: int) -> list[dict[str, float]]:
     """The same groups scored three ways; each row is one method's cost per completion."""
     from rewardkit.judges.group import GroupJudge
+    from rewardkit.judges.pointwise import LikelihoodJudge
     from rewardkit.judges.rank import RankJudge
     from rewardkit.judges.rubric import RubricJudge
 
@@ -104,6 +111,87 @@ def group_vs_pairwise(make, groups, permutations: int) -> list[dict[str, float]]
         return await asyncio.gather(*(rubric.ascore(prompt, c) for c in candidates))
 
     rows.append(asyncio.run(cost_per_completion("pointwise rubric", client, groups, pointwise)))
+    client = make()
+    likelihood = LikelihoodJudge(client)
+    rows.append(asyncio.run(cost_per_completion("likelihood (per group)", client, groups, likelihood.ascore)))
+    return rows
+
+
+#: The packaged pairwise template with the question moved before the responses, so that the two orders of a pair
+#: share everything up to the first response.
+QUESTION_FIRST = """[system]
+You are a careful, impartial judge. You compare two responses to the same prompt and answer with a single letter.
+[user]
+{{ question or "Which response is more helpful, honest and harmless?" }}
+Consider the following prompt and two possible responses.
+
+Prompt:
+{{ prompt }}
+
+Response (A):
+{{ first }}
+
+Response (B):
+{{ second }}
+
+Answer with a single letter: A or B.
+"""
+
+
+def demo_pairs(n: int) -> list[tuple[str, str, str, str]]:
+    """The bundled demo pairs (prompt, a, b, sampled principle), as ``rlaif pairs --demo`` judges them."""
+    from rewardkit.constitutions.loader import load_constitution
+    from rewardkit.constitutions.pairs import PairsConfig, pair_tasks, sample_principles
+    from rewardkit.constitutions.prompts import demo_prompts_path, read_prompt_items
+
+    constitution = load_constitution("helpful-harmless")
+    tasks = pair_tasks(read_prompt_items(demo_prompts_path(), responses_column="responses"), PairsConfig())
+    rows = []
+    for task in tasks[:n]:
+        principle = sample_principles(constitution, task.key, 0, 1)[0]
+        rows.append((task.item.text, task.response_a, task.response_b, principle.comparison))
+    return rows
+
+
+def order_cost(make, items, template_dir: str) -> list[dict[str, object]]:
+    """Seconds of each pair's first and second order, requested back to back, one request at a time."""
+    from rewardkit.judges.pairwise import PairwiseJudge
+    from rewardkit.judges.parsing import option_distribution
+    from rewardkit.judges.pointwise import LikelihoodJudge
+
+    question_first = os.path.join(template_dir, "pairwise_question_first.jinja")
+    with open(question_first, "w", encoding="utf-8") as handle:
+        handle.write(QUESTION_FIRST)
+    rows = []
+    for name, template in (("question last (packaged)", "pairwise"), ("question first", question_first)):
+        for max_tokens in (8, 1):
+            client = make()
+            judge = PairwiseJudge(client, template=template, max_tokens=max_tokens)
+            first_s, second_s, letter_first = [], [], 0
+            for round_ in range(2):  # two rounds, each prompt marked so no request repeats an earlier one
+                for prompt, a, b, question in items:
+                    prompt = f"{prompt}\n(round {round_}, {name}, {max_tokens})"
+                    for times, (x, y) in ((first_s, (a, b)), (second_s, (b, a))):
+                        started = time.perf_counter()
+                        result = client.complete(judge.messages(prompt, x, y, question), judge.params)
+                        times.append(time.perf_counter() - started)
+                        found = option_distribution(result.logprobs, ("A", "B"))
+                        letter_first += found is not None and found[1] == 0
+            first, second = statistics.median(first_s), statistics.median(second_s)
+            rows.append({
+                "template": name, "max_tokens": max_tokens, "first_order_s": first, "second_order_s": second,
+                "both_over_one": (first + second) / first, "letter_is_first_token": letter_first / (2 * len(first_s)),
+            })  # fmt: skip
+    client = make()
+    likelihood = LikelihoodJudge(client)
+    per_pair = []
+    for prompt, a, b, question in items:
+        started = time.perf_counter()
+        likelihood.judge(f"{prompt}\n(likelihood)", a, b, question=question)
+        per_pair.append(time.perf_counter() - started)
+    rows.append({"template": "likelihood judge (no orders)", "max_tokens": 0,
+                 "first_order_s": statistics.median(per_pair), "second_order_s": 0.0, "both_over_one": 1.0,
+                 "letter_is_first_token": None})  # fmt: skip
     return rows
 
 
@@ -116,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--groups", type=int, default=3, help="groups for the group bench (0 skips it)")
     parser.add_argument("--permutations", type=int, default=2, help="presentations per group (k)")
     parser.add_argument("--prompt-cache", action="store_true", help="start llama.cpp with its RAM prompt cache")
+    parser.add_argument("--order-pairs", type=int, default=0, help="demo pairs for the order-cost bench (0 skips it)")
     args = parser.parse_args(argv)
 
     from rewardkit.judges.clients.embedded import EmbeddedServer, llama_server_missing
@@ -184,6 +273,17 @@ def main(argv: list[str] | None = None) -> int:
                     f"G={args.group_size} {row['method']:<22} {row['requests_per_completion']:5.2f} requests, "
                     f"{row['prompt_tokens_per_completion']:7.1f} prompt tokens, "
                     f"{row['seconds_per_completion']:6.3f} s per completion",
+                    flush=True,
+                )
+        if args.order_pairs:
+            rows = order_cost(lambda: client(1), demo_pairs(args.order_pairs), cache_root)
+            results["order_cost"] = {"pairs": args.order_pairs, "rows": rows}
+            for row in rows:
+                letter = row["letter_is_first_token"]
+                print(
+                    f"{row['template']:<28} max_tokens {row['max_tokens']}: first order {row['first_order_s']:.3f} s, "
+                    f"second {row['second_order_s']:.3f} s, both/one x{row['both_over_one']:.2f}"
+                    + ("" if letter is None else f", letter is the first token in {letter:.0%}"),
                     flush=True,
                 )
     if args.json:

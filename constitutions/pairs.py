@@ -42,6 +42,7 @@ from rewardkit.constitutions.progress import RunProgress, describe_run
 from rewardkit.constitutions.prompts import PromptItem, content_key, is_pairable
 from rewardkit.constitutions.schema import Constitution, Principle
 from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
+from rewardkit.judges.pairwise import judge_settings
 from rewardkit.store import KeyedStore
 from rewardkit.types import completion_text
 
@@ -488,19 +489,6 @@ class PairsPipeline:
                     summary.judged += 1
                     summary.flipped += bool(record.get("flip"))
         return summary
-
-
-def judge_settings(judge: object) -> dict[str, Any]:
-    """The judge options that change verdicts (template file name, log-probs), when the judge exposes them."""
-    settings: dict[str, Any] = {}
-    template = getattr(judge, "template", None)
-    if isinstance(template, str):
-        settings["template"] = Path(template).name
-    for name in ("use_logprobs", "chain_of_thought", "cot_clamp"):
-        value = getattr(judge, name, None)
-        if value is not None:
-            settings[name] = list(value) if isinstance(value, tuple) else value
-    return settings
 
 
 def export_pairs(

@@ -120,6 +120,8 @@ def run_pairs(
         progress=progress,
         notes=notes,
     )
+    if getattr(judge, "note", None):
+        notes.append(judge.note)
     pipeline = PairsPipeline(judge, constitution, config)
     keys = planned_keys(items, config)
     summary, leaks = _run_pipeline(
@@ -188,7 +190,7 @@ def run_revisions(
 
 def build_pairwise_judge(
     client: Any,
-    constitution: Any,
+    constitution: Any | None,
     *,
     template: str | None = None,
     use_logprobs: bool = True,
@@ -196,11 +198,24 @@ def build_pairwise_judge(
     cot_clamp: tuple[float, float] = (0.4, 0.6),
     state_dir: Path | None = None,
 ) -> Any:
-    """The pairwise judge for a run: ``client`` with the constitution's comparison template and examples."""
-    from rewardkit.constitutions.judging import comparison_template
-    from rewardkit.judges.pairwise import PairwiseJudge
+    """The pairwise judge for a run: ``client`` with the constitution's comparison template and examples.
 
-    rendered = comparison_template(constitution, template, chain_of_thought=chain_of_thought, state_dir=state_dir)
+    ``rlaif pairs``, ``audit run`` and ``judge pair`` all build their judge here, so an audit can judge
+    exactly as a labelling run does. Without a constitution the judge uses ``template`` as it is.
+    """
+    from rewardkit.judges.pairwise import PairwiseJudge
+    from rewardkit.judges.pointwise import embedded_default_judge
+
+    likelihood = embedded_default_judge(
+        client, template=template, use_logprobs=use_logprobs, chain_of_thought=chain_of_thought
+    )
+    if likelihood is not None:  # the embedded SmolLM2 judges by response likelihood (see judges/pointwise.py)
+        return likelihood
+    rendered = template
+    if constitution is not None:
+        from rewardkit.constitutions.judging import comparison_template
+
+        rendered = comparison_template(constitution, template, chain_of_thought=chain_of_thought, state_dir=state_dir)
     return PairwiseJudge(
         client,
         template=rendered,

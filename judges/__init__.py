@@ -27,6 +27,7 @@ from rewardkit.judges.base import (
 if TYPE_CHECKING:  # what IDEs and type checkers resolve; at run time the names load lazily
     from rewardkit.judges.accounting import Accountant, UsageReport
     from rewardkit.judges.cache import RequestCache
+    from rewardkit.judges.calibration import CalibratedPairwiseJudge
     from rewardkit.judges.clients.embedded import EmbeddedServer, embedded_client, packaged_model_path
     from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient, make_client
     from rewardkit.judges.clients.openai_compat import OpenAIChatClient
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # what IDEs and type checkers resolve; at run time the names 
     from rewardkit.judges.group import GroupJudge, GroupVerdict
     from rewardkit.judges.limits import RateLimiter
     from rewardkit.judges.pairwise import PairwiseJudge
+    from rewardkit.judges.pointwise import LikelihoodJudge
     from rewardkit.judges.rank import RankJudge, RankVerdict
     from rewardkit.judges.reward_model import LocalRewardModel, RemoteRewardModel, RewardModelPairwiseJudge
     from rewardkit.judges.rubric import RubricJudge, RubricVerdict
@@ -45,6 +47,8 @@ _LAZY = {
     "JudgeClientConfig": "rewardkit.judges.clients.factory",
     "ManagedChatClient": "rewardkit.judges.clients.factory",
     "PairwiseJudge": "rewardkit.judges.pairwise",
+    "LikelihoodJudge": "rewardkit.judges.pointwise",
+    "CalibratedPairwiseJudge": "rewardkit.judges.calibration",
     "RubricJudge": "rewardkit.judges.rubric",
     "RubricVerdict": "rewardkit.judges.rubric",
     "RankJudge": "rewardkit.judges.rank",
@@ -72,6 +76,7 @@ _LAZY = {
 
 __all__ = [
     "Accountant",
+    "CalibratedPairwiseJudge",
     "ChatClient",
     "ChatParams",
     "ChatResult",
@@ -83,6 +88,7 @@ __all__ = [
     "GroupVerdict",
     "JudgeClientConfig",
     "JudgeError",
+    "LikelihoodJudge",
     "LocalRewardModel",
     "ManagedChatClient",
     "OpenAIChatClient",

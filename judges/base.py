@@ -44,6 +44,7 @@ class ChatResult(BaseModel):
     model: str = ""
     cached: bool = False
     finish_reason: str | None = Field(None, description='"stop", or "length" when the answer was cut off')
+    retries: int = Field(0, ge=0, description="requests the transport repeated before this answer (0 from the cache)")
 
 
 Message = dict[str, str]
@@ -61,7 +62,14 @@ class ChatClient(Protocol):
 
 
 class JudgeError(RuntimeError):
-    """The judge endpoint failed (after retries): an infrastructure failure, never a verdict."""
+    """The judge endpoint failed (after retries): an infrastructure failure, never a verdict.
+
+    ``retries`` is how many times the transport repeated the request before giving up (for the accounting).
+    """
+
+    def __init__(self, *args: object, retries: int = 0) -> None:
+        super().__init__(*args)
+        self.retries = retries
 
 
 class OrderVerdict(BaseModel):

@@ -79,7 +79,7 @@ class RequestCache:
         return ChatResult.model_validate_json(row[0]).model_copy(update={"cached": True})
 
     def put(self, key: str, result: ChatResult) -> None:
-        stored = result.model_copy(update={"cached": False}).model_dump_json()
+        stored = result.model_copy(update={"cached": False, "retries": 0}).model_dump_json()
         self._connect().execute(
             "INSERT OR REPLACE INTO judge_cache (key, model, result, created) VALUES (?, ?, ?, julianday('now'))",
             (key, result.model, stored),

@@ -3,15 +3,16 @@
 For one comparison the judge is asked twice: A = ``response_a``, B = ``response_b`` and then swapped.
 Each order yields ``P(first shown is better)``:
 
-- from the log-probs of the option tokens, normalised over the options (a soft label), when the
-  endpoint returns them;
+- from the log-probs at the token that states the verdict, normalised over the options (a soft
+  label), when the endpoint returns them and the answer's text states one verdict that they agree with;
 - else from the parsed verdict (1.0 or 0.0);
 - with ``chain_of_thought=True`` the judge reasons first and the parsed verdict is clamped to
   ``cot_clamp`` (0.4/0.6 by default), because CoT labels collapse to 0/1 and are over-confident.
 
 ``prob_a = mean(P_ab(first), 1 - P_ba(first))``; ``flipped`` records that the two orders picked
-different responses (a position-driven judgment). An order that cannot be parsed, or whose endpoint
-failed, is an explicit abstain: the pair's ``prob_a`` is ``None`` and it has no winner.
+different responses (a position-driven judgment). An order whose text states no single verdict (also
+when log-probs are on), whose log-probs contradict its text, or whose endpoint failed, is an explicit
+abstain: the pair's ``prob_a`` is ``None`` and it has no winner.
 
 >>> judge = PairwiseJudge(make_client("embedded"))  # doctest: +SKIP
 >>> verdict = judge.judge("What is 2+2?", "4", "5", question="Which answer is correct?")  # doctest: +SKIP
@@ -22,9 +23,15 @@ failed, is an explicit abstain: the pair's ``prob_a`` is ``None`` and it has no 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
 
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, OrderVerdict, PairwiseVerdict
-from rewardkit.judges.parsing import option_distribution, read_choice
+from rewardkit.judges.parsing import read_choice, verdict_distribution
 from rewardkit.judges.templates import check_template, render_messages
 
 LABELS = ("A", "B")
@@ -72,9 +79,17 @@ class PairwiseJudge:
         return render_messages(self.template, prompt=prompt, first=first, second=second, question=question)
 
     def judge(self, prompt: str, response_a: str, response_b: str, *, question: str | None = None) -> PairwiseVerdict:
+        """Both orders at once: the B-first order in a helper thread while this thread asks the A-first one.
+
+        Threads rather than an event loop, so it works the same from plain code, worker threads and a
+        coroutine whose loop is running (where ``asyncio.run`` would refuse); the client's concurrency
+        bound still applies to both requests.
+        """
+        ba = _in_thread(self._order, self.messages(prompt, response_b, response_a, question))
         ab = self._order(self.messages(prompt, response_a, response_b, question))
-        ba = self._order(self.messages(prompt, response_b, response_a, question))
-        return combine_orders(ab, ba, principle=question, model=self.model, require_both=self.require_both_orders)
+        return combine_orders(
+            ab, ba.result(), principle=question, model=self.model, require_both=self.require_both_orders
+        )
 
     async def ajudge(
         self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
@@ -103,31 +118,73 @@ class PairwiseJudge:
         return read_order(result, chain_of_thought=self.chain_of_thought, cot_clamp=self.cot_clamp)
 
 
+def judge_settings(judge: object) -> dict[str, Any]:
+    """The judge options that change verdicts (template file name, log-probs, CoT), when the judge exposes them.
+
+    Runs record them so that a resumed run refuses a judge configured differently instead of mixing verdicts.
+    """
+    settings: dict[str, Any] = {}
+    template = getattr(judge, "template", None)
+    if isinstance(template, str):
+        settings["template"] = Path(template).name
+    for name in ("use_logprobs", "chain_of_thought", "cot_clamp"):
+        value = getattr(judge, name, None)
+        if value is not None:
+            settings[name] = list(value) if isinstance(value, tuple) else value
+    return settings
+
+
+def _in_thread(function: Callable[..., Any], *args: Any) -> Future:
+    """``function(*args)`` in a new daemon thread (with the caller's context variables); its future."""
+    future: Future = Future()
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            future.set_result(context.run(function, *args))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="rewardkit-judge-order", daemon=True).start()
+    return future
+
+
 def read_order(
     result: ChatResult, *, chain_of_thought: bool = False, cot_clamp: tuple[float, float] = (0.4, 0.6)
 ) -> OrderVerdict:
-    """One order's answer -> ``P(first is better)``: log-prob soft label, parsed verdict, or abstain."""
+    """One order's answer -> ``P(first is better)``: log-prob soft label, parsed verdict, or abstain.
+
+    The text decides whether there is a verdict at all, with or without log-probs: an answer that
+    states no single verdict ("Neither A nor B is better", "A or B, hard to say") abstains, whatever
+    its tokens' probabilities. The soft label is read at the token that states the verdict, not at
+    the first option letter the answer mentions. When that token's probabilities favour the other
+    option than the text states, the two readings of one answer conflict and the order abstains.
+    """
     raw = result.text
-    if not chain_of_thought and result.logprobs:
-        found = option_distribution(result.logprobs, LABELS)
-        if found is not None:
-            distribution, _ = found
-            p_first = distribution["A"]
-            choice = "first" if p_first > 0.5 else "second" if p_first < 0.5 else None
-            return OrderVerdict(prob_first=p_first, choice=choice, source="logprobs", raw=raw)
     reading = read_choice(raw, LABELS)
-    label = reading.choice
-    if label is None:
+    if reading.choice is None:
         if result.finish_reason == "length":
             return OrderVerdict(source="abstain", raw=raw, reason="answer cut off before a verdict (max_tokens)")
         return OrderVerdict(source="abstain", raw=raw, reason=reading.reason)
+    label = reading.choice
+    choice = "first" if label == "A" else "second"
+    note = ""
+    if not chain_of_thought and result.logprobs:
+        distribution = None if reading.at is None else verdict_distribution(result.logprobs, LABELS, raw, reading.at)
+        if distribution is not None:
+            p_first = distribution["A"]
+            favoured = "first" if p_first > 0.5 else "second" if p_first < 0.5 else choice
+            if favoured != choice:
+                return OrderVerdict(
+                    source="abstain",
+                    raw=raw,
+                    reason=f"log-probs and text disagree: the text says {label}, "
+                    f"the log-probs give P({label}) = {distribution[label]:.2f}",
+                )
+            return OrderVerdict(prob_first=p_first, choice=choice, source="logprobs", raw=raw)
+        note = "no log-probs at the verdict token; parsed verdict used"
     low, high = cot_clamp if chain_of_thought else (0.0, 1.0)
-    return OrderVerdict(
-        prob_first=high if label == "A" else low,
-        choice="first" if label == "A" else "second",
-        source="parsed",
-        raw=raw,
-    )
+    return OrderVerdict(prob_first=high if label == "A" else low, choice=choice, source="parsed", raw=raw, reason=note)
 
 
 def combine_orders(

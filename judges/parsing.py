@@ -45,10 +45,16 @@ class ScoreAnswer(BaseModel):
 
 @dataclass(frozen=True)
 class ChoiceReading:
-    """What a pairwise answer says: the chosen label, or ``None`` and why the answer is an abstain."""
+    """What a pairwise answer says: the chosen label, or ``None`` and why the answer is an abstain.
+
+    ``at`` is the character offset of the label that states the verdict (``None`` when it cannot be
+    located), so a soft label can be read from that token's log-probs rather than from the first label
+    the answer happens to mention.
+    """
 
     choice: str | None
     reason: str = ""
+    at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -171,7 +177,7 @@ def read_choice(text: str, labels: Sequence[str] = ("A", "B")) -> ChoiceReading:
                 except ValidationError:
                     return ChoiceReading(None, f"JSON {key} {value!r} is not a label")
                 if answer.choice in labels:
-                    return ChoiceReading(answer.choice)
+                    return ChoiceReading(answer.choice, at=_json_label_offset(text, key, answer.choice))
                 return ChoiceReading(None, f"JSON {key} {value!r} is not one of {', '.join(labels)}")
     if _TIE.search(text) and not any(label.upper() in ("C", "TIE") for label in labels):
         return ChoiceReading(None, "the judge declared a tie")
@@ -184,7 +190,7 @@ def read_choice(text: str, labels: Sequence[str] = ("A", "B")) -> ChoiceReading:
         ]
         chosen = sorted({label for _, label in found})
         if len(chosen) == 1:
-            return ChoiceReading(chosen[0])
+            return ChoiceReading(chosen[0], at=min(start for start, _ in found))
         if len(chosen) > 1:
             return ChoiceReading(None, f"conflicting {tier} verdicts: {' and '.join(chosen)}")
     group = "|".join(re.escape(label) for label in labels)
@@ -192,6 +198,11 @@ def read_choice(text: str, labels: Sequence[str] = ("A", "B")) -> ChoiceReading:
     if len(named) > 1:
         return ChoiceReading(None, f"names both {' and '.join(named)} without one explicit verdict")
     return ChoiceReading(None, f"no verdict in answer: {text[:120]!r}")
+
+
+def _json_label_offset(text: str, key: str, label: str) -> int | None:
+    match = re.search(rf'"{re.escape(key)}"\s*:\s*"?\s*(?:Response\s+)?({re.escape(label)})(?!{_WORD})', text)
+    return match.start(1) if match else None
 
 
 def parse_choice(text: str, labels: Sequence[str] = ("A", "B")) -> str | None:
@@ -268,6 +279,22 @@ def parse_ranking(text: str, n: int) -> list[int] | None:
         return None
 
 
+def _option_mass(entry: TokenLogprob, options: Sequence[str]) -> dict[str, float] | None:
+    """One token's alternatives folded onto the options (``"A"``, ``" A"``, ``"(A"`` are one option), normalised."""
+    wanted = set(options)  # case-sensitive: a token "a" is the article, not option "A"
+    mass = dict.fromkeys(options, 0.0)
+    alternatives = dict(entry.top)
+    alternatives.setdefault(entry.token, entry.logprob)
+    for token, logprob in alternatives.items():
+        option = normalize_token(token)
+        if option in wanted and math.isfinite(logprob):
+            mass[option] += math.exp(logprob)
+    total = sum(mass.values())
+    if total <= 0.0:
+        return None
+    return {option: value / total for option, value in mass.items()}
+
+
 def option_distribution(
     logprobs: Sequence[TokenLogprob] | None, options: Sequence[str]
 ) -> tuple[dict[str, float], int] | None:
@@ -276,25 +303,42 @@ def option_distribution(
     Each alternative in the top log-probs that normalises to an option (``"A"``, ``" A"``, ``"(A"``)
     adds its probability mass to that option; the masses are then normalised over the options only.
     An option absent from the top alternatives gets no mass. Returns ``(distribution, position)``
-    or ``None`` when no generated token is an option.
+    or ``None`` when no generated token is an option. For a verdict stated somewhere in a longer
+    answer use :func:`verdict_distribution`, which reads the token that states it.
     """
     if not logprobs:
         return None
-    wanted = set(options)  # case-sensitive: a token "a" is the article, not option "A"
+    wanted = set(options)
     for position, entry in enumerate(logprobs):
         if normalize_token(entry.token) not in wanted:
             continue
-        mass = dict.fromkeys(options, 0.0)
-        alternatives = dict(entry.top)
-        alternatives.setdefault(entry.token, entry.logprob)
-        for token, logprob in alternatives.items():
-            option = normalize_token(token)
-            if option in wanted and math.isfinite(logprob):
-                mass[option] += math.exp(logprob)
-        total = sum(mass.values())
-        if total <= 0.0:
-            return None
-        return {option: value / total for option, value in mass.items()}, position
+        distribution = _option_mass(entry, options)
+        return None if distribution is None else (distribution, position)
+    return None
+
+
+def verdict_distribution(
+    logprobs: Sequence[TokenLogprob] | None, options: Sequence[str], text: str, at: int
+) -> dict[str, float] | None:
+    """Normalised probabilities of ``options`` at the generated token that holds ``text[at]`` (the verdict label).
+
+    Tokens are aligned with the answer by their concatenation. ``None`` when the log-probs do not
+    line up with the text or the token there is not an option: the caller keeps the parsed verdict.
+    """
+    if not logprobs or not 0 <= at < len(text):
+        return None
+    joined = "".join(entry.token for entry in logprobs)
+    shift = 0 if joined == text else joined.find(text)  # some servers strip leading whitespace from the text
+    if shift < 0:
+        return None
+    start = 0
+    for entry in logprobs:
+        end = start + len(entry.token)
+        if start <= at + shift < end:
+            if normalize_token(entry.token) not in set(options):
+                return None
+            return _option_mass(entry, options)
+        start = end
     return None
 
 

@@ -12,6 +12,7 @@ configured.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 from typing import Any, Literal
@@ -26,6 +27,31 @@ from rewardkit.judges.limits import ConcurrencyLimit, RateLimiter, estimate_toke
 logger = logging.getLogger(__name__)
 
 Backend = Literal["embedded", "openai", "transformers"]
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def missing_backend_packages(backend: str) -> str | None:
+    """Why ``backend`` cannot run in this environment (and the install that fixes it), or None.
+
+    Checked when a judge config is built, so a missing extra fails at construction with the fix, not as a
+    failed judgment on every sample mid-training.
+    """
+    if backend == "openai" and not _importable("openai"):
+        return "judge backend 'openai' needs the 'judge' extra (openai missing): pip install 'rewardkit[judge]'"
+    if backend == "transformers" and not (_importable("transformers") and _importable("torch")):
+        return "judge backend 'transformers' needs the 'judge-local' extra: pip install 'rewardkit[judge-local]'"
+    if backend == "embedded" and not (_importable("openai") or (_importable("transformers") and _importable("torch"))):
+        return (
+            "judge backend 'embedded' needs the 'judge-local' extra (or the 'judge' extra with llama-cpp-python): "
+            "pip install 'rewardkit[judge-local]'"
+        )
+    return None
 
 
 class JudgeClientConfig(BaseModel):
@@ -51,6 +77,9 @@ class JudgeClientConfig(BaseModel):
             raise ValueError("backend 'openai' needs a model name")
         if self.backend == "transformers" and not self.model:
             raise ValueError("backend 'transformers' needs a model directory or GGUF path")
+        missing = missing_backend_packages(self.backend)
+        if missing:
+            raise ValueError(missing)
         return self
 
     def build(self) -> ManagedChatClient:
@@ -106,7 +135,7 @@ class ManagedChatClient:
     def _finish(self, key: str | None, result: ChatResult, reservation: int | None) -> ChatResult:
         if reservation is not None:
             self.limiter.settle(reservation, result.usage.prompt_tokens + result.usage.completion_tokens)
-        self.accountant.record(self.model, result.usage, cached=False)
+        self.accountant.record(self.model, result.usage, cached=False, retries=result.retries)
         if key is not None:
             self.cache.put(key, result)
         return result
@@ -120,8 +149,8 @@ class ManagedChatClient:
             reservation = self.limiter.wait(estimate_tokens(messages, params)) if self.limiter.active else None
             try:
                 result = self.transport.complete(messages, params)
-            except JudgeError:
-                self.accountant.record_error()
+            except JudgeError as exc:
+                self.accountant.record_error(self.model, retries=getattr(exc, "retries", 0))
                 raise
         return self._finish(key, result, reservation)
 
@@ -136,8 +165,8 @@ class ManagedChatClient:
             )
             try:
                 result = await self.transport.acomplete(messages, params)
-            except JudgeError:
-                self.accountant.record_error()
+            except JudgeError as exc:
+                self.accountant.record_error(self.model, retries=getattr(exc, "retries", 0))
                 raise
         return self._finish(key, result, reservation)
 

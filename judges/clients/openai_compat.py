@@ -22,7 +22,11 @@ logger = logging.getLogger(__name__)
 
 
 class TransportStats:
-    """Attempts and retries made by one transport (what the endpoint actually received)."""
+    """Attempts and retries made by one transport (what the endpoint actually received).
+
+    A retry is any request after a call's first: after a retryable fault, or re-sent without log-probs
+    or with another schema style after the endpoint refused them; ``attempts - retries`` is the calls made.
+    """
 
     def __init__(self) -> None:
         self.attempts = 0
@@ -138,30 +142,32 @@ class OpenAIChatClient:
 
     def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
         request = self._request(messages, params)
-        attempt = 0
+        attempt = sent = 0  # attempt: failed tries so far (backoff); sent: requests made, re-sends included
         while True:
-            self.stats.count(retry=attempt > 0)
+            self.stats.count(retry=sent > 0)
+            sent += 1
             try:
                 response = self._sync().chat.completions.create(**request)
-                return to_chat_result(response, self.model)
+                return to_chat_result(response, self.model).model_copy(update={"retries": sent - 1})
             except Exception as exc:
                 if self._refused_logprobs(exc, request) or self._refused_schema_style(exc, request):
                     continue
-                time.sleep(self._retry_delay(exc, attempt))
+                time.sleep(self._retry_delay(exc, attempt, sent))
                 attempt += 1
 
     async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
         request = self._request(messages, params)
-        attempt = 0
+        attempt = sent = 0
         while True:
-            self.stats.count(retry=attempt > 0)
+            self.stats.count(retry=sent > 0)
+            sent += 1
             try:
                 response = await self._async().chat.completions.create(**request)
-                return to_chat_result(response, self.model)
+                return to_chat_result(response, self.model).model_copy(update={"retries": sent - 1})
             except Exception as exc:
                 if self._refused_logprobs(exc, request) or self._refused_schema_style(exc, request):
                     continue
-                await asyncio.sleep(self._retry_delay(exc, attempt))
+                await asyncio.sleep(self._retry_delay(exc, attempt, sent))
                 attempt += 1
 
     def _refused_logprobs(self, exc: Exception, request: dict[str, Any]) -> bool:
@@ -187,14 +193,15 @@ class OpenAIChatClient:
         request["response_format"] = {"type": "json_object", "schema": response_format_["json_schema"]["schema"]}
         return True
 
-    def _retry_delay(self, exc: Exception, attempt: int) -> float:
+    def _retry_delay(self, exc: Exception, attempt: int, sent: int) -> float:
         """Seconds to wait before the next attempt, or raise :class:`JudgeError` when not retryable."""
         retryable, what = classify_error(exc)
         if not retryable:
-            raise JudgeError(f"{self.model} at {self.base_url or 'api.openai.com'}: {what}") from exc
+            raise JudgeError(f"{self.model} at {self.base_url or 'api.openai.com'}: {what}", retries=sent - 1) from exc
         if attempt >= self.max_retries:
             raise JudgeError(
-                f"{self.model} at {self.base_url or 'api.openai.com'}: {what} (gave up after {attempt + 1} attempts)"
+                f"{self.model} at {self.base_url or 'api.openai.com'}: {what} (gave up after {attempt + 1} attempts)",
+                retries=sent - 1,
             ) from exc
         delay = min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + random.random() / 2)
         retry_after = _retry_after(exc)

@@ -1,4 +1,9 @@
-"""Bias metrics from audit verdicts: pure functions of (items, verdicts), each with a bootstrap CI.
+"""Bias metrics from audit verdicts: pure functions of (items, verdicts), each with a 95 % interval.
+
+Rates have Wilson intervals, differences of rates Newcombe intervals, everything else BCa bootstrap
+intervals over items (see :mod:`rewardkit.audit.stats`). A bias is flagged only when it stays significant
+after Holm's correction across all the bias tests of the audit (position, length, each cue, self-preference)
+and is large enough to matter (:class:`Thresholds`), so a no-bias judge is flagged in at most 5 % of audits.
 
 Definitions (d = one presentation order's decision; every item is judged in both orders):
 
@@ -31,7 +36,19 @@ from typing import Any
 
 import numpy as np
 
-from rewardkit.audit.stats import Estimate, bootstrap, cohen_kappa, logistic_regression, sigmoid
+from rewardkit.audit.stats import (
+    METHODS,
+    Estimate,
+    bootstrap,
+    cohen_kappa,
+    holm,
+    logistic_regression,
+    rate,
+    rate_difference,
+    rate_estimate,
+    sigmoid,
+    sign_flip_p_value,
+)
 from rewardkit.heldout.sets import AuditItem
 from rewardkit.judges.base import OrderVerdict, PairwiseVerdict
 
@@ -41,8 +58,9 @@ NAN = float("nan")
 
 @dataclass(frozen=True)
 class Thresholds:
-    """When a bias is flagged: its interval must exclude 0 and its value pass these magnitudes."""
+    """When a bias is flagged: its Holm-adjusted p-value must be below ``alpha`` and its value pass these magnitudes."""
 
+    alpha: float = 0.05
     position: float = 0.1
     length: float = 0.1
     flip: float = 0.1
@@ -91,6 +109,18 @@ class VerdictTable:
     def __len__(self) -> int:
         return len(self.items)
 
+    def subset(self, rows: np.ndarray) -> VerdictTable:
+        """The table of the items at ``rows`` (e.g. one category)."""
+        return VerdictTable(
+            items=[self.items[i] for i in rows],
+            gold_a=self.gold_a[rows],
+            prob_a=self.prob_a[rows],
+            pick_a_ab=self.pick_a_ab[rows],
+            pick_a_ba=self.pick_a_ba[rows],
+            len_a=self.len_a[rows],
+            len_b=self.len_b[rows],
+        )
+
     @property
     def has_gold(self) -> np.ndarray:
         return self.gold_a != 0
@@ -137,39 +167,66 @@ def compute_metrics(
         out["flags"] = []
         return out
 
-    abstained = np.isnan(table.prob_a).astype(float)
-    out["abstain_rate"] = _dump(bootstrap(lambda i: abstained[i].mean(), n, **opts))
+    out["intervals"] = dict(METHODS)
+    out["abstain_rate"] = _dump(rate_estimate(np.isnan(table.prob_a)))
     out["accuracy"] = _dump(accuracy(table, **opts))
     gold_ab, gold_ba = table.picks_gold()
     decided_orders = (~np.isnan(gold_ab)).astype(float) + (~np.isnan(gold_ba)).astype(float)
-    out["order_accuracy"] = _dump(bootstrap(_ratio(_nan0(gold_ab) + _nan0(gold_ba), decided_orders), n, **opts))
+    out["order_accuracy"] = _dump(rate_estimate(_nan0(gold_ab) + _nan0(gold_ba), decided_orders))
     out["kappa_gold"] = _dump(kappa_with_gold(table, **opts))
+    categories = np.array([it.category for it in table.items])
     out["by_category"] = {
-        cat: _dump(accuracy(VerdictTable.build([it for it in table.items if it.category == cat], baseline), **opts))
-        for cat in sorted({it.category for it in table.items})
+        cat: _dump(accuracy(table.subset(np.flatnonzero(categories == cat)), **opts))
+        for cat in sorted(set(categories.tolist()))
     }
-    out["position"] = position_metrics(table, **opts)
-    out["length"] = length_metrics(table, **opts)
-    out["perturbations"] = {
-        name: perturbation_metrics(table, {iid: v for (iid, p), v in verdicts.items() if p == name}, **opts)
-        for name in sorted({p for (_, p) in verdicts if p != BASELINE})
-    }
-    out["self_preference"] = self_preference(table, self_model, **opts) if self_model else None
+    out.update(bias_metrics(table, verdicts, self_model=self_model, **opts))
     if other is not None:
         out["agreement"] = _dump(agreement(table, {i: v for (i, p), v in other.items() if p == BASELINE}, **opts))
+    out["bias_tests"] = bias_tests(out, thresholds)
     out["flags"] = flags(out, thresholds)
     return out
+
+
+def bias_metrics(
+    table: VerdictTable,
+    verdicts: Mapping[tuple[str, str], PairwiseVerdict],
+    *,
+    self_model: str | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    regression: bool = True,
+) -> dict[str, Any]:
+    """The sections :func:`bias_tests` reads: ``position``, ``length``, ``perturbations``, ``self_preference``."""
+    opts = {"n_boot": n_boot, "seed": seed}
+    return {
+        "position": position_metrics(table, **opts),
+        "length": length_metrics(table, **opts, regression=regression),
+        "perturbations": {
+            name: perturbation_metrics(table, {iid: v for (iid, p), v in verdicts.items() if p == name}, **opts)
+            for name in sorted({p for (_, p) in verdicts if p != BASELINE})
+        },
+        "self_preference": self_preference(table, self_model, **opts) if self_model else None,
+    }
 
 
 def _dump(e: Estimate) -> dict[str, Any]:
     return e.model_dump()
 
 
+def _with_p(est: Estimate, p_value: float) -> Estimate:
+    return est if est.value is None else est.model_copy(update={"p_value": p_value})
+
+
+def _rate_dump(found: Any) -> Estimate:
+    return Estimate(value=None) if found is None else found.estimate()
+
+
 def accuracy(table: VerdictTable, *, n_boot: int = 2000, seed: int = 0) -> Estimate:
+    """Share of items with a gold whose averaged verdict favours it (Wilson interval over those items)."""
     gold = table.has_gold
     toward_gold = (table.prob_a - 0.5) * table.gold_a
     correct = (_nan0(toward_gold) > 0).astype(float)
-    return bootstrap(_ratio(correct * gold, gold.astype(float)), len(table), n_boot=n_boot, seed=seed)
+    return rate_estimate(correct, gold.astype(float))
 
 
 def kappa_with_gold(table: VerdictTable, *, n_boot: int = 2000, seed: int = 0) -> Estimate:
@@ -206,13 +263,14 @@ def position_metrics(table: VerdictTable, *, n_boot: int = 2000, seed: int = 0) 
     firsts = _nan0(first_ab) + _nan0(first_ba)
     both = ~np.isnan(first_ab) & ~np.isnan(first_ba)
     consistent = (both & (table.pick_a_ab == table.pick_a_ba)).astype(float)
-    n = len(table)
-    first_rate = _ratio(firsts, decided)
+    first_rate = rate_estimate(firsts, decided)
+    if first_rate.value is not None:  # no position effect: each item's first-slot picks as likely above half as below
+        first_rate = first_rate.model_copy(update={"p_value": sign_flip_p_value(firsts - decided / 2, seed=seed)})
     confusion = Counter((_order_label(x), _order_label(y)) for x, y in zip(first_ab, first_ba, strict=True))
     return {
-        "first_slot_rate": _dump(bootstrap(first_rate, n, n_boot=n_boot, seed=seed)),
-        "position_bias": _dump(bootstrap(lambda i: 2 * first_rate(i) - 1, n, n_boot=n_boot, seed=seed)),
-        "consistency": _dump(bootstrap(_ratio(consistent, both.astype(float)), n, n_boot=n_boot, seed=seed)),
+        "first_slot_rate": _dump(first_rate),
+        "position_bias": _dump(first_rate.affine(2.0, -1.0) if first_rate.value is not None else first_rate),
+        "consistency": _dump(rate_estimate(consistent, both.astype(float))),
         "confusion": {f"{a}|{b}": c for (a, b), c in sorted(confusion.items())},
     }
 
@@ -221,8 +279,13 @@ def _order_label(x: float) -> str:
     return "abstain" if math.isnan(x) else ("first" if x == 1.0 else "second")
 
 
-def length_metrics(table: VerdictTable, *, n_boot: int = 2000, seed: int = 0, n_bins: int = 5) -> dict[str, Any]:
-    """Length preference from per-order decisions on items with a gold and unequal lengths."""
+def length_metrics(
+    table: VerdictTable, *, n_boot: int = 2000, seed: int = 0, n_bins: int = 5, regression: bool = True
+) -> dict[str, Any]:
+    """Length preference from per-order decisions on items with a gold and unequal lengths.
+
+    ``regression=False`` leaves out the logistic fit and its bootstrap (the length bias test does not need them).
+    """
     gold_a = table.gold_a
     len_gold = np.where(gold_a > 0, table.len_a, table.len_b)
     len_wrong = np.where(gold_a > 0, table.len_b, table.len_a)
@@ -238,11 +301,15 @@ def length_metrics(table: VerdictTable, *, n_boot: int = 2000, seed: int = 0, n_
     decided = (~np.isnan(gold_ab)).astype(float) + (~np.isnan(gold_ba)).astype(float)
     # picks longer when gold shorter = picks wrong; picks shorter when gold longer = picks wrong
     wrong_sum = decided - picks_gold_sum
-    longer_when_shorter = _ratio(wrong_sum * gold_shorter, decided * gold_shorter)
-    shorter_when_longer = _ratio(wrong_sum * gold_longer, decided * gold_longer)
-
-    def bias(idx: np.ndarray) -> float:
-        return longer_when_shorter(idx) - shorter_when_longer(idx)
+    longer_when_shorter = rate(wrong_sum * gold_shorter, decided * gold_shorter)
+    shorter_when_longer = rate(wrong_sum * gold_longer, decided * gold_longer)
+    rates = {
+        "length_bias": _dump(rate_difference(longer_when_shorter, shorter_when_longer)),
+        "longer_wins_when_gold_shorter": _dump(_rate_dump(longer_when_shorter)),
+        "shorter_wins_when_gold_longer": _dump(_rate_dump(shorter_when_longer)),
+    }
+    if not regression:
+        return rates
 
     scale = float(np.std(diff[usable])) or 1.0
     z = diff / scale
@@ -252,7 +319,15 @@ def length_metrics(table: VerdictTable, *, n_boot: int = 2000, seed: int = 0, n_
     obs_y = np.concatenate([gold_ab, gold_ba])
     obs_ok = np.concatenate([usable, usable]) & ~np.isnan(obs_y)
 
+    fits: dict[bytes, np.ndarray | None] = {}  # the coefficient and lc bootstraps resample the same indices
+
     def fit(idx: np.ndarray) -> np.ndarray | None:
+        key = idx.tobytes()
+        if key not in fits:
+            fits[key] = _fit(idx)
+        return fits[key]
+
+    def _fit(idx: np.ndarray) -> np.ndarray | None:
         rows = np.concatenate([idx, idx + n])
         rows = rows[obs_ok[rows]]
         if rows.size < 4:
@@ -276,9 +351,7 @@ def length_metrics(table: VerdictTable, *, n_boot: int = 2000, seed: int = 0, n_
         "fit": None
         if full is None
         else {"intercept": float(full[2]), "length": float(full[0]), "gold_first": float(full[3])},
-        "length_bias": _dump(bootstrap(bias, n, n_boot=n_boot, seed=seed)),
-        "longer_wins_when_gold_shorter": _dump(bootstrap(longer_when_shorter, n, n_boot=n_boot, seed=seed)),
-        "shorter_wins_when_gold_longer": _dump(bootstrap(shorter_when_longer, n, n_boot=n_boot, seed=seed)),
+        **rates,
         "length_coef": _dump(bootstrap(coef, n, n_boot=reg_boot, seed=seed)),
         "lc_accuracy": _dump(bootstrap(lc, n, n_boot=reg_boot, seed=seed)),
         "length_scale_chars": scale,
@@ -332,6 +405,8 @@ def perturbation_metrics(
     base_wrong = np.where(both_ab, 1 - _nan0(base_ab), 0.0) + np.where(both_ba, 1 - _nan0(base_ba), 0.0)
     pert_wrong = np.where(both_ab, 1 - _nan0(pert_ab), 0.0) + np.where(both_ba, 1 - _nan0(pert_ba), 0.0)
     base_rate, pert_rate = _ratio(base_wrong, paired), _ratio(pert_wrong, paired)
+    # no cue effect: each item's cued and uncued decisions are exchangeable
+    cue_test = sign_flip_p_value(pert_wrong - base_wrong, seed=seed)
 
     def susceptibility(idx: np.ndarray) -> float:
         b = base_rate(idx)
@@ -339,11 +414,9 @@ def perturbation_metrics(
 
     n = len(table)
     return {
-        "susceptibility": _dump(bootstrap(susceptibility, n, n_boot=n_boot, seed=seed)),
-        "flip_rate": _dump(
-            bootstrap(_ratio(flips, e_ab.astype(float) + e_ba.astype(float)), n, n_boot=n_boot, seed=seed)
-        ),
-        "verdict_flip_rate": _dump(bootstrap(_ratio(v_flip, v_elig.astype(float)), n, n_boot=n_boot, seed=seed)),
+        "susceptibility": _dump(_with_p(bootstrap(susceptibility, n, n_boot=n_boot, seed=seed), cue_test)),
+        "flip_rate": _dump(rate_estimate(flips, e_ab.astype(float) + e_ba.astype(float))),
+        "verdict_flip_rate": _dump(rate_estimate(v_flip, v_elig.astype(float))),
         "gold_prob_shift": _dump(bootstrap(_ratio(shift, shift_ok.astype(float)), n, n_boot=n_boot, seed=seed)),
         "n_perturbed": int(present.sum()),
     }
@@ -362,84 +435,118 @@ def self_preference(table: VerdictTable, self_model: str, *, n_boot: int = 2000,
     own_right = own & own_is_gold
     decided = (~np.isnan(gold_ab)).astype(float) + (~np.isnan(gold_ba)).astype(float)
     wrong_picks = decided - _nan0(gold_ab) - _nan0(gold_ba)
-    picks_own_when_wrong = _ratio(wrong_picks * own_is_wrong, decided * own_is_wrong)
+    picks_own_when_wrong = rate(wrong_picks * own_is_wrong, decided * own_is_wrong)
     # Baseline error: picking the other's wrong answer; without such items, the error rate on items
     # that hold no own response (the judge's ordinary error rate).
     if own_right.any():
         baseline_name, baseline_mask = "picks_other_when_other_wrong", own_right
     else:
         baseline_name, baseline_mask = "error_rate_without_own", table.has_gold & ~own
-    picks_baseline = _ratio(wrong_picks * baseline_mask, decided * baseline_mask)
+    picks_baseline = rate(wrong_picks * baseline_mask, decided * baseline_mask)
     pick_a = _nan0(table.pick_a_ab) + _nan0(table.pick_a_ba)
     own_picks = np.where(own_a, pick_a, decided - pick_a)
-    n = len(table)
     return {
-        "self_preference": _dump(
-            bootstrap(lambda i: picks_own_when_wrong(i) - picks_baseline(i), n, n_boot=n_boot, seed=seed)
-        ),
+        "self_preference": _dump(rate_difference(picks_own_when_wrong, picks_baseline)),
         "baseline": baseline_name,
-        "own_win_rate": _dump(bootstrap(_ratio(own_picks * own, decided * own), n, n_boot=n_boot, seed=seed)),
-        "picks_own_when_own_wrong": _dump(bootstrap(picks_own_when_wrong, n, n_boot=n_boot, seed=seed)),
-        baseline_name: _dump(bootstrap(picks_baseline, n, n_boot=n_boot, seed=seed)),
+        "own_win_rate": _dump(rate_estimate(own_picks * own, decided * own)),
+        "picks_own_when_own_wrong": _dump(_rate_dump(picks_own_when_wrong)),
+        baseline_name: _dump(_rate_dump(picks_baseline)),
         "n_own": int(own.sum()),
         "n_own_wrong": int(own_is_wrong.sum()),
     }
 
 
-def flags(m: Mapping[str, Any], t: Thresholds) -> list[dict[str, str]]:
-    """Human-readable findings: a bias is flagged when its interval excludes 0 and it is large enough."""
-    found: list[dict[str, str]] = []
+def _estimate(d: Any) -> Estimate | None:
+    return Estimate.model_validate(d) if isinstance(d, Mapping) and d.get("value") is not None else None
 
-    def est(d: Any) -> Estimate | None:
-        return Estimate.model_validate(d) if isinstance(d, Mapping) and d.get("value") is not None else None
+
+def _bias_family(m: Mapping[str, Any], t: Thresholds) -> list[tuple[str, Estimate | None, bool]]:
+    """(bias, estimate, large enough to matter) for every bias the audit tests."""
+    family: list[tuple[str, Estimate | None, bool]] = []
+    pos = _estimate((m.get("position") or {}).get("position_bias"))
+    family.append(("position", pos, bool(pos and abs(pos.value) >= t.position)))
+    length = _estimate((m.get("length") or {}).get("length_bias"))
+    family.append(("length", length, bool(length and abs(length.value) >= t.length)))
+    for name, pm in (m.get("perturbations") or {}).items():
+        su = _estimate(pm.get("susceptibility"))
+        family.append((f"perturbation:{name}", su, bool(su and su.value >= t.flip)))
+    if m.get("self_preference"):
+        sp = _estimate(m["self_preference"].get("self_preference"))
+        family.append(("self_preference", sp, bool(sp and sp.value >= t.self_preference)))
+    return family
+
+
+def bias_tests(m: Mapping[str, Any], t: Thresholds) -> dict[str, dict[str, Any]]:
+    """Each bias test: its p-value, the Holm-adjusted p-value over the audit's bias tests, and whether it is flagged.
+
+    A bias is flagged when its Holm-adjusted p-value is below ``t.alpha`` and its size passes the threshold:
+    testing k biases at once then flags a judge without any bias in at most ``alpha`` of audits, where
+    "any interval excludes 0" would flag up to ``k * alpha``.
+    """
+    tested = [(name, est, large) for name, est, large in _bias_family(m, t) if est and est.p_value is not None]
+    adjusted = holm([est.p_value for _, est, _ in tested])
+    return {
+        name: {
+            "value": est.value,
+            "p_value": est.p_value,
+            "p_holm": round(p_holm, 6),
+            "tests": len(tested),
+            "flagged": bool(p_holm < t.alpha and large),
+        }
+        for (name, est, large), p_holm in zip(tested, adjusted, strict=True)
+    }
+
+
+def flags(m: Mapping[str, Any], t: Thresholds) -> list[dict[str, str]]:
+    """Human-readable findings: biases that pass :func:`bias_tests`, low consistency, weak accuracy, abstentions."""
+    found: list[dict[str, str]] = []
+    tests = m.get("bias_tests") or bias_tests(m, t)
 
     def add(bias: str, severity: str, message: str) -> None:
         found.append({"bias": bias, "severity": severity, "message": message})
 
-    pos = est(m.get("position", {}).get("position_bias"))
-    if pos and pos.excludes_zero() and abs(pos.value) >= t.position:
-        slot = "first" if pos.value > 0 else "second"
-        add(
-            "position",
-            "high" if abs(pos.value) >= 0.3 else "medium",
-            f"position bias: {abs(pos.value) * 100:.0f}% of decisions follow the {slot} slot, not the content "
-            f"(CI {pos.fmt(pct=True)})",
-        )
-    cons = est(m.get("position", {}).get("consistency"))
+    def evidence(bias: str, est: Estimate) -> str:
+        test = tests[bias]
+        return f"CI {est.fmt(pct=True)}, Holm-adjusted p = {test['p_holm']:.2g} over {test['tests']} bias tests"
+
+    family = {name: est for name, est, _ in _bias_family(m, t)}
+    for bias, test in tests.items():
+        if not test["flagged"]:
+            continue
+        est = family[bias]
+        severity = "high" if abs(est.value) >= 0.3 else "medium"
+        if bias == "position":
+            slot = "first" if est.value > 0 else "second"
+            message = f"position bias: {abs(est.value) * 100:.0f}% of decisions follow the {slot} slot, not the content"
+        elif bias == "length":
+            kind = "longer" if est.value > 0 else "shorter"
+            message = (
+                f"length bias: {abs(est.value) * 100:.0f}% of decisions go to the {kind} response regardless of "
+                "correctness"
+            )
+        elif bias.startswith("perturbation:"):
+            name = bias.split(":", 1)[1]
+            fr = _estimate(((m.get("perturbations") or {}).get(name) or {}).get("flip_rate"))
+            flipped = f"; {fr.value * 100:.0f}% of correct decisions flipped" if fr else ""
+            message = (
+                f"{name} cue on the wrong response takes over {est.value * 100:.0f}% of otherwise-correct "
+                f"decisions{flipped}"
+            )
+        else:
+            severity = "medium"
+            message = f"self-preference: favours its own responses by {est.value * 100:.1f}%"
+        add(bias, severity, f"{message} ({evidence(bias, est)})")
+    cons = _estimate(m.get("position", {}).get("consistency"))
     if cons and cons.value < t.consistency:
         add(
             "consistency",
             "high" if cons.value < 0.5 else "medium",
             f"swap consistency only {cons.fmt(pct=True)}: verdicts change when the responses swap places",
         )
-    length = m.get("length") or {}
-    lb = est(length.get("length_bias"))
-    if lb and lb.excludes_zero() and abs(lb.value) >= t.length:
-        kind = "longer" if lb.value > 0 else "shorter"
-        add(
-            "length",
-            "high" if abs(lb.value) >= 0.3 else "medium",
-            f"length bias: {abs(lb.value) * 100:.0f}% of decisions go to the {kind} response regardless of "
-            f"correctness (CI {lb.fmt(pct=True)})",
-        )
-    for name, pm in (m.get("perturbations") or {}).items():
-        su, fr = est(pm.get("susceptibility")), est(pm.get("flip_rate"))
-        if su and su.excludes_zero() and su.value >= t.flip:
-            flipped = f"; {fr.value * 100:.0f}% of correct decisions flipped" if fr else ""
-            add(
-                f"perturbation:{name}",
-                "high" if su.value >= 0.3 else "medium",
-                f"{name} cue on the wrong response takes over {su.value * 100:.0f}% of otherwise-correct "
-                f"decisions (CI {su.fmt(pct=True)}{flipped})",
-            )
-    sp = (m.get("self_preference") or {}).get("self_preference")
-    sp = est(sp)
-    if sp and sp.excludes_zero() and sp.value >= t.self_preference:
-        add("self_preference", "medium", f"self-preference: favours its own responses by {sp.fmt(pct=True)}")
-    acc = est(m.get("accuracy"))
+    acc = _estimate(m.get("accuracy"))
     if acc and acc.low is not None and acc.low <= 0.5:
         add("accuracy", "high", f"accuracy {acc.fmt(pct=True)} is not clearly better than chance")
-    ab = est(m.get("abstain_rate"))
+    ab = _estimate(m.get("abstain_rate"))
     if ab and ab.value >= t.abstain:
         add("abstain", "medium", f"abstains on {ab.value * 100:.0f}% of items")
     return found

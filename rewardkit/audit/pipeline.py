@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,11 +95,14 @@ def run_audit(
     self_model: str | None = None,
     n_boot: int = 2000,
     progress: bool = True,
+    question: str | None = None,
 ) -> AuditOutcome:
     """Judge ``items`` with ``judge`` in both orders (plus cues), then write metrics.json, summary.md, report.html.
 
     Rerunning into the same ``out`` judges only what is missing. The held-out set is recorded so later RLAIF
     runs warn when they reuse its prompts; ``against`` checks given data files for such leakage now.
+    ``question`` is the comparison question asked with every pair (the template's default when ``None``).
+    Each run is appended to ``run_info.json`` (``runs``), so the failures of earlier runs stay on record.
     """
     from rewardkit.audit.runner import AuditRunner
     from rewardkit.heldout.leakage import record_audited_set
@@ -112,23 +117,69 @@ def run_audit(
         added = len(own)
         items = items + own
     runner = AuditRunner(
-        judge, items, out, perturbations=list(perturbations), concurrency=concurrency, progress=progress
+        judge,
+        items,
+        out,
+        perturbations=list(perturbations),
+        concurrency=concurrency,
+        question=question,
+        progress=progress,
     )
     record_audited_set(runner.items, name=set_name)
     summary = runner.run()
-    extra: dict[str, Any] = {
-        "set_name": set_name,
-        "gold_check": gold_check or {},
-        "calls": f"{summary.judged} new, {summary.reused} reused, {summary.failed} failed",
+    this_run: dict[str, Any] = {
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "tasks": summary.total,
+        "judged": summary.judged,
+        "reused": summary.reused,
+        "failed": summary.failed,
+        "errors": summary.errors,
     }
     usage = getattr(getattr(judge, "client", None), "report", None)
     if callable(usage):
         try:
-            extra["usage"] = usage().model_dump(mode="json")
+            this_run["usage"] = usage().model_dump(mode="json")
         except Exception:  # usage accounting is informative only
             logger.debug("no usage report", exc_info=True)
+    extra = record_run(out, this_run, set_name=set_name, gold_check=gold_check or {})
     metrics, paths = write_outputs(out, extra=extra, compare=compare, self_model=self_model, n_boot=n_boot)
     return AuditOutcome(summary=summary, metrics=metrics, paths=paths, added_items=added, leaks=leaks)
+
+
+def record_run(out: Path, this_run: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """Append ``this_run`` to the run history in ``out/run_info.json`` and return the updated record.
+
+    ``runs`` lists every run (judged, reused, failed, the first errors, usage); ``failed_total`` adds up
+    the failures of all runs and ``failed_now`` is the tasks still without a verdict (the latest run's
+    failures: a rerun retries exactly those). ``calls`` is the line the report shows.
+    """
+    path = out / "run_info.json"
+    info: dict[str, Any] = {}
+    if path.exists():
+        try:
+            info = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            logger.warning("%s is unreadable; starting a new run history", path)
+    runs = list(info.get("runs", []))
+    if not runs and "calls" in info:  # a record written before run histories: keep it as the first run
+        runs.append({"calls": info["calls"], **({"usage": info["usage"]} if "usage" in info else {})})
+    runs.append(this_run)
+    failed_total = sum(int(run.get("failed", 0)) for run in runs)
+    calls = f"{this_run['judged']} new, {this_run['reused']} reused, {this_run['failed']} failed"
+    if len(runs) > 1:
+        calls += f" (this run); {failed_total} failed over {len(runs)} runs"
+    info.update(fields)
+    info.update(
+        calls=calls,
+        failed_now=this_run["failed"],
+        failed_total=failed_total,
+        runs=runs,
+        usage=this_run.get("usage", info.get("usage")),
+    )
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(info, indent=2))
+    os.replace(tmp, path)
+    return info
 
 
 def write_outputs(
@@ -139,7 +190,11 @@ def write_outputs(
     self_model: str | None = None,
     n_boot: int = 2000,
 ) -> tuple[dict[str, Any], dict[str, Path]]:
-    """(Re)compute the metrics of a run directory and render its report; returns (metrics, written paths)."""
+    """(Re)compute the metrics of a run directory and render its report; returns (metrics, written paths).
+
+    ``extra`` (the run record, see :func:`record_run`) goes into ``metrics["run"]``; without it the record
+    is read from ``run_info.json``.
+    """
     from rewardkit.audit.metrics import compute_metrics
     from rewardkit.audit.report import write_report
     from rewardkit.audit.runner import load_run, load_verdicts
@@ -147,9 +202,7 @@ def write_outputs(
     out = Path(out)
     items, verdicts, manifest = load_run(out)
     info_path = out / "run_info.json"
-    if extra:
-        info_path.write_text(json.dumps(extra, indent=2))
-    elif info_path.exists():
+    if not extra and info_path.exists():
         extra = json.loads(info_path.read_text())
     other = load_verdicts(compare) if compare else None
     metrics = compute_metrics(

@@ -96,7 +96,24 @@ def _header(m: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("set hash", str(info.get("set_hash", "?"))[:16]),
         ("gold verification", ", ".join(f"{k} {v}" for k, v in gold.items()) or "not run"),
         ("judge calls", str(info.get("calls", "?"))),
+        *(
+            [("not judged", f"{info['failed_now']} judge task(s) failed and are not in these metrics; rerun to retry")]
+            if info.get("failed_now")
+            else []
+        ),
     ]
+
+
+INTERVALS = "95 % intervals: Wilson for rates, Newcombe for differences of rates, BCa bootstrap over items otherwise"
+
+
+def _flag_rule(m: Mapping[str, Any]) -> str:
+    tests = m.get("bias_tests") or {}
+    k = len(tests)
+    return (
+        f"A bias is flagged when it is significant after Holm's correction over the {k} bias test"
+        f"{'' if k == 1 else 's'} of this audit (family-wise 5 %) and at least 10 % in size."
+    )
 
 
 def render_markdown(m: Mapping[str, Any]) -> str:
@@ -105,9 +122,10 @@ def render_markdown(m: Mapping[str, Any]) -> str:
     lines += ["", "## Findings", ""]
     found = m.get("flags") or []
     lines += [f"- **{f['severity'].upper()}** {f['message']}" for f in found] or ["- no bias flagged"]
+    lines += ["", _flag_rule(m)]
     lines += [
         "",
-        "## Metrics (95 % bootstrap intervals over items)",
+        f"## Metrics ({INTERVALS})",
         "",
         "| section | metric | value [CI] |",
         "|---|---|---|",
@@ -279,8 +297,9 @@ def render_html(m: Mapping[str, Any]) -> str:
         f"<div class='flag {esc(f['severity'])}'><b>{esc(f['severity'].upper())}</b> {esc(f['message'])}</div>"
         for f in found
     ] or ["<div class='flag ok'>No bias flagged.</div>"]
+    parts.append(f"<p>{esc(_flag_rule(m))}</p>")
     plots = [
-        ("bias-bars", plot_bias_bars(m), "Share of decisions driven by each bias, with 95% bootstrap intervals."),
+        ("bias-bars", plot_bias_bars(m), "Share of decisions driven by each bias, with its 95% interval."),
         (
             "length",
             plot_length(m),
@@ -300,7 +319,8 @@ def render_html(m: Mapping[str, Any]) -> str:
                 f"<figure id='plot-{name}'><img class='plot' alt='{esc(name)} plot' "
                 f"src='data:image/png;base64,{png}'><figcaption>{esc(caption)}</figcaption></figure>"
             )
-    parts.append("<h2>Metrics</h2><table><tr><th>section</th><th>metric</th><th>value [95% CI]</th></tr>")
+    parts.append(f"<h2>Metrics</h2><p>{esc(INTERVALS)}.</p>")
+    parts.append("<table><tr><th>section</th><th>metric</th><th>value [95% CI]</th></tr>")
     parts += [f"<tr><td>{esc(s)}</td><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for s, k, v in metric_rows(m)]
     parts.append("</table></body></html>")
     return "\n".join(parts)

@@ -1,7 +1,8 @@
 """``rewardkit audit``: audit a judge for bias, write a held-out set, re-render a report, check leakage.
 
 rewardkit audit run --judge embedded --set mixed --n 16 --out runs/smollm
-rewardkit audit run --judge openai:gpt-4o-mini --set my_pairs.jsonl --out runs/gpt4o-mini
+rewardkit audit run --judge openai:gpt-4o-mini --set my_pairs.jsonl --out runs/gpt4o-mini --rpm 500 --timeout 30
+rewardkit audit run --judge openai:my-judge --constitution helpful-harmless --question harmless --cot --out runs/rlaif
 rewardkit audit make-set --set code --n 200 --seed 1 --out code_pairs.jsonl
 rewardkit audit report runs/smollm
 rewardkit audit leakage --set runs/smollm/set.jsonl --against dpo_pairs.parquet
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit.audit.pipeline import DEFAULT_N
-from rewardkit.cli.clients import add_client_args, client_from_args
+from rewardkit.cli.clients import add_client_args, add_pairwise_judge_args, client_from_args, pairwise_judge_from_args
+from rewardkit.cli.failures import report_failures
 
 logger = logging.getLogger(__name__)
 
@@ -68,11 +70,25 @@ def _add_metric_arguments(parser: argparse.ArgumentParser) -> None:
         "--self-model", default=None, help="author name of the judge's own responses (default: the judge's model name)"
     )
     parser.add_argument("--compare", default=None, help="another audit run directory: Cohen's kappa between judges")
-    parser.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples for the intervals")
+    parser.add_argument(
+        "--n-boot", type=int, default=2000, help="BCa bootstrap resamples (intervals of statistics that are not rates)"
+    )
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     add_client_args(parser, "judge", "the audited judge", default="embedded")
+    add_pairwise_judge_args(parser)
+    parser.add_argument(
+        "--question",
+        default=None,
+        help="comparison question asked with every pair (default: the template's); with --constitution, "
+        "a principle id asks that principle's comparison question",
+    )
+    parser.add_argument(
+        "--constitution",
+        default=None,
+        help="judge with this constitution's comparison template and examples, as `rlaif pairs` does",
+    )
     _add_set_arguments(parser)
     parser.add_argument("--out", default=None, help="run directory (resumable: rerun to continue)")
     parser.add_argument(
@@ -99,7 +115,6 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from rewardkit.audit.perturb import parse_perturbations
     from rewardkit.audit.pipeline import load_items, run_audit, verified_items
-    from rewardkit.judges.pairwise import PairwiseJudge
 
     if not args.out:
         raise ValueError("audit run needs --out DIR")
@@ -112,7 +127,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise ValueError("every item's gold was contradicted by its verifier")
     out = Path(args.out)
     cache_dir = Path(args.cache_dir) if args.cache_dir else out / "judge-cache"
-    judge = PairwiseJudge(client_from_args(args, "judge", cache_dir=cache_dir, concurrency=args.concurrency))
+    constitution = None
+    if args.constitution:
+        from rewardkit.constitutions.loader import load_constitution
+
+        constitution = load_constitution(args.constitution)
+    question = _question(args.question, constitution)
+    client = client_from_args(args, "judge", cache_dir=cache_dir, concurrency=args.concurrency)
+    judge = pairwise_judge_from_args(args, client, constitution=constitution, state_dir=out / "templates")
     outcome = run_audit(
         judge,
         items,
@@ -128,23 +150,35 @@ def cmd_run(args: argparse.Namespace) -> int:
         self_model=args.self_model,
         n_boot=args.n_boot,
         progress=not args.no_progress,
+        question=question,
     )
     for message in outcome.leaks:
         print(f"WARNING: {message}", file=sys.stderr)
     if outcome.added_items:
         print(f"added {outcome.added_items} items with the judge's own answers", file=sys.stderr)
     summary = outcome.summary
+    failed = f", {summary.failed} FAILED (not in the metrics; rerun the same command to retry them)"
     print(
-        f"{summary.total} judge tasks: {summary.reused} reused, {summary.judged} judged, {summary.failed} failed",
-        file=sys.stderr,
+        f"judge tasks: {summary.total} ({summary.judged} judged, {summary.reused} reused"
+        f"{failed if summary.failed else ''})"
     )
     for error in summary.errors:
         print(f"  failed: {error}", file=sys.stderr)
+    usage = (outcome.metrics.get("run") or {}).get("usage")
+    if usage:
+        from rewardkit.judges.accounting import UsageReport
+
+        print(UsageReport.model_validate(usage).summary())
     _print_findings(outcome.metrics, outcome.paths)
-    if summary.failed:
-        print(f"{summary.failed} judge tasks failed; rerun the same command to retry them", file=sys.stderr)
-        return 1
-    return 0
+    return report_failures(summary.failed, "judge task(s)")
+
+
+def _question(value: str | None, constitution: Any) -> str | None:
+    """``--question``: the text itself, or with a constitution the comparison question of the principle it names."""
+    if value is None or constitution is None:
+        return value
+    by_id = {principle.id: principle.comparison for principle in constitution.principles}
+    return by_id.get(value, value)
 
 
 def _print_findings(metrics: dict[str, Any], paths: dict[str, Path]) -> None:

@@ -1,13 +1,19 @@
-"""``rewardkit judge serve`` (the embedded llama.cpp server, foreground) and ``rewardkit judge pair``."""
+"""``rewardkit judge serve`` (the embedded llama.cpp server, foreground) and ``rewardkit judge pair``.
+
+``judge pair`` writes one JSON document to stdout (the verdict, with the usage report under ``usage``) so it
+can be piped into ``jq`` or ``json.loads``; the human-readable usage line goes to stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import signal
+import sys
 import time
 
-from rewardkit.cli.clients import add_client_args, client_from_args
+from rewardkit.cli.clients import add_client_args, add_pairwise_judge_args, client_from_args, pairwise_judge_from_args
+from rewardkit.cli.failures import report_failures
 
 
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
@@ -25,8 +31,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     pair.add_argument("--b", required=True, help="response B")
     pair.add_argument("--question", default=None, help="comparison question / principle")
     add_client_args(pair, "judge", "the judge", default="embedded")
+    add_pairwise_judge_args(pair)
     pair.add_argument("--cache-dir", default=None)
-    pair.add_argument("--cot", action="store_true", help="chain-of-thought verdict (clamped to 0.4/0.6)")
     pair.set_defaults(func=cmd_pair)
 
 
@@ -54,15 +60,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_pair(args: argparse.Namespace) -> int:
-    from rewardkit.judges.pairwise import PairwiseJudge
-
     client = client_from_args(args, "judge", cache_dir=args.cache_dir)
     try:
-        verdict = PairwiseJudge(client, chain_of_thought=args.cot).judge(
-            args.prompt, args.a, args.b, question=args.question
-        )
+        judge = pairwise_judge_from_args(args, client)
+        verdict = judge.judge(args.prompt, args.a, args.b, question=args.question)
     finally:
         client.close()
-    print(json.dumps({"winner": verdict.winner, **verdict.model_dump()}, indent=2))
-    print(client.report().summary())
-    return 0
+    usage = client.report()
+    print(json.dumps({"winner": verdict.winner, **verdict.model_dump(), "usage": usage.model_dump()}, indent=2))
+    print(usage.summary(), file=sys.stderr)
+    return report_failures(sum(order.source == "error" for order in (verdict.ab, verdict.ba)), "judge call(s)")

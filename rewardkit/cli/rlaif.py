@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rewardkit.cli.clients import add_client_args, client_from_args
+from rewardkit.cli.clients import add_client_args, add_pairwise_judge_args, client_from_args, pairwise_judge_from_args
+from rewardkit.cli.failures import report_failures
 
 DEMO_CONSTITUTION = "helpful-harmless"
 
@@ -45,12 +46,9 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     pairs.add_argument("--temperature", type=float, default=0.8, help="policy sampling temperature")
     pairs.add_argument("--max-tokens", type=int, default=256, help="policy tokens per candidate")
     add_client_args(pairs, "judge", "pairwise judge", default="embedded")
-    pairs.add_argument("--judge-template", default=None, help="judge prompt template name or .jinja path")
-    pairs.add_argument("--no-logprobs", action="store_true", help="parse the answer text instead of option log-probs")
+    add_pairwise_judge_args(pairs)
     pairs.add_argument("--principles-per-comparison", type=int, default=1, help="principles averaged per pair")
     pairs.add_argument("--margin", type=float, default=0.0, help="drop pairs with |P(a better) - 0.5| <= margin")
-    pairs.add_argument("--chain-of-thought", action="store_true", help="judge reasons first; labels clamped")
-    pairs.add_argument("--cot-clamp", type=float, nargs=2, default=(0.4, 0.6), metavar=("LOW", "HIGH"))
     pairs.add_argument("--drop-flipped", action="store_true", help="drop pairs whose two orders disagree")
     pairs.add_argument("--max-pairs-per-prompt", type=int, default=None)
     pairs.set_defaults(func=cmd_pairs)
@@ -207,21 +205,21 @@ def _client(args: argparse.Namespace, role: str, cache_dir: Path) -> Any:
     return client_from_args(args, role, cache_dir=cache_dir, concurrency=args.concurrency, prices=prices)
 
 
-def _report(outcome: Any) -> None:
+def _report(outcome: Any) -> int:
+    """Print the run's summary, leaks and failures; returns the exit status (1 when items failed)."""
     for note in outcome.notes:
         print(note, file=sys.stderr)
     print(outcome.summary.describe())
     for leak in outcome.leaks:
         print(f"WARNING: {leak.message()}", file=sys.stderr)
-    if outcome.failed:
-        print(f"{outcome.failed} item(s) failed; rerun the same command to retry them", file=sys.stderr)
+    return report_failures(outcome.failed, "item(s)")
 
 
 def cmd_pairs(args: argparse.Namespace) -> int:
     from rewardkit.constitutions.generate import GenerationConfig
     from rewardkit.constitutions.loader import load_constitution
     from rewardkit.constitutions.pairs import PairsConfig
-    from rewardkit.constitutions.runners import STATE, build_pairwise_judge, run_pairs
+    from rewardkit.constitutions.runners import STATE, run_pairs
 
     started = time.monotonic()
     formats = _formats(args.format)
@@ -251,14 +249,8 @@ def cmd_pairs(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
         )
         policy = _client(args, "policy", cache_dir)
-    judge = build_pairwise_judge(
-        _client(args, "judge", cache_dir),
-        constitution,
-        template=args.judge_template,
-        use_logprobs=not args.no_logprobs,
-        chain_of_thought=args.chain_of_thought,
-        cot_clamp=tuple(args.cot_clamp),
-        state_dir=out / STATE,
+    judge = pairwise_judge_from_args(
+        args, _client(args, "judge", cache_dir), constitution=constitution, state_dir=out / STATE
     )
     outcome = run_pairs(
         items,
@@ -272,10 +264,10 @@ def cmd_pairs(args: argparse.Namespace) -> int:
         responses_column="responses" if args.demo else args.responses_column,
         progress=not args.no_progress,
     )
-    _report(outcome)
+    status = _report(outcome)
     print(f"judge: {judge.model}; constitution: {constitution.name}; {time.monotonic() - started:.0f}s")
     print(f"load it: datasets.load_dataset('json', data_files='{out / 'train.jsonl'}', split='train')")
-    return 1 if outcome.failed else 0
+    return status
 
 
 def cmd_revise(args: argparse.Namespace) -> int:
@@ -302,6 +294,6 @@ def cmd_revise(args: argparse.Namespace) -> int:
         items, out, client=client, constitution=constitution, config=config, formats=formats,
         progress=not args.no_progress,
     )  # fmt: skip
-    _report(outcome)
+    status = _report(outcome)
     print(f"model: {client.model}; constitution: {constitution.name}; {time.monotonic() - started:.0f}s")
-    return 1 if outcome.failed else 0
+    return status

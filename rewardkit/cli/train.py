@@ -1,5 +1,7 @@
 """``rewardkit train grpo|dpo|ipo|kto|orpo|rm --config FILE``: the mini trainers from a YAML config.
 
+``rewardkit train grpo --demo`` needs no config: the quick start's job (see :mod:`rewardkit.adapters.demo.grpo`).
+
 The config is the algorithm's options (see ``MiniGRPOConfig``, ``MiniDPOConfig``, ...) plus where the rows
 come from: ``data`` (any file ``datasets`` reads) or ``task`` (a procedural generator). Example::
 
@@ -159,6 +161,14 @@ def _default_reward(name: str) -> Any:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    if getattr(args, "demo", False):
+        if args.config:
+            raise ValueError("give either --demo or --config, not both")
+        from rewardkit.adapters.demo.grpo import report, run_grpo_demo
+
+        return report(run_grpo_demo(max_steps=args.max_steps or 20, log_file=args.log_file, output_dir=args.output_dir))
+    if not args.config:
+        raise ValueError("give --config FILE (or --demo)")
     overrides = {
         "max_steps": args.max_steps,
         "log_file": args.log_file,
@@ -200,7 +210,16 @@ def add_commands(subparsers: Any) -> None:
     algos = train.add_subparsers(title="algorithms", metavar="ALGORITHM")
     for name in ALGORITHMS:
         p = algos.add_parser(name, help=f"mini {name.upper()} from a YAML config", description=RESTART_POLICY)
-        p.add_argument("--config", required=True, help="YAML config (model: tiny | DIR; data: FILE or task: ...)")
+        p.add_argument(
+            "--config", required=name != "grpo", help="YAML config (model: tiny | DIR; data: FILE or task: ...)"
+        )
+        if name == "grpo":
+            p.add_argument(
+                "--demo",
+                action="store_true",
+                help="no config: the tiny offline model learns digit_run from the character_share reward "
+                "(seconds on 2 CPU cores); exits 0 only if the mean reward rose",
+            )
         p.add_argument("--max-steps", type=int, default=None, help="override max_steps")
         p.add_argument("--log-file", default=None, help="override log_file (metrics jsonl)")
         p.add_argument("--output-dir", default=None, help="override output_dir (save the trained model)")

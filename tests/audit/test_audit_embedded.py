@@ -1,5 +1,6 @@
 """End to end: audit the embedded SmolLM2-135M judge (real llama.cpp server on 127.0.0.1) through the CLI.
-The model is far too small to judge and picks the first slot almost always; the audit must say so."""
+Asked "A or B" (``--judge-template pairwise``) the model is far too small to judge and picks the first slot
+almost always; the audit must say so. Its default, the likelihood judge, has no position to prefer."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ def test_embedded_judge_audit_flags_its_position_bias(embedded_server, tmp_path,
         "embedded",
         "--judge-base-url",
         embedded_server.base_url,
+        "--judge-template",
+        "pairwise",
         "--set",
         "mixed",
         "--n",
@@ -60,3 +63,17 @@ def test_embedded_judge_audit_flags_its_position_bias(embedded_server, tmp_path,
     assert main(argv) == 0  # resumed from verdicts.jsonl and the judge cache: no model call
     assert time.monotonic() - started < first_run_s / 2
     assert json.loads((out / "metrics.json").read_text())["position"] == position
+
+
+def test_the_default_embedded_judge_has_no_position_bias(embedded_server, tmp_path, capsys):
+    out = tmp_path / "likelihood"
+    argv = ["audit", "run", "--judge", "embedded", "--judge-base-url", embedded_server.base_url, "--set", "mixed",
+            "--n", "6", "--seed", "0", "--perturb", "none", "--out", str(out), "--n-boot", "200",
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["n_judged"] == metrics["n_items"] == 6
+    assert metrics["position"]["position_bias"]["value"] == pytest.approx(0.0)
+    assert metrics["position"]["consistency"]["value"] == pytest.approx(1.0)
+    assert not any(f["bias"] == "position" for f in metrics["flags"])

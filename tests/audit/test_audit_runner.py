@@ -234,3 +234,76 @@ def test_own_generations_become_self_preference_items(tmp_path):
     sp = compute_metrics(own, load_verdicts(out), self_model="self-judge", n_boot=100)["self_preference"]
     assert sp["n_own"] == 2 and sp["n_own_wrong"] == 1
     assert sp["self_preference"]["value"] == 0.0  # an always-right judge has no self-preference
+
+
+def audit_argv(server, set_path, out, *extra):
+    return ["audit", "run", "--judge", "openai:fault-judge", "--judge-base-url", server.base_url,
+            "--judge-api-key", "x", "--set", str(set_path), "--out", str(out), "--perturb", "none",
+            "--n-boot", "200", "--no-progress", "--concurrency", "1", *extra]  # fmt: skip
+
+
+def test_cli_audit_failures_exit_1_and_stay_on_record(tmp_path, fault_server, capsys):
+    """Failed judge calls: exit 1 and say how many; the rerun that judges them keeps the earlier failures on record."""
+    items = generate_set("math", 4, seed=0)
+    write_set(tmp_path / "set.jsonl", items)
+    out = tmp_path / "run"
+    fault_server.push_when(f"Response (A):\n{items[0].response_a}", "500")
+    argv = audit_argv(fault_server, tmp_path / "set.jsonl", out, "--max-retries", "0", "--no-verify")
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert "judge tasks: 4 (3 judged, 0 reused, 1 FAILED" in captured.out
+    assert "1 judge task(s) failed; rerun the same command to retry them" in captured.err
+    assert "judge calls: 8 (8 sent, 0 cached = 0%; 1 of the sent failed); retries: 0" in captured.out
+    info = json.loads((out / "run_info.json").read_text())
+    assert (info["failed_now"], info["failed_total"], len(info["runs"])) == (1, 1, 1)
+    assert "HTTP 500" in info["runs"][0]["errors"][0]
+
+    assert main(argv) == 0  # the rerun judges the failed task only
+    assert "judge tasks: 4 (1 judged, 3 reused)" in capsys.readouterr().out
+    info = json.loads((out / "run_info.json").read_text())
+    assert (info["failed_now"], info["failed_total"]) == (0, 1)
+    assert [run["failed"] for run in info["runs"]] == [1, 0]
+    assert "1 failed over 2 runs" in (out / "summary.md").read_text()
+    assert json.loads((out / "metrics.json").read_text())["run"]["failed_total"] == 1
+
+
+def test_cli_audit_judges_as_configured_for_rlaif(tmp_path, fault_server, capsys):
+    """--constitution/--question/--template/--cot/--no-logprobs reach the judge's requests; a rerun with another
+    judge configuration into the same directory is refused instead of mixing verdicts."""
+    from rewardkit.constitutions.loader import load_constitution
+
+    items = generate_set("math", 2, seed=0)
+    write_set(tmp_path / "set.jsonl", items)
+    fault_server.default_answer = "Both look fine. Verdict: A"
+    constitution = load_constitution("helpful-harmless")
+    principle = constitution.principles[1]
+    out = tmp_path / "run"
+    configured = ["--constitution", "helpful-harmless", "--question", principle.id, "--cot", "--no-verify"]
+    assert main(audit_argv(fault_server, tmp_path / "set.jsonl", out, *configured)) == 0
+    asked = [request["messages"] for request in fault_server.requests]
+    assert len(asked) == 4 and all("logprobs" not in request for request in fault_server.requests)
+    assert all(principle.comparison in messages[-1]["content"] for messages in asked)
+    assert all("Verdict: A" in messages[-1]["content"] for messages in asked)  # the CoT template
+    assert all(constitution.examples.comparison[0].prompt in str(messages) for messages in asked)  # few-shot
+    assert json.loads((out / "run.json").read_text())["judge_settings"]["chain_of_thought"] is True
+    capsys.readouterr()
+
+    assert main(audit_argv(fault_server, tmp_path / "set.jsonl", out, "--no-verify")) == 2
+    assert "configured otherwise" in capsys.readouterr().err
+    plain = tmp_path / "plain"
+    assert (
+        main(
+            audit_argv(
+                fault_server,
+                tmp_path / "set.jsonl",
+                plain,
+                "--no-logprobs",
+                "--question",
+                "Which is right?",
+                "--no-verify",
+            )
+        )
+        == 0
+    )
+    asked = fault_server.requests[4:]
+    assert all("logprobs" not in r and "Which is right?" in r["messages"][-1]["content"] for r in asked)

@@ -37,6 +37,7 @@ def demo_run(tmp_path_factory):
         timeout=600,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "scores each response by its likelihood" in completed.stderr  # what these labels are worth
     return out, completed.stdout
 
 
@@ -51,6 +52,10 @@ def test_demo_writes_a_valid_dpo_dataset_with_provenance(demo_run):
     assert summary["pairs_total"] == 20 and summary["failed"] == 0
     assert summary["kept"] + sum(summary["dropped"].values()) == 20
     assert summary["kept"] > 0
+    # The embedded default judges by response likelihood: no position to follow, and it picks the marked-better
+    # response 16/18 times (the letter judge: 12/18 with every pair flipped).
+    assert "position flips: 0/20 (0%)" in stdout
+    assert summary["reference_pairs"] == 18 and summary["reference_agreed"] >= 15
 
     from_json = load_dataset("json", data_files=str(out / "train.jsonl"), split="train")
     from_parquet = load_dataset("parquet", data_files=str(out / "train.parquet"), split="train")

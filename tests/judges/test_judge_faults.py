@@ -4,6 +4,7 @@ unparseable and truncated answers. The client is the real one (openai SDK over H
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import re
 import signal
@@ -19,6 +20,7 @@ from rewardkit.judges.clients.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.rubric import RubricJudge
 from rewardkit.registry import get_reward
+from tests.support.timing import slack
 
 MESSAGES = [{"role": "user", "content": "Which is better? Answer A or B."}]
 
@@ -66,38 +68,93 @@ def test_async_path_retries_too(fault_server):
     assert len(fault_server.requests) == 3
 
 
-# Verdict table: what one order's answer becomes (the endpoint answers the same text in both orders).
+# Both presentation orders are asked at once, so answers are scripted per order, not per arrival:
+# for the pair ("2+2?", "4", "5") the A-first order shows "4" first, the B-first order "5".
+A_FIRST, B_FIRST = "Response (A):\n4", "Response (A):\n5"
+
+
+def push_orders(server, ab, ba, *, a="4", b="5"):
+    server.push_when(f"Response (A):\n{a}", *ab)
+    server.push_when(f"Response (A):\n{b}", *ba)
+
+
+# Verdict table: what one order's answer becomes.
 PAIRWISE_ANSWERS = [
-    # (server script: A-first order, then B-first order; expected winner; expected reason fragment)
-    (["answer:banana", "answer:banana"], None, "no verdict in answer"),
-    (["answer:The better response is...", "answer:The better response is..."], None, "cut off"),
-    (["answer:A", "answer:banana"], None, "B-first: no verdict"),
-    (["500"] * 4 + ["answer:A"], None, "A-first: fault-judge"),
-    (["answer:A", "answer:A"], "tie", "disagree"),  # always the first position: flipped
-    (["answer:A", "answer:B"], "a", "agree"),
-    (["answer:B", "answer:A"], "b", "agree"),
+    # (A-first script, B-first script; expected winner; expected reason fragment)
+    (["answer:banana"], ["answer:banana"], None, "no verdict in answer"),
+    (["answer:The better response is..."], ["answer:The better response is..."], None, "cut off"),
+    (["answer:A"], ["answer:banana"], None, "B-first: no verdict"),
+    (["500"] * 4, ["answer:A"], None, "A-first: fault-judge"),
+    (["answer:A"], ["answer:A"], "tie", "disagree"),  # always the first position: flipped
+    (["answer:A"], ["answer:B"], "a", "agree"),
+    (["answer:B"], ["answer:A"], "b", "agree"),
     # the article "a" is not option A; MT-Bench brackets are a verdict; naming both labels is no verdict
-    (["answer:The winner is B. It gives a better answer a user can follow.", "answer:A"], "b", "agree"),
-    (["answer:Verdict: [[B]]", "answer:[[A]]"], "b", "agree"),
-    (["answer:A or B, hard to say", "answer:A"], None, "A-first: names both A and B"),
-    (["answer:B", "answer:Response A is better in tone, but B is better overall."], None, "B-first: conflicting"),
+    (["answer:The winner is B. It gives a better answer a user can follow."], ["answer:A"], "b", "agree"),
+    (["answer:Verdict: [[B]]"], ["answer:[[A]]"], "b", "agree"),
+    (["answer:A or B, hard to say"], ["answer:A"], None, "A-first: names both A and B"),
+    (["answer:B"], ["answer:Response A is better in tone, but B is better overall."], None, "B-first: conflicting"),
+    # hedges name both labels: no verdict, with or without log-probs
+    (["answer:Neither A nor B is better."], ["answer:B"], None, "A-first: names both A and B"),
+    (["answer:A"], ["answer:Both A and B are equally good."], None, "B-first: names both A and B"),
 ]
 
 
-@pytest.mark.parametrize(("script", "winner", "reason"), PAIRWISE_ANSWERS)
-def test_pairwise_abstains_explicitly_never_picks_a_winner(fault_server, script, winner, reason):
-    fault_server.push(*script)
-    judge = PairwiseJudge(client_for(fault_server), use_logprobs=False)
+@pytest.mark.parametrize("use_logprobs", [False, True], ids=["parsed", "logprobs"])
+@pytest.mark.parametrize(("ab", "ba", "winner", "reason"), PAIRWISE_ANSWERS)
+def test_pairwise_abstains_explicitly_never_picks_a_winner(fault_server, ab, ba, winner, reason, use_logprobs):
+    push_orders(fault_server, ab, ba)
+    judge = PairwiseJudge(client_for(fault_server, timeout=10), use_logprobs=use_logprobs)
     verdict = judge.judge("2+2?", "4", "5")
     assert verdict.winner == winner
     assert verdict.abstained is (winner is None)
     assert reason in verdict.reason
     assert verdict.flipped is (winner == "tie")
+    assert all(bool(r.get("logprobs")) is use_logprobs for r in fault_server.requests)
+
+
+# With log-probs on, one order's answer (the server puts P = 0.7 on the option letter it writes, unless
+# ``answer@P`` says otherwise): (answer, P(first) or None for abstain, source, reason fragment).
+LOGPROB_ORDERS = [
+    ("answer:A", 0.7, "logprobs", ""),
+    ("answer:B", 0.3, "logprobs", ""),
+    ("answer@0.9:Verdict: [[B]]", 0.1, "logprobs", ""),
+    # the soft label is read at the token that states the verdict, not at the first letter mentioned
+    ("answer:I think A is nice. Verdict: B", 0.3, "logprobs", ""),
+    ('answer:{"verdict": "A"}', 0.7, "logprobs", ""),
+    # hedges: the text states no single verdict, so the first letter's probability is no verdict either
+    ("answer:Neither A nor B is better.", None, "abstain", "names both A and B"),
+    ("answer:A or B, hard to say.", None, "abstain", "names both A and B"),
+    ("answer:Both A and B are equally good.", None, "abstain", "names both A and B"),
+    # the text says A while that token's probabilities favour B: one answer, two readings
+    ("answer@0.3:A", None, "abstain", "log-probs and text disagree"),
+    ("answer@0.4:The winner is B", None, "abstain", "log-probs and text disagree"),
+    ("answer:The better response is...", None, "abstain", "cut off"),
+]
+
+
+@pytest.mark.parametrize(("answer", "prob_first", "source", "reason"), LOGPROB_ORDERS)
+def test_logprob_soft_label_reads_the_verdict_token(fault_server, answer, prob_first, source, reason):
+    from rewardkit.audit.metrics import order_pick_first
+
+    push_orders(fault_server, [answer], [answer])
+    verdict = PairwiseJudge(client_for(fault_server, timeout=10)).judge("2+2?", "4", "5")
+    assert [r["logprobs"] for r in fault_server.requests] == [True, True]
+    for order in (verdict.ab, verdict.ba):
+        assert order.source == source
+        assert reason in order.reason
+        if prob_first is None:
+            assert order.prob_first is None and order.choice is None
+            assert math.isnan(order_pick_first(order))  # an audit counts no slot pick
+        else:
+            assert order.prob_first == pytest.approx(prob_first)
+            assert order.choice == ("first" if prob_first > 0.5 else "second")
+    assert verdict.abstained is (prob_first is None)
+    assert verdict.winner == (None if prob_first is None else "tie")  # the same answer in both orders
 
 
 def test_pairwise_soft_label_from_logprobs(fault_server):
     # The server gives P(A)=0.7, P(B)=0.3 at the answer token in both orders: pure position preference.
-    judge = PairwiseJudge(client_for(fault_server))
+    judge = PairwiseJudge(client_for(fault_server, timeout=10))
     verdict = judge.judge("2+2?", "4", "5")
     assert verdict.ab.source == verdict.ba.source == "logprobs"
     assert verdict.ab.prob_first == pytest.approx(0.7)
@@ -107,12 +164,35 @@ def test_pairwise_soft_label_from_logprobs(fault_server):
 
 
 def test_cot_verdict_is_clamped(fault_server):
-    fault_server.push("answer:A is clearer. Verdict: A", "answer:Verdict: B")
-    verdict = PairwiseJudge(client_for(fault_server), chain_of_thought=True).judge("q", "x", "y")
+    push_orders(fault_server, ["answer:A is clearer. Verdict: A"], ["answer:Verdict: B"], a="x", b="y")
+    verdict = PairwiseJudge(client_for(fault_server, timeout=10), chain_of_thought=True).judge("q", "x", "y")
     assert (verdict.ab.prob_first, verdict.ba.prob_first) == (0.6, 0.4)
     assert verdict.prob_a == pytest.approx(0.6)
     assert not verdict.flipped
-    assert "logprobs" not in fault_server.requests[0]
+    assert all("logprobs" not in r for r in fault_server.requests)
+
+
+def test_sync_judge_asks_both_orders_at_once(fault_server):
+    judge = PairwiseJudge(client_for(fault_server, timeout=10))
+    judge.judge("warm", "up", "call")  # the SDK import and the first connection are not what is timed
+    delay = min(3.0, slack(0.6))  # long enough that request overhead on a loaded machine stays small beside it
+    fault_server.answer_delay_s = delay
+    started = time.monotonic()
+    verdict = judge.judge("2+2?", "4", "5")
+    elapsed = time.monotonic() - started
+    assert verdict.ab.source == verdict.ba.source == "logprobs"
+    assert elapsed < 1.6 * delay, f"two orders took {elapsed:.2f}s at {delay}s per request"
+    assert fault_server.max_in_flight == 2
+
+    async def inside_a_running_loop():
+        return judge.judge("2+2?", "4", "5")
+
+    started = time.monotonic()
+    assert asyncio.run(inside_a_running_loop()).ab.source == "logprobs"
+    assert time.monotonic() - started < 1.6 * delay
+    with ThreadPoolExecutor(3) as pool:
+        verdicts = list(pool.map(lambda i: judge.judge(f"q{i}", "4", "5"), range(3)))
+    assert all(v.prob_a == pytest.approx(0.5) for v in verdicts)
 
 
 def test_rubric_truncated_and_malformed_answers_abstain(fault_server):
@@ -260,14 +340,38 @@ def test_cli_judge_pair_prints_verdict(fault_server, capsys):
 
     from rewardkit.cli.main import main
 
-    fault_server.push("answer:A", "answer:B")
+    push_orders(fault_server, ["answer:A"], ["answer:B"])
     code = main(["judge", "pair", "--judge", "openai:m", "--judge-base-url", fault_server.base_url,
                  "--prompt", "2+2?", "--a", "4", "--b", "5"])  # fmt: skip
     assert code == 0
-    printed = capsys.readouterr().out
-    verdict = json.loads(printed[: printed.rindex("}") + 1])
+    captured = capsys.readouterr()
+    verdict = json.loads(captured.out)  # stdout is one JSON document; the usage line goes to stderr
     assert verdict["winner"] == "a" and verdict["flipped"] is False
-    assert "2 sent" in printed
+    assert verdict["usage"]["requests"] == 2
+    assert "2 sent" in captured.err
+
+
+def test_usage_counts_failed_calls_and_retries(fault_server, tmp_path):
+    """calls = sent + cached; failed calls are part of sent; retries are counted apart, and every HTTP
+    request the server saw is either a sent call or a retry."""
+    client = client_for(fault_server, max_retries=3, cache_dir=tmp_path, timeout=10)
+    for i in (0, 1):  # the A-first order of pairs 0 and 1 fails for good: 4 attempts each
+        fault_server.push_when(f"Response (A):\nx{i}", *["500"] * 4)
+    fault_server.push_when("Response (A):\ny2", "429")  # one order of pair 2 answers on its second attempt
+    judge = PairwiseJudge(client, use_logprobs=False)
+    verdicts = [judge.judge(f"q{i}", f"x{i}", f"y{i}") for i in range(4)]
+    assert [v.abstained for v in verdicts] == [True, True, False, False]
+    report = client.report()
+    assert (report.calls, report.requests, report.cache_hits, report.errors, report.retries) == (8, 8, 0, 2, 7)
+    assert len(fault_server.requests) == report.requests + report.retries
+    assert report.by_model["fault-judge"]["errors"] == 2 and report.by_model["fault-judge"]["retries"] == 7
+    assert "judge calls: 8 (8 sent, 0 cached = 0%; 2 of the sent failed); retries: 7" in report.summary()
+
+    rerun = [judge.judge(f"q{i}", f"x{i}", f"y{i}") for i in range(4)]  # 6 answers cached, 2 failed calls re-sent
+    assert not any(v.abstained for v in rerun[2:]) and rerun[0].winner == "tie"
+    report = client.report()
+    assert (report.calls, report.requests, report.cache_hits, report.errors, report.retries) == (16, 10, 6, 2, 7)
+    assert len(fault_server.requests) == report.requests + report.retries
 
 
 def test_managed_client_pickles_and_keeps_working(fault_server, tmp_path):
@@ -282,13 +386,17 @@ def test_managed_client_pickles_and_keeps_working(fault_server, tmp_path):
 
 
 def test_endpoint_without_logprobs_falls_back_to_parsed_verdicts(fault_server):
-    fault_server.push("400-logprobs", "answer:A", "answer:B")
-    client = client_for(fault_server)
+    fault_server.refuse_logprobs = True
+    push_orders(fault_server, ["answer:A"], ["answer:B"])
+    client = client_for(fault_server, timeout=10)
     verdict = PairwiseJudge(client).judge("2+2?", "4", "5")
     assert (verdict.ab.source, verdict.ba.source) == ("parsed", "parsed")
     assert verdict.winner == "a"
-    assert [r.get("logprobs") for r in fault_server.requests] == [True, None, None]
+    asked = [bool(r.get("logprobs")) for r in fault_server.requests]
+    # each order that went out before the refusal was seen asked once with log-probs, then again without
+    assert 1 <= asked.count(True) <= 2 and asked.count(False) == 2
     assert client.transport.logprobs_supported is False
+    assert client.report().retries == asked.count(True)
 
 
 def _embedded_server_children() -> set[int]:

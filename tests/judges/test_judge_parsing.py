@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import re
 
 import pytest
 
@@ -207,6 +208,57 @@ def test_read_order(answer, cot, prob_first, source):
     assert verdict.prob_first == (pytest.approx(prob_first) if prob_first is not None else None)
 
 
+def tokens(text: str, p: float = 0.7) -> list[TokenLogprob]:
+    """Word and punctuation tokens of ``text``; an option letter gets P = p, the other letter 1 - p."""
+    out = []
+    for token in re.findall(r"\s*\w+|\s*[^\s\w]+|\s+", text):
+        label = token.strip()
+        top = {token: math.log(0.9)}
+        if label in ("A", "B"):
+            top = {token: math.log(p), token.replace(label, "B" if label == "A" else "A"): math.log(1 - p)}
+        out.append(lp(token, top))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [("B", 0), ("I think A is nice. Verdict: B", 28), ('{"verdict": "A"}', 13), ("Response B is better.", 9)],
+)
+def test_choice_reading_locates_the_verdict_label(text, at):
+    reading = read_choice(text)
+    assert reading.at == at and text[at] == reading.choice
+
+
+LOGPROB_ORDERS = [
+    # (answer text, P of the written letter, expected prob_first or None, source, reason fragment)
+    ("A", 0.8, 0.8, "logprobs", ""),
+    ("I think A is nice. Verdict: B", 0.8, 0.2, "logprobs", ""),  # the verdict token, not the first letter
+    ("Neither A nor B is better.", 0.7, None, "abstain", "names both A and B"),
+    ("A or B, hard to say.", 0.7, None, "abstain", "names both A and B"),
+    ("Both A and B are equally good.", 0.7, None, "abstain", "names both A and B"),
+    ("Verdict: A", 0.3, None, "abstain", "log-probs and text disagree"),
+    ("Verdict: A", 0.5, 0.5, "logprobs", ""),  # indifferent log-probs do not contradict the text
+]
+
+
+@pytest.mark.parametrize(("text", "p", "prob_first", "source", "reason"), LOGPROB_ORDERS)
+def test_read_order_with_logprobs_follows_the_text(text, p, prob_first, source, reason):
+    verdict = read_order(result(text, tokens(text, p)))
+    assert (verdict.source, verdict.prob_first) == (source, pytest.approx(prob_first) if prob_first else None)
+    assert reason in verdict.reason
+    if prob_first is not None:
+        assert verdict.choice == ("first" if text.endswith("A") else "second")
+
+
+def test_logprobs_that_do_not_line_up_with_the_text_leave_the_parsed_verdict():
+    shifted = read_order(result("Verdict: B", [lp("Something", {"Something": -0.1}), lp(" else", {" else": -0.1})]))
+    assert (shifted.source, shifted.prob_first, shifted.choice) == ("parsed", 0.0, "second")
+    assert "no log-probs at the verdict token" in shifted.reason
+    # a server that drops the answer's leading space from the text still lines up
+    spaced = read_order(result("B", [lp(" B", {" B": math.log(0.9), " A": math.log(0.1)})]))
+    assert spaced.source == "logprobs" and spaced.prob_first == pytest.approx(0.1)
+
+
 def order(p: float | None) -> OrderVerdict:
     if p is None:
         return OrderVerdict(source="abstain", reason="no verdict")
@@ -329,6 +381,17 @@ def test_accountant_prices_and_cache_hits():
     assert (report.requests, report.cache_hits) == (2, 1)
     assert report.by_model["gpt"]["cost_usd"] == pytest.approx(6.0)
     assert pickle.loads(pickle.dumps(accountant)).report() == report
+
+
+def test_accountant_counts_failed_calls_as_sent_and_retries_apart():
+    accountant = Accountant()
+    accountant.record("m", Usage(prompt_tokens=10), cached=False, retries=2)
+    accountant.record_error("m", retries=4)
+    accountant.record("m", Usage(), cached=True)
+    report = accountant.report()
+    assert (report.calls, report.requests, report.cache_hits, report.errors, report.retries) == (3, 2, 1, 1, 6)
+    assert report.by_model["m"]["requests"] == 2 and report.by_model["m"]["errors"] == 1
+    assert report.summary().startswith("judge calls: 3 (2 sent, 1 cached = 33%; 1 of the sent failed); retries: 6;")
 
 
 def test_client_config_validates():

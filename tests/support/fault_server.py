@@ -5,14 +5,22 @@ Actions: ``"400"``, ``"400-logprobs"``, ``"429"``, ``"500"``, ``"timeout"`` (sle
 timeout), ``"malformed"`` (200 with a body that is not JSON), ``"cut"`` (a body shorter than its
 Content-Length, then close),
 ``"answer:TEXT"`` (a valid completion with that text, after ``answer_delay_s``; ``finish_reason`` is
-``length`` when TEXT ends with ``...``). Every request body received, its arrival time and the peak
-number of requests in flight are recorded for assertions.
+``length`` when TEXT ends with ``...``), ``"answer@P:TEXT"`` (the same, with the option tokens' log-prob
+set to P instead of ``answer_prob``). ``push_when(needle, ...)`` scripts only the requests whose last
+message contains ``needle`` (one presentation order of a pair, whatever the order requests arrive in).
+``refuse_logprobs`` makes it answer every request that asks for log-probs with a 400 naming them.
+
+With ``logprobs`` requested, the answer is split into word and punctuation tokens (``"Verdict: [[B]]"`` ->
+``Verdict``, ``:``, `` [[``, ``B``, ``]]``) whose concatenation is the text; a token that is an option
+letter gets that letter at P and the other letter at 1 - P as alternatives.
+Every request body received, its arrival time and the peak number of requests in flight are recorded.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import time
 from collections import deque
@@ -29,7 +37,9 @@ class FaultServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.times: list[float] = []
+        self.refuse_logprobs = False
         self.script: deque[str] = deque()
+        self.routes: dict[str, deque[str]] = {}
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -53,10 +63,22 @@ class FaultServer:
         with self._lock:
             self.script.extend(actions)
 
+    def push_when(self, needle: str, *actions: str) -> None:
+        """Script the requests whose last message contains ``needle`` (checked before the shared script)."""
+        with self._lock:
+            self.routes.setdefault(needle, deque()).extend(actions)
+
     def _next(self, body: dict[str, Any]) -> str:
         with self._lock:
             self.requests.append(body)
             self.times.append(time.monotonic())
+            if self.refuse_logprobs and body.get("logprobs"):
+                return "400-logprobs"
+            messages = body.get("messages") or [{}]
+            last = str(messages[-1].get("content", ""))
+            for needle, actions in self.routes.items():
+                if actions and needle in last:
+                    return actions.popleft()
             return self.script.popleft() if self.script else f"answer:{self.default_answer}"
 
     def _enter(self) -> None:
@@ -68,7 +90,7 @@ class FaultServer:
         with self._lock:
             self.in_flight -= 1
 
-    def completion(self, text: str, body: dict[str, Any]) -> dict[str, Any]:
+    def completion(self, text: str, body: dict[str, Any], answer_prob: float | None = None) -> dict[str, Any]:
         finish = "length" if text.endswith("...") else "stop"
         text = text.removesuffix("...")
         choice: dict[str, Any] = {
@@ -77,19 +99,19 @@ class FaultServer:
             "finish_reason": finish,
         }
         if body.get("logprobs"):
-            tokens = text.split(" ") if text else []
+            prob = self.answer_prob if answer_prob is None else answer_prob
             content = []
-            for i, token in enumerate(tokens):
-                token = token if i == 0 else " " + token
-                if token.strip() in ("A", "B"):
-                    other = "B" if token.strip() == "A" else "A"
-                    top = {token.strip(): math.log(self.answer_prob), other: math.log(1.0 - self.answer_prob)}
+            for token in re.findall(r"\s*\w+|\s*[^\s\w]+|\s+", text):
+                label = token.strip()
+                if label in ("A", "B"):
+                    other = token.replace(label, "B" if label == "A" else "A")
+                    top = {token: math.log(prob), **({other: math.log(1.0 - prob)} if prob < 1.0 else {})}
                 else:
                     top = {token: math.log(0.9)}
                 content.append(
                     {
                         "token": token,
-                        "logprob": top.get(token.strip(), top.get(token, math.log(0.9))),
+                        "logprob": top[token],
                         "bytes": None,
                         "top_logprobs": [{"token": t, "logprob": lp, "bytes": None} for t, lp in top.items()],
                     }
@@ -170,6 +192,10 @@ class FaultServer:
                 elif action.startswith("answer:"):
                     time.sleep(server.answer_delay_s)
                     self._send(200, json.dumps(server.completion(action.removeprefix("answer:"), body)).encode())
+                elif action.startswith("answer@"):
+                    prob, text = action.removeprefix("answer@").split(":", 1)
+                    time.sleep(server.answer_delay_s)
+                    self._send(200, json.dumps(server.completion(text, body, float(prob))).encode())
                 else:
                     raise ValueError(f"unknown fault action {action!r}")
 
