@@ -42,7 +42,7 @@ from rewardkit.constitutions.progress import RunProgress, describe_run
 from rewardkit.constitutions.prompts import PromptItem, content_key, is_pairable
 from rewardkit.constitutions.schema import Constitution, Principle
 from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
-from rewardkit.judges.pairwise import judge_settings
+from rewardkit.judges.pairwise import judge_settings, same_judge_settings
 from rewardkit.store import KeyedStore
 from rewardkit.types import completion_text
 
@@ -519,18 +519,31 @@ def _log_failure(task: PairTask, exc: Exception) -> None:
 
 
 def check_fingerprint(state_dir: Path, fingerprint: dict[str, Any]) -> None:
-    """Record the run's settings, or refuse to resume a run made with different ones."""
+    """Record the run's settings, or refuse to resume a run made with different ones.
+
+    A record written before the judge's method was part of its settings is resumed when the rest matches
+    (:func:`~rewardkit.judges.pairwise.same_judge_settings`) and then rewritten with the method.
+    """
     path = state_dir / "run.json"
     state_dir.mkdir(parents=True, exist_ok=True)
     if path.exists():
         previous = json.loads(path.read_text())
-        if previous != fingerprint:
-            changed = sorted(k for k in set(previous) | set(fingerprint) if previous.get(k) != fingerprint.get(k))
+        if previous == fingerprint:
+            return
+        changed = sorted(
+            key for key in set(previous) | set(fingerprint) if not _same_setting(key, previous, fingerprint)
+        )
+        if changed:
             raise ValueError(
                 f"{state_dir.parent} holds a run made with different settings ({', '.join(changed)}); "
                 "use another --out directory, or delete it to start over"
             )
-        return
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(fingerprint, indent=2, sort_keys=True))
     tmp.replace(path)
+
+
+def _same_setting(key: str, previous: dict[str, Any], current: dict[str, Any]) -> bool:
+    if key == "judge_settings" and key in previous and key in current:
+        return same_judge_settings(previous[key], current[key])
+    return previous.get(key) == current.get(key)

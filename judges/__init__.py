@@ -39,7 +39,13 @@ if TYPE_CHECKING:  # what IDEs and type checkers resolve; at run time the names 
     from rewardkit.judges.pairwise import PairwiseJudge
     from rewardkit.judges.pointwise import LikelihoodJudge
     from rewardkit.judges.rank import RankJudge, RankVerdict
-    from rewardkit.judges.reward_model import LocalRewardModel, RemoteRewardModel, RewardModelPairwiseJudge
+    from rewardkit.judges.reward_model import (
+        LocalRewardModel,
+        RemoteRewardModel,
+        RewardModelPairwiseJudge,
+        VLLMRewardModel,
+        make_reward_model,
+    )
     from rewardkit.judges.rubric import RubricJudge, RubricVerdict
 
 _LAZY = {
@@ -63,6 +69,8 @@ _LAZY = {
     "LocalRewardModel": "rewardkit.judges.reward_model",
     "RemoteRewardModel": "rewardkit.judges.reward_model",
     "RewardModelPairwiseJudge": "rewardkit.judges.reward_model",
+    "VLLMRewardModel": "rewardkit.judges.reward_model",
+    "make_reward_model": "rewardkit.judges.reward_model",
     "RequestCache": "rewardkit.judges.cache",
     "RateLimiter": "rewardkit.judges.limits",
     "Accountant": "rewardkit.judges.accounting",
@@ -109,9 +117,11 @@ __all__ = [
     "TransformersChatClient",
     "Usage",
     "UsageReport",
+    "VLLMRewardModel",
     "embedded_client",
     "load_rubric",
     "make_client",
+    "make_reward_model",
     "packaged_model_path",
 ]
 

@@ -40,6 +40,8 @@ LABELS = ("A", "B")
 class PairwiseJudge:
     """Both-orders pairwise judge over any :class:`ChatClient`; implements ``PairwiseJudgeProtocol``."""
 
+    method = "pairwise"  # asks which response is better (the likelihood judge's is "likelihood")
+
     def __init__(
         self,
         client: ChatClient,
@@ -119,11 +121,14 @@ class PairwiseJudge:
 
 
 def judge_settings(judge: object) -> dict[str, Any]:
-    """The judge options that change verdicts (template file name, log-probs, CoT), when the judge exposes them.
+    """How the judge reaches verdicts: its method and the options that change them (template file name,
+    log-probs, CoT), when the judge exposes them.
 
     Runs record them so that a resumed run refuses a judge configured differently instead of mixing verdicts.
+    The method matters on its own: the embedded judge's default is the likelihood judge, whose model is the
+    letter judge's, so the model name alone does not tell the two apart.
     """
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = {"method": getattr(judge, "method", "pairwise")}
     template = getattr(judge, "template", None)
     if isinstance(template, str):
         settings["template"] = Path(template).name
@@ -132,6 +137,18 @@ def judge_settings(judge: object) -> dict[str, Any]:
         if value is not None:
             settings[name] = list(value) if isinstance(value, tuple) else value
     return settings
+
+
+def same_judge_settings(recorded: Any, current: dict[str, Any]) -> bool:
+    """Whether a run recorded with judge settings ``recorded`` may go on with a judge whose settings are ``current``.
+
+    Runs recorded before the method was part of the settings lack it, and are compared without it: the
+    letter judge recorded its template and log-prob options and the likelihood judge recorded none, so the
+    other settings already tell those methods apart, and an unchanged old run stays resumable.
+    """
+    if isinstance(recorded, dict) and "method" not in recorded:
+        current = {key: value for key, value in current.items() if key != "method"}
+    return recorded == current
 
 
 def _in_thread(function: Callable[..., Any], *args: Any) -> Future:

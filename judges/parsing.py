@@ -4,7 +4,7 @@ Pure functions over text and :class:`TokenLogprob` lists, so verdict tables test
 A structured answer is validated by a pydantic model; anything that does not validate is ``None``
 (an abstain upstream), never a default winner. Option labels are case-sensitive whole words, so the
 article "a" never reads as option "A"; an answer that names both labels without one explicit verdict,
-or gives conflicting verdicts or scores, abstains with the reason (:func:`read_choice`,
+or gives conflicting verdicts or scores or a range of scores, abstains with the reason (:func:`read_choice`,
 :func:`read_score_answer`). The patterns are built so that hostile text cannot make them backtrack
 polynomially.
 """
@@ -59,10 +59,15 @@ class ChoiceReading:
 
 @dataclass(frozen=True)
 class ScoreReading:
-    """What a rubric answer says: the score, or ``None`` and why the answer is an abstain."""
+    """What a rubric answer says: the score, or ``None`` and why the answer is an abstain.
+
+    ``at`` is the character offset of the number that states the score (``None`` when it cannot be
+    located), so a probability-weighted score is read at that token, not at the first digit of the answer.
+    """
 
     score: float | None
     reason: str = ""
+    at: int | None = None
 
 
 class RankingAnswer(BaseModel):
@@ -84,14 +89,19 @@ def normalize_token(token: str) -> str:
 
 
 def _json_object(text: str) -> dict | None:
+    return _json_span(text)[0]
+
+
+def _json_span(text: str) -> tuple[dict | None, int]:
+    """The JSON object in ``text`` and the offset where it starts (``None, -1`` when there is none)."""
     match = re.search(r"\{.*\}", text, flags=re.DOTALL)
     if not match:
-        return None
+        return None, -1
     try:
         value = json.loads(match.group(0))
     except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
+        return None, -1
+    return (value, match.start()) if isinstance(value, dict) else (None, -1)
 
 
 # Labels are matched case-sensitively as whole words: the article "a" is never option "A".
@@ -211,6 +221,13 @@ def parse_choice(text: str, labels: Sequence[str] = ("A", "B")) -> str | None:
 
 
 _NUMBER = r"(?<![\d.\-])(\d+(?:\.\d+)?)(?![\d])"
+# A number joined to another one ("3-4", "3 or 4", "3 to 4") is a range, not a score.
+_RANGE_AFTER = re.compile(r"[ \t]*(?:[-~\u2013\u2014]|(?i:or|to)\b)[ \t]*\d")
+
+
+def _numbers(pattern: str, text: str) -> list[tuple[str, int]]:
+    """Each match's number (group 1) with its offset in ``text``."""
+    return [(match.group(1), match.start(1)) for match in re.finditer(pattern, text)]
 
 
 def read_score_answer(text: str, scale: int) -> ScoreReading:
@@ -218,38 +235,50 @@ def read_score_answer(text: str, scale: int) -> ScoreReading:
 
     Accepted, strongest first: ``[[4]]`` (MT-Bench); JSON ``{"score": 4}``; ``Score: 4`` /
     ``Rating: 4.5`` / ``4/5`` / ``4 out of 5``; a bare ``4``. The strongest form present decides; if it
-    gives different numbers the answer abstains, and a number outside ``1..scale`` is rejected, not clamped.
+    gives different numbers, or a range ("Score: 3-4", "3 or 4"), the answer abstains, and a number
+    outside ``1..scale`` is rejected, not clamped. ``at`` is where the first statement of the score starts.
     """
-    obj = _json_object(text)
-    json_scores = []
+    obj, json_start = _json_span(text)
+    json_scores: list[tuple[str, int | None]] = []
     if obj is not None:
         for key in ("score", "rating"):
             value = obj.get(key)
             if value is not None and not isinstance(value, bool):
-                json_scores.append(str(value).strip())
+                stated = str(value).strip()
+                located = [
+                    json_start + offset
+                    for number, offset in _numbers(rf'"{key}"\s*:\s*"?\s*{_NUMBER}', text[json_start:])
+                    if number == stated
+                ]
+                json_scores.append((stated, located[0] if located else None))
     tiers = [
-        ("MT-Bench", re.findall(rf"\[\[\s*{_NUMBER}\s*\]\]", text)),
+        ("MT-Bench", _numbers(rf"\[\[\s*{_NUMBER}\s*\]\]", text)),
         ("JSON", json_scores),
         (
             "labelled",
-            re.findall(rf"(?i:score|rating|grade){_SEPARATOR}(?i:of\s+)?{_NUMBER}", text)
-            + re.findall(rf"{_NUMBER}\s*(?:/|(?i:out\s+of))\s*{scale}(?!\d|\.\d)", text),
+            _numbers(rf"(?i:score|rating|grade){_SEPARATOR}(?i:of\s+)?{_NUMBER}", text)
+            + _numbers(rf"{_NUMBER}\s*(?:/|(?i:out\s+of))\s*{scale}(?!\d|\.\d)", text),
         ),
-        ("bare", re.findall(rf"^[\s*_]*{_NUMBER}[\s*_]*(?:\.[\s*_]*)?$", text)),
+        ("bare", _numbers(rf"^[\s*_]*{_NUMBER}[\s*_]*(?:\.[\s*_]*)?$", text)),
     ]
     for form, candidates in tiers:
         if not candidates:
             continue
         try:
-            values = sorted({float(candidate) for candidate in candidates})
+            values = sorted({float(candidate) for candidate, _ in candidates})
         except ValueError:
-            return ScoreReading(None, f"{form} score {candidates[0]!r} is not a number")
+            return ScoreReading(None, f"{form} score {candidates[0][0]!r} is not a number")
         if len(values) > 1:
             return ScoreReading(None, f"conflicting {form} scores: {', '.join(f'{v:g}' for v in values)}")
+        for candidate, at in candidates:
+            if at is not None and _RANGE_AFTER.match(text, at + len(candidate)):
+                return ScoreReading(None, f"a range of scores, not one: {text[at : at + 20]!r}")
         try:
-            return ScoreReading(ScoreAnswer(score=values[0], scale=scale).score)
+            score = ScoreAnswer(score=values[0], scale=scale).score
         except ValidationError:
             return ScoreReading(None, f"score {values[0]:g} outside 1..{scale}")
+        located = [at for _, at in candidates if at is not None]
+        return ScoreReading(score, at=min(located) if located else None)
     return ScoreReading(None, f"no score in 1..{scale} in answer: {text[:120]!r}")
 
 
@@ -303,8 +332,8 @@ def option_distribution(
     Each alternative in the top log-probs that normalises to an option (``"A"``, ``" A"``, ``"(A"``)
     adds its probability mass to that option; the masses are then normalised over the options only.
     An option absent from the top alternatives gets no mass. Returns ``(distribution, position)``
-    or ``None`` when no generated token is an option. For a verdict stated somewhere in a longer
-    answer use :func:`verdict_distribution`, which reads the token that states it.
+    or ``None`` when no generated token is an option. For a verdict or score stated somewhere in a
+    longer answer use :func:`verdict_distribution`, which reads the token that states it.
     """
     if not logprobs:
         return None
@@ -320,7 +349,7 @@ def option_distribution(
 def verdict_distribution(
     logprobs: Sequence[TokenLogprob] | None, options: Sequence[str], text: str, at: int
 ) -> dict[str, float] | None:
-    """Normalised probabilities of ``options`` at the generated token that holds ``text[at]`` (the verdict label).
+    """Normalised probabilities of ``options`` at the generated token that holds ``text[at]`` (the verdict or score).
 
     Tokens are aligned with the answer by their concatenation. ``None`` when the log-probs do not
     line up with the text or the token there is not an option: the caller keeps the parsed verdict.

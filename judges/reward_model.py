@@ -6,8 +6,17 @@
   truncated from the left (the end of a response is what a reward model must see); the score is the logit.
 - :class:`RemoteRewardModel`: an OpenRLHF-style server. POST ``{"query": [prompt + response], "prompts": [...],
   "labels": [...]}`` to its ``/get_reward`` URL, read ``rewards`` (or ``scores``), one number per query.
+- :class:`VLLMRewardModel`: a reward model served by vLLM's pooling API (``vllm serve MODEL --runner pooling``),
+  ``POST /classify`` (``data[i].probs``) or ``POST /pooling`` (``data[i].data``). Each pair goes as chat
+  ``messages``, which the server renders with the model's own chat template (one conversation per request, sent
+  concurrently), or as plain ``input`` texts in one request; ``use_activation: false`` asks for the logit, not
+  its sigmoid, so the scores equal the local model's. Field names follow vLLM 0.33.0
+  (``vllm/entrypoints/pooling/{classify,pooling,base}/protocol.py``).
 
-:class:`RewardModelPairwiseJudge` makes either one a pairwise judge (``PairwiseJudgeProtocol``) with the
+:func:`make_reward_model` picks the client: a local directory, or by URL (``…/classify`` and ``…/pooling`` are
+vLLM, any other URL is OpenRLHF) unless ``protocol`` names one.
+
+:class:`RewardModelPairwiseJudge` makes any of them a pairwise judge (``PairwiseJudgeProtocol``) with the
 Bradley–Terry probability ``P(a better) = sigmoid(r_a - r_b)``, so a reward model goes through the same bias
 audit as an LLM judge. A reward model has no presentation order, so both "orders" carry the same number and
 ``flipped`` is never set; its position bias is zero by construction, its length bias is what the audit measures.
@@ -16,18 +25,23 @@ audit as an LLM judge. A reward model has no presentation order, so both "orders
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseVerdict
 
 Prompt = str | list[dict[str, Any]]
+WireProtocol = Literal["auto", "openrlhf", "vllm-classify", "vllm-pooling"]
+REMOTE_PROTOCOLS = ("openrlhf", "vllm-classify", "vllm-pooling")
 
 
 @runtime_checkable
@@ -155,25 +169,48 @@ class RemoteRewardModel:
     def score(
         self, prompts: Sequence[Prompt], responses: Sequence[str], labels: Sequence[Any] | None = None
     ) -> list[float]:
-        body = json.dumps(self.payload(prompts, responses, labels)).encode("utf-8")
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            request = urllib.request.Request(self.url, data=body, headers={"Content-Type": "application/json"})
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    answer = json.loads(response.read().decode("utf-8"))
-            except urllib.error.HTTPError as exc:
-                last = f"HTTP {exc.code}"
-                if exc.code < 500 and exc.code != 429:
-                    break
-                continue
-            except (OSError, ValueError) as exc:  # connection refused, timeout, a body that is not JSON
-                last = f"{type(exc).__name__}: {exc}"
-                continue
-            return read_rewards(answer, len(responses), self.url)
-        raise JudgeError(f"reward server {self.url}: {last} (gave up after {attempt + 1} attempts)")
+        answer = post_json(
+            self.url, self.payload(prompts, responses, labels),
+            timeout=self.timeout, max_retries=self.max_retries, backoff=self.backoff,
+        )  # fmt: skip
+        return read_rewards(answer, len(responses), self.url)
+
+
+def post_json(url: str, body: dict[str, Any], *, timeout: float, max_retries: int, backoff: float) -> Any:
+    """POST ``body`` as JSON and return the decoded answer; :class:`JudgeError` once retries are spent.
+
+    Connection errors, timeouts, 429, 5xx and bodies that are not JSON are retried with exponential backoff;
+    another 4xx is the request's fault and is not. The reason carries the server's own error message.
+    """
+    data = json.dumps(body).encode("utf-8")
+    last = ""
+    for attempt in range(max_retries + 1):
+        if attempt:
+            time.sleep(backoff * 2 ** (attempt - 1))
+        request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as exc:
+            last = f"HTTP {exc.code}{_error_message(exc)}"
+            if exc.code < 500 and exc.code != 429:
+                break
+        except (OSError, ValueError) as exc:  # connection refused, timeout, a body that is not JSON
+            last = f"{type(exc).__name__}: {exc}"
+    raise JudgeError(f"reward server {url}: {last} (gave up after {attempt + 1} attempts)")
+
+
+def _error_message(exc: urllib.error.HTTPError) -> str:
+    """``: message`` from an error body (vLLM's ``{"error": {"message"}}``, FastAPI's ``{"detail"}``), if any."""
+    try:
+        answer = json.loads(exc.read().decode("utf-8"))
+    except (OSError, ValueError):
+        return ""
+    if not isinstance(answer, dict):
+        return ""
+    error = answer.get("error")
+    message = error.get("message") if isinstance(error, dict) else error or answer.get("detail")
+    return f": {str(message)[:300]}" if message else ""
 
 
 def read_rewards(answer: Any, n: int, url: str = "") -> list[float]:
@@ -193,23 +230,131 @@ def read_rewards(answer: Any, n: int, url: str = "") -> list[float]:
     return out
 
 
-def make_reward_model(path_or_url: str, **options: Any) -> RewardModelScorer:
-    """A remote scorer for an ``http(s)://`` URL, else a local model directory."""
-    if path_or_url.startswith(("http://", "https://")):
+class VLLMRewardModel:
+    """A one-output classifier served by vLLM's pooling API: ``POST /classify`` or ``POST /pooling``.
+
+    With ``use_chat_template`` each pair is one request of chat ``messages`` (vLLM takes one conversation per
+    request) that the server renders with the model's chat template, as :class:`LocalRewardModel` does; without
+    it one request carries every pair as ``input`` text (prompt, newline, response; no special tokens added),
+    the local model's plain rendering. ``use_activation: false`` makes the server answer the logit.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        endpoint: Literal["classify", "pooling"] = "classify",
+        served_model: str | None = None,
+        use_chat_template: bool = True,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        backoff: float = 0.5,
+        concurrency: int = 8,
+    ) -> None:
+        self.url = url
+        self.model = url
+        self.endpoint = endpoint
+        self.served_model = served_model
+        self.use_chat_template = use_chat_template
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.concurrency = concurrency
+
+    def requests(self, prompts: Sequence[Prompt], responses: Sequence[str]) -> list[dict[str, Any]]:
+        """The request bodies for these pairs: one per pair (chat messages) or one for all (texts)."""
+        base: dict[str, Any] = {"use_activation": False}
+        if self.served_model:
+            base["model"] = self.served_model
+        pairs = list(zip(prompts, responses, strict=True))
+        if self.use_chat_template:
+            return [{**base, "messages": as_messages(p, r)} for p, r in pairs]
+        return [{**base, "input": [f"{plain_text(p)}\n{r}" for p, r in pairs], "add_special_tokens": False}]
+
+    def score(
+        self, prompts: Sequence[Prompt], responses: Sequence[str], labels: Sequence[Any] | None = None
+    ) -> list[float]:
+        """One logit per pair; any request that fails after retries fails the whole batch."""
+        bodies = self.requests(prompts, responses)
+        if not bodies or not responses:
+            return []
+
+        def send(body: dict[str, Any]) -> list[float]:
+            answer = post_json(self.url, body, timeout=self.timeout, max_retries=self.max_retries, backoff=self.backoff)
+            return read_vllm_scores(answer, 1 if "messages" in body else len(responses), self.endpoint, self.url)
+
+        if len(bodies) == 1:
+            return send(bodies[0])
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(bodies))) as pool:
+            return [score for scores in pool.map(send, bodies) for score in scores]
+
+
+def read_vllm_scores(answer: Any, n: int, endpoint: str, url: str = "") -> list[float]:
+    """The scalar of each item of a vLLM pooling answer, in ``index`` order.
+
+    ``/classify``: ``data[i].probs`` (one class: the reward); ``/pooling``: ``data[i].data``, one number for a
+    sequence classifier. Several classes or per-token outputs are not a scalar reward and are refused.
+    """
+    items = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(items, list) or len(items) != n or not all(isinstance(it, dict) for it in items):
+        raise JudgeError(f"reward server {url}: expected {n} results under 'data', got {str(answer)[:120]!r}")
+    if sorted(i for it in items if isinstance(i := it.get("index"), int)) != list(range(n)):
+        raise JudgeError(f"reward server {url}: result indices are not 0..{n - 1}")
+    field = "probs" if endpoint == "classify" else "data"
+    out = []
+    for item in sorted(items, key=lambda it: it["index"]):
+        values = item.get(field)
+        if not isinstance(values, list) or len(values) != 1 or isinstance(values[0], list):
+            shape = f"{len(values)} outputs" if isinstance(values, list) else repr(values)[:60]
+            raise JudgeError(f"reward server {url}: '{field}' of a reward model is one number, got {shape}")
+        value = values[0]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise JudgeError(f"reward server {url}: reward {value!r} is not a finite number")
+        out.append(float(value))
+    return out
+
+
+def remote_protocol(url: str, protocol: WireProtocol = "auto") -> str:
+    """The wire format of a reward server: ``protocol`` when given, else the URL's last path segment decides."""
+    if protocol != "auto":
+        return protocol
+    last = urllib.parse.urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
+    return {"classify": "vllm-classify", "pooling": "vllm-pooling"}.get(last, "openrlhf")
+
+
+def make_reward_model(path_or_url: str, *, protocol: WireProtocol = "auto", **options: Any) -> RewardModelScorer:
+    """A remote scorer for an ``http(s)://`` URL (OpenRLHF or vLLM, see :func:`remote_protocol`), else a local one."""
+    remote = path_or_url.startswith(("http://", "https://"))
+    if not remote:
+        if protocol != "auto":
+            raise ValueError(f"protocol {protocol!r} needs an http(s):// URL, not {path_or_url!r}")
+        keep = {"batch_size", "max_length", "device", "use_chat_template"}
+        return LocalRewardModel(path_or_url, **{k: v for k, v in options.items() if k in keep})
+    kind = remote_protocol(path_or_url, protocol)
+    if kind == "openrlhf":
         return RemoteRewardModel(path_or_url, **{k: v for k, v in options.items() if k in {"timeout", "max_retries"}})
-    keep = {"batch_size", "max_length", "device", "use_chat_template"}
-    return LocalRewardModel(path_or_url, **{k: v for k, v in options.items() if k in keep})
+    keep = {"timeout", "max_retries", "use_chat_template", "served_model"}
+    endpoint = "classify" if kind == "vllm-classify" else "pooling"
+    return VLLMRewardModel(path_or_url, endpoint=endpoint, **{k: v for k, v in options.items() if k in keep})
 
 
 class RewardModelPairwiseJudge:
     """A reward model as a pairwise judge: ``prob_a = sigmoid((r_a - r_b) / temperature)``."""
+
+    #: How verdicts are reached, recorded with an audit run's judge settings: a run of a reward model is never
+    #: resumed by an LLM judge, nor the other way round.
+    method = "reward_model"
+    #: Each response is scored alone, so the presentation order cannot change a verdict: the audit reports its
+    #: position bias as zero by construction and leaves it out of the bias tests.
+    order_free = True
 
     def __init__(self, scorer: RewardModelScorer, *, temperature: float = 1.0) -> None:
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
         self.scorer = scorer
         self.temperature = temperature
-        self._lock = threading.Lock()  # one forward pass at a time: the audit calls concurrently
+        # One local forward pass at a time (the audit calls concurrently); a server takes concurrent requests.
+        self._lock = threading.Lock() if isinstance(scorer, LocalRewardModel) else contextlib.nullcontext()
 
     @property
     def model(self) -> str:

@@ -1,10 +1,12 @@
 """Pointwise rubric judging: a score in ``1..scale``, probability-weighted (G-Eval) when log-probs exist.
 
-With log-probs, the score is the expectation over the score tokens at the answer position,
+The answer's text decides whether there is a score (see :func:`~rewardkit.judges.parsing.read_score_answer`).
+With log-probs, the score is the expectation over the score digits at the token that states the score,
 ``sum_s s * p(s)`` with ``p`` normalised over ``1..scale`` — finer-grained and less tie-prone than
 the argmax. Without them, the parsed score (decimals kept: ``Rating: 4.5``).
-``normalized = (score - 1) / (scale - 1)`` in [0, 1]. An unparseable, conflicting or out-of-range answer,
-or a failed endpoint, is an abstain (``score is None``), never a low grade.
+``normalized = (score - 1) / (scale - 1)`` in [0, 1]. An unparseable, hedged, conflicting or out-of-range
+answer, one whose score token favours another score than its text states, or a failed endpoint, is an
+abstain (``score is None``), never a low grade.
 
 >>> judge = RubricJudge(make_client("embedded"), rubric="Is the answer correct?", scale=5)  # doctest: +SKIP
 >>> judge.score("What is 2+2?", "4").normalized  # doctest: +SKIP
@@ -18,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
-from rewardkit.judges.parsing import expected_score, option_distribution, read_score_answer
+from rewardkit.judges.parsing import expected_score, read_score_answer, verdict_distribution
 from rewardkit.judges.templates import check_template, render_messages
 
 #: Above 9 a score spans several tokens ("10"), so the single-token distribution no longer covers it.
@@ -88,24 +90,42 @@ class RubricJudge:
 
 
 def read_score(result: ChatResult, scale: int) -> RubricVerdict:
-    """A judge answer -> rubric verdict: weighted by log-probs when present, else parsed, else abstain."""
+    """A judge answer -> rubric verdict: weighted at the score token when log-probs exist, else parsed, else abstain.
+
+    The text decides whether there is a score, with or without log-probs: a hedge ("between 3 and 4"),
+    a range, conflicting or out-of-range scores abstain whatever the tokens' probabilities. The expectation
+    is taken at the token that states the score ("I'd say 2 at first, but Score: 4" reads the 4), and
+    when that token's most likely score is not the one the text states, the two readings of one answer
+    conflict and the verdict abstains. A decimal score ("Rating: 4.5") is not one token: it is kept as parsed.
+    """
     raw = result.text
-    if result.logprobs and scale <= MAX_WEIGHTED_SCALE:
-        found = option_distribution(result.logprobs, [str(s) for s in range(1, scale + 1)])
-        if found is not None:
-            distribution, _ = found
-            score = expected_score(distribution)
-            return RubricVerdict(
-                score=score,
-                normalized=(score - 1) / (scale - 1),
-                distribution={int(k): v for k, v in distribution.items()},
-                source="logprobs",
-                raw=raw,
-            )
     reading = read_score_answer(raw, scale)
-    parsed = reading.score
-    if parsed is None:
+    stated = reading.score
+    if stated is None:
         if result.finish_reason == "length":
             return RubricVerdict(source="abstain", raw=raw, reason="answer cut off before a score (max_tokens)")
         return RubricVerdict(source="abstain", raw=raw, reason=reading.reason)
-    return RubricVerdict(score=parsed, normalized=(parsed - 1) / (scale - 1), source="parsed", raw=raw)
+    note = ""
+    if result.logprobs and scale <= MAX_WEIGHTED_SCALE:
+        distribution = None
+        if reading.at is not None and stated == int(stated):
+            digits = [str(s) for s in range(1, scale + 1)]
+            distribution = verdict_distribution(result.logprobs, digits, raw, reading.at)
+        if distribution is not None:
+            said = str(int(stated))
+            favoured = max(distribution, key=distribution.__getitem__)
+            by_score = {int(k): v for k, v in distribution.items()}
+            if distribution[said] < distribution[favoured]:
+                return RubricVerdict(
+                    source="abstain",
+                    raw=raw,
+                    distribution=by_score,
+                    reason=f"log-probs and text disagree: the text says {said}, the log-probs favour {favoured} "
+                    f"(P({said}) = {distribution[said]:.2f}, P({favoured}) = {distribution[favoured]:.2f})",
+                )
+            score = expected_score(distribution)
+            return RubricVerdict(
+                score=score, normalized=(score - 1) / (scale - 1), distribution=by_score, source="logprobs", raw=raw
+            )
+        note = "no log-probs at a one-digit score token; parsed score used"
+    return RubricVerdict(score=stated, normalized=(stated - 1) / (scale - 1), source="parsed", raw=raw, reason=note)

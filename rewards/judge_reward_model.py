@@ -2,8 +2,10 @@
 
 ``model`` is a local directory holding an ``AutoModelForSequenceClassification`` with one output (what
 ``rewardkit train rm`` and TRL's ``RewardTrainer`` write), scored in batches with the tokenizer's chat template, or
-the URL of an OpenRLHF-style reward server (``…/get_reward``; the dataset's ``label_column`` goes along as
-``labels``). The score is the model's logit (``transform="sigmoid"`` maps it into (0, 1)). A model that cannot load
+the URL of a reward server: OpenRLHF-style (``…/get_reward``; the dataset's ``label_column`` goes along as
+``labels``) or vLLM's pooling API (``…/classify`` or ``…/pooling`` of ``vllm serve MODEL --runner pooling``; the
+server renders each pair with the model's chat template). ``protocol`` names the format when the URL does not.
+The score is the model's logit (``transform="sigmoid"`` maps it into (0, 1)). A model that cannot load
 or run, or a server that fails after retries, makes the batch unscorable (``None`` with the reason), never 0.0.
 
 >>> reward = get_reward("reward_model", {"model": "runs/rm/final"})  # doctest: +SKIP
@@ -25,12 +27,25 @@ from rewardkit.types import RewardResult
 
 
 class RewardModelConfig(RewardConfig):
-    model: str = Field(description="local model directory, or an http(s):// reward server URL (OpenRLHF /get_reward)")
+    model: str = Field(
+        description="local model directory, or an http(s):// reward server URL (OpenRLHF /get_reward, vLLM /classify "
+        "or /pooling)"
+    )
+    protocol: Literal["auto", "openrlhf", "vllm-classify", "vllm-pooling"] = Field(
+        "auto",
+        description="remote: the server's wire format; auto: a URL ending in /classify or /pooling is vLLM, any "
+        "other is OpenRLHF",
+    )
+    served_model: str | None = Field(
+        None, description="remote vLLM: model name sent in requests (default: the server's)"
+    )
     batch_size: int = Field(8, ge=1, description="local: pairs per forward pass")
     max_length: int = Field(1024, ge=8, description="local: tokens per pair (truncated from the left)")
     device: str = Field("cpu", description="local: torch device")
-    use_chat_template: bool = Field(True, description="local: render (prompt, completion) with the chat template")
-    label_column: str | None = Field(None, description="remote: dataset column sent as 'labels'")
+    use_chat_template: bool = Field(
+        True, description="local and vLLM: render (prompt, completion) with the model's chat template"
+    )
+    label_column: str | None = Field(None, description="remote OpenRLHF: dataset column sent as 'labels'")
     timeout: float = Field(60.0, gt=0, description="remote: seconds per request")
     max_retries: int = Field(2, ge=0, description="remote: retries on connection errors, 429 and 5xx")
     transform: Literal["none", "sigmoid"] = Field("none", description="map the logit: none, or sigmoid into (0, 1)")
@@ -52,6 +67,8 @@ class RewardModelReward(Reward[RewardModelConfig]):
         remote = self.config.model.startswith(("http://", "https://"))
         if not remote and not Path(self.config.model).is_dir():
             raise ConfigError(f"reward {self.name!r}: {self.config.model!r} is neither a model directory nor a URL")
+        if not remote and self.config.protocol != "auto":
+            raise ConfigError(f"reward {self.name!r}: protocol {self.config.protocol!r} needs a server URL")
 
         self.scorer = make_reward_model(self.config.model, **self.config.model_dump())
 

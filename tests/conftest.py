@@ -25,6 +25,22 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory):
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
+@pytest.fixture(scope="session")
+def tiny_rm_dir(tiny_model_dir, tmp_path_factory: pytest.TempPathFactory):
+    """The tiny chat model's body with a one-output classification head (random), saved with its tokenizer."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    torch.manual_seed(0)
+    directory = tmp_path_factory.mktemp("tiny-rm")
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    model = AutoModelForSequenceClassification.from_pretrained(tiny_model_dir, num_labels=1)
+    model.config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _one_torch_thread():
     """Tiny models on a small shared CPU train an order of magnitude faster on one thread than on all of them."""

@@ -155,8 +155,14 @@ def compute_metrics(
     n_boot: int = 2000,
     seed: int = 0,
     thresholds: Thresholds | None = None,
+    order_free: bool = False,
 ) -> dict[str, Any]:
-    """Every audit metric as a JSON-ready dict. ``verdicts`` is keyed by ``(item_id, perturbation)``."""
+    """Every audit metric as a JSON-ready dict. ``verdicts`` is keyed by ``(item_id, perturbation)``.
+
+    ``order_free``: the judge scores each response alone (a reward model), so its position bias is zero by
+    construction; ``position.order_free`` says so and position is left out of the bias tests, where its p-value
+    of 1 would only weaken Holm's correction for the biases that can exist.
+    """
     thresholds = thresholds or Thresholds()
     baseline = {iid: v for (iid, p), v in verdicts.items() if p == BASELINE}
     table = VerdictTable.build(items, baseline)
@@ -180,6 +186,8 @@ def compute_metrics(
         for cat in sorted(set(categories.tolist()))
     }
     out.update(bias_metrics(table, verdicts, self_model=self_model, **opts))
+    if order_free:
+        out["position"]["order_free"] = True
     if other is not None:
         out["agreement"] = _dump(agreement(table, {i: v for (i, p), v in other.items() if p == BASELINE}, **opts))
     out["bias_tests"] = bias_tests(out, thresholds)
@@ -463,8 +471,9 @@ def _estimate(d: Any) -> Estimate | None:
 def _bias_family(m: Mapping[str, Any], t: Thresholds) -> list[tuple[str, Estimate | None, bool]]:
     """(bias, estimate, large enough to matter) for every bias the audit tests."""
     family: list[tuple[str, Estimate | None, bool]] = []
-    pos = _estimate((m.get("position") or {}).get("position_bias"))
-    family.append(("position", pos, bool(pos and abs(pos.value) >= t.position)))
+    if not (m.get("position") or {}).get("order_free"):
+        pos = _estimate((m.get("position") or {}).get("position_bias"))
+        family.append(("position", pos, bool(pos and abs(pos.value) >= t.position)))
     length = _estimate((m.get("length") or {}).get("length_bias"))
     family.append(("length", length, bool(length and abs(length.value) >= t.length)))
     for name, pm in (m.get("perturbations") or {}).items():

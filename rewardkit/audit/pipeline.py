@@ -103,6 +103,8 @@ def run_audit(
     runs warn when they reuse its prompts; ``against`` checks given data files for such leakage now.
     ``question`` is the comparison question asked with every pair (the template's default when ``None``).
     Each run is appended to ``run_info.json`` (``runs``), so the failures of earlier runs stay on record.
+    A judge whose ``order_free`` is true (a reward model scores each response alone) is recorded as such, and its
+    position bias is reported as zero by construction instead of being tested.
     """
     from rewardkit.audit.runner import AuditRunner
     from rewardkit.heldout.leakage import record_audited_set
@@ -110,6 +112,8 @@ def run_audit(
     out = Path(out)
     leaks = leakage_warnings(items, list(against))
     added = 0
+    if self_generate > 0 and getattr(judge, "client", None) is None:
+        raise ValueError(f"judge {judge.model!r} has no model client to write its own answers (self_generate)")
     if self_generate > 0:
         from rewardkit.audit.selfgen import own_generation_items
 
@@ -141,7 +145,8 @@ def run_audit(
             this_run["usage"] = usage().model_dump(mode="json")
         except Exception:  # usage accounting is informative only
             logger.debug("no usage report", exc_info=True)
-    extra = record_run(out, this_run, set_name=set_name, gold_check=gold_check or {})
+    order_free = bool(getattr(judge, "order_free", False))
+    extra = record_run(out, this_run, set_name=set_name, gold_check=gold_check or {}, order_free=order_free)
     metrics, paths = write_outputs(out, extra=extra, compare=compare, self_model=self_model, n_boot=n_boot)
     return AuditOutcome(summary=summary, metrics=metrics, paths=paths, added_items=added, leaks=leaks)
 
@@ -206,7 +211,12 @@ def write_outputs(
         extra = json.loads(info_path.read_text())
     other = load_verdicts(compare) if compare else None
     metrics = compute_metrics(
-        items, verdicts, self_model=self_model or manifest.get("judge"), other=other, n_boot=n_boot
+        items,
+        verdicts,
+        self_model=self_model or manifest.get("judge"),
+        other=other,
+        n_boot=n_boot,
+        order_free=bool((extra or {}).get("order_free")),
     )
     metrics["run"] = {**manifest, **(extra or {})}
     return metrics, write_report(out, metrics)

@@ -55,13 +55,18 @@ def _fmt(d: Any, pct: bool = True) -> str:
 def metric_rows(m: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """(section, metric, value [CI]) rows shared by the markdown and HTML tables."""
     pos, length = m.get("position") or {}, m.get("length") or {}
+    by_construction = "0 by construction (each response is scored alone)"
     rows = [
         ("accuracy", "accuracy (both orders, JudgeBench)", _fmt(m.get("accuracy"))),
         ("accuracy", "per-order accuracy (one presentation order)", _fmt(m.get("order_accuracy"))),
         ("accuracy", "length-controlled per-order accuracy", _fmt(length.get("lc_accuracy"))),
         ("accuracy", "Cohen's kappa vs gold", _fmt(m.get("kappa_gold"), pct=False)),
         ("accuracy", "abstain rate", _fmt(m.get("abstain_rate"))),
-        ("position", "position bias (2·first-slot rate − 1)", _fmt(pos.get("position_bias"))),
+        (
+            "position",
+            "position bias (2·first-slot rate − 1)",
+            by_construction if pos.get("order_free") else _fmt(pos.get("position_bias")),
+        ),
         ("position", "first-slot win rate", _fmt(pos.get("first_slot_rate"))),
         ("position", "swap consistency", _fmt(pos.get("consistency"))),
         ("length", "length bias (share of decisions by length)", _fmt(length.get("length_bias"))),
@@ -160,6 +165,8 @@ def plot_bias_bars(m: Mapping[str, Any]) -> str | None:
     entries: list[tuple[str, Estimate]] = []
     pos, length = m.get("position") or {}, m.get("length") or {}
     for label, d in (("position", pos.get("position_bias")), ("length", length.get("length_bias"))):
+        if label == "position" and pos.get("order_free"):
+            continue
         e = _est(d)
         if e and e.value is not None:
             entries.append((label, e))

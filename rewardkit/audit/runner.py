@@ -2,9 +2,9 @@
 
 The run directory holds ``set.jsonl`` (the audited items), ``run.json`` (set hash, judge, plan) and
 ``verdicts.jsonl`` — append-only, one line per ``item_id|perturbation`` key. ``run.json`` also records how
-the judge reads (template, log-probs, chain of thought) and the question asked, and a rerun with a judge
-configured otherwise is refused rather than mixed in. A rerun with the same directory skips keys already
-there, so an interrupted audit continues where it stopped and a finished one costs no judge call.
+the judge reads (its method, template, log-probs, chain of thought) and the question asked, and a rerun
+with a judge configured otherwise is refused rather than mixed in. A rerun with the same directory skips
+keys already there, so an interrupted audit continues where it stopped and a finished one costs no judge call.
 Verdicts whose endpoint failed (an order with source ``error``) are not written: infrastructure failures
 are retried on the next run, never scored as bias.
 """
@@ -26,7 +26,7 @@ from rewardkit.audit.metrics import BASELINE
 from rewardkit.audit.perturb import perturb
 from rewardkit.heldout.sets import AuditItem, read_set, set_hash, write_set
 from rewardkit.judges.base import PairwiseJudgeProtocol, PairwiseVerdict
-from rewardkit.judges.pairwise import judge_settings
+from rewardkit.judges.pairwise import judge_settings, same_judge_settings
 from rewardkit.store import cut_torn_tail
 
 logger = logging.getLogger(__name__)
@@ -202,7 +202,10 @@ class AuditRunner:
         if manifest_path.exists():
             old = json.loads(manifest_path.read_text())
             asked = {key: old[key] for key in ("judge_settings", "question") if key in old}  # older runs lack them
-            if any(manifest[key] != value for key, value in asked.items()):
+            if any(
+                not (same_judge_settings(value, manifest[key]) if key == "judge_settings" else value == manifest[key])
+                for key, value in asked.items()
+            ):
                 now = {key: manifest[key] for key in asked}
                 raise ValueError(
                     f"{self.out_dir} holds an audit of {self.judge.model!r} configured otherwise ({asked}, not {now}); "

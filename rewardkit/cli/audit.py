@@ -3,6 +3,8 @@
 rewardkit audit run --judge embedded --set mixed --n 16 --out runs/smollm
 rewardkit audit run --judge openai:gpt-4o-mini --set my_pairs.jsonl --out runs/gpt4o-mini --rpm 500 --timeout 30
 rewardkit audit run --judge openai:my-judge --constitution helpful-harmless --question harmless --cot --out runs/rlaif
+rewardkit audit run --reward-model runs/rm/final --set mixed --out runs/rm
+rewardkit audit run --reward-model http://127.0.0.1:8000/classify --set pairs.jsonl --out runs/rm-vllm
 rewardkit audit make-set --set code --n 200 --seed 1 --out code_pairs.jsonl
 rewardkit audit report runs/smollm
 rewardkit audit leakage --set runs/smollm/set.jsonl --against dpo_pairs.parquet
@@ -17,7 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from rewardkit.audit.pipeline import DEFAULT_N
-from rewardkit.cli.clients import add_client_args, add_pairwise_judge_args, client_from_args, pairwise_judge_from_args
+from rewardkit.cli.clients import (
+    add_client_args,
+    add_pairwise_judge_args,
+    client_from_args,
+    pairwise_judge_from_args,
+    request_options,
+)
 from rewardkit.cli.failures import report_failures
 
 logger = logging.getLogger(__name__)
@@ -76,8 +84,28 @@ def _add_metric_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    add_client_args(parser, "judge", "the audited judge", default="embedded")
+    add_client_args(parser, "judge", "the audited judge (default embedded)", default="embedded")
+    parser.set_defaults(judge=None)  # unset, so that --reward-model can tell an explicit --judge from the default
     add_pairwise_judge_args(parser)
+    from rewardkit.judges.reward_model import REMOTE_PROTOCOLS
+
+    rm = parser.add_argument_group("a reward model as the audited judge (instead of --judge)")
+    rm.add_argument(
+        "--reward-model",
+        default=None,
+        metavar="PATH_OR_URL",
+        help="audit a reward model: a local one-output sequence classifier, or a reward server URL; "
+        "P(a better) = sigmoid(r_a - r_b)",
+    )
+    rm.add_argument(
+        "--reward-model-protocol",
+        choices=("auto", *REMOTE_PROTOCOLS),
+        default="auto",
+        help="the server's wire format (auto: a URL ending in /classify or /pooling is vLLM, any other OpenRLHF)",
+    )
+    rm.add_argument(
+        "--reward-model-device", default="cpu", metavar="DEVICE", help="torch device of a local reward model"
+    )
     parser.add_argument(
         "--question",
         default=None,
@@ -133,8 +161,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         constitution = load_constitution(args.constitution)
     question = _question(args.question, constitution)
-    client = client_from_args(args, "judge", cache_dir=cache_dir, concurrency=args.concurrency)
-    judge = pairwise_judge_from_args(args, client, constitution=constitution, state_dir=out / "templates")
+    if args.reward_model:
+        judge = _reward_model_judge(args)
+    else:
+        args.judge = args.judge or "embedded"
+        client = client_from_args(args, "judge", cache_dir=cache_dir, concurrency=args.concurrency)
+        judge = pairwise_judge_from_args(args, client, constitution=constitution, state_dir=out / "templates")
     outcome = run_audit(
         judge,
         items,
@@ -171,6 +203,46 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(UsageReport.model_validate(usage).summary())
     _print_findings(outcome.metrics, outcome.paths)
     return report_failures(summary.failed, "judge task(s)")
+
+
+def _reward_model_judge(args: argparse.Namespace) -> Any:
+    """The reward model ``--reward-model`` names, as a pairwise judge; options only an LLM judge reads are refused."""
+    from rewardkit.judges.base import JudgeError
+    from rewardkit.judges.reward_model import LocalRewardModel, RewardModelPairwiseJudge, make_reward_model
+
+    if args.judge is not None:
+        raise ValueError("--reward-model and --judge are mutually exclusive: audit one judge per run")
+    llm_only = {
+        "--judge-base-url": args.judge_base_url,
+        "--judge-api-key": args.judge_api_key,
+        "--judge-template": args.judge_template,
+        "--no-logprobs": args.no_logprobs,
+        "--cot": args.chain_of_thought,
+        "--cot-clamp": tuple(args.cot_clamp) != (0.4, 0.6),
+        "--constitution": args.constitution,
+        "--question": args.question is not None,
+        "--self-generate": args.self_generate > 0,
+        "--cache-dir": args.cache_dir,
+        "--rpm": args.rpm,
+        "--tpm": args.tpm,
+    }
+    given = [flag for flag, value in llm_only.items() if value]
+    if given:
+        raise ValueError(f"{', '.join(given)}: not read by a reward model, which scores each response alone")
+    target = args.reward_model
+    remote = target.startswith(("http://", "https://"))
+    if not remote and not Path(target).is_dir():
+        raise ValueError(f"--reward-model {target!r} is neither a model directory nor an http(s):// URL")
+    options = {k: v for k, v in request_options(args).items() if k in ("timeout", "max_retries")}
+    scorer = make_reward_model(target, protocol=args.reward_model_protocol, device=args.reward_model_device, **options)
+    if isinstance(scorer, LocalRewardModel):
+        try:
+            scorer.load()  # a directory that is no one-output classifier fails here, not in every judge task
+        except JudgeError as exc:
+            raise ValueError(str(exc)) from None
+        except Exception as exc:
+            raise ValueError(f"--reward-model {target}: {type(exc).__name__}: {exc}") from None
+    return RewardModelPairwiseJudge(scorer)
 
 
 def _question(value: str | None, constitution: Any) -> str | None:

@@ -4,6 +4,7 @@ endpoint failures retried instead of scored, and the CLI end to end against a re
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -307,3 +308,61 @@ def test_cli_audit_judges_as_configured_for_rlaif(tmp_path, fault_server, capsys
     )
     asked = fault_server.requests[4:]
     assert all("logprobs" not in r and "Which is right?" in r["messages"][-1]["content"] for r in asked)
+
+
+def test_cli_audits_a_reward_model(tmp_path, tiny_rm_dir, capsys):
+    """`--reward-model` audits a real (tiny, offline) classifier as the pairwise judge: every metric but position
+    (zero by construction), its identity stored so that a rerun with another judge is refused."""
+    from rewardkit.judges.reward_model import LocalRewardModel
+
+    items = generate_set("math", 12, seed=0)
+    # a policy wrote slot a of four items: the self-preference audit of a reward model trained on that policy
+    items = [
+        it.model_copy(update={"author_a": "policy-x", "author_b": "reference"}) if k < 4 else it
+        for k, it in enumerate(items)
+    ]
+    write_set(tmp_path / "set.jsonl", items)
+    out = tmp_path / "run"
+    argv = ["audit", "run", "--reward-model", str(tiny_rm_dir), "--set", str(tmp_path / "set.jsonl"),
+            "--out", str(out), "--perturb", "authority,verbosity", "--self-model", "policy-x",
+            "--n-boot", "200", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    assert "judge tasks: 36 (36 judged, 0 reused)" in capsys.readouterr().out
+
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["run"]["judge"] == f"reward-model:{tiny_rm_dir}" and metrics["run"]["order_free"] is True
+    assert metrics["run"]["gold_check"]["verified"] == 12
+    assert metrics["n_judged"] == 12 and metrics["accuracy"]["n"] == 12 and metrics["accuracy"]["value"] is not None
+    position = metrics["position"]
+    assert position["order_free"] is True
+    assert position["position_bias"]["value"] == 0.0 and position["consistency"]["value"] == 1.0
+    assert metrics["length"]["length_bias"]["value"] is not None and metrics["length"]["length_coef"]["n"] == 12
+    for cue in ("authority", "verbosity"):
+        assert metrics["perturbations"][cue]["n_perturbed"] == 12
+        assert metrics["perturbations"][cue]["susceptibility"]["p_value"] is not None
+    assert metrics["self_preference"]["n_own"] == 4 and "self_preference" in metrics["self_preference"]
+    assert "position" not in metrics["bias_tests"]
+    assert {"length", "perturbation:authority", "perturbation:verbosity"} <= set(metrics["bias_tests"])
+    assert "position bias (2·first-slot rate − 1) | 0 by construction" in (out / "summary.md").read_text()
+
+    verdicts = load_verdicts(out)
+    assert len(verdicts) == 36 and all(not v.flipped for v in verdicts.values())
+    first = items[0]
+    r_a, r_b = LocalRewardModel(str(tiny_rm_dir)).score([first.prompt] * 2, [first.response_a, first.response_b])
+    assert verdicts[(first.id, BASELINE)].prob_a == pytest.approx(1 / (1 + math.exp(r_b - r_a)), abs=1e-5)
+
+    assert main(argv) == 0  # resumed: nothing left to judge
+    assert "judge tasks: 36 (0 judged, 36 reused)" in capsys.readouterr().out
+    before = (out / VERDICTS_FILE).read_text()
+    embedded = ["audit", "run", "--judge", "embedded", "--set", str(tmp_path / "set.jsonl"), "--out", str(out),
+                "--perturb", "authority,verbosity", "--no-progress"]  # fmt: skip
+    assert main(embedded) == 2
+    assert "use a new --out directory" in capsys.readouterr().err
+    assert (out / VERDICTS_FILE).read_text() == before
+
+    assert main([*argv, "--judge", "embedded"]) == 2
+    assert "--reward-model and --judge are mutually exclusive" in capsys.readouterr().err
+    assert main([*argv, "--cot", "--self-generate", "2"]) == 2
+    assert "--cot, --self-generate: not read by a reward model" in capsys.readouterr().err
+    assert main([*argv[:3], str(tmp_path / "missing"), *argv[4:]]) == 2
+    assert "neither a model directory nor" in capsys.readouterr().err

@@ -401,6 +401,39 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
         PairsConfig(cot_clamp=(0.6, 0.4))
 
 
+def test_a_judge_that_changed_method_is_refused_and_a_run_recorded_before_the_method_resumes(tmp_path):
+    """The embedded client's default judge became the likelihood judge under the same model name: the recorded
+    method tells it from the letter judge. A record without the method (older runs) is compared without it."""
+    from rewardkit.judges.clients.factory import make_client
+    from rewardkit.judges.pairwise import PairwiseJudge
+    from rewardkit.judges.pointwise import LikelihoodJudge
+
+    client = make_client("openai", model="same-model", base_url="http://127.0.0.1:9/v1")
+    runs = {
+        judge.method: PairsPipeline(judge, CONSTITUTION, PairsConfig())
+        for judge in (PairwiseJudge(client), LikelihoodJudge(client))
+    }
+    letter, likelihood = runs["pairwise"].fingerprint(), runs["likelihood"].fingerprint()
+    assert letter["judge_model"] == likelihood["judge_model"]
+    assert likelihood["judge_settings"] == {"method": "likelihood"}
+    assert letter["judge_settings"] == {
+        "method": "pairwise", "template": "pairwise", "use_logprobs": True, "chain_of_thought": False,
+        "cot_clamp": [0.4, 0.6],
+    }  # fmt: skip
+    for fingerprint, other in ((letter, likelihood), (likelihood, letter)):
+        state = tmp_path / fingerprint["judge_settings"]["method"] / "state"
+        check_fingerprint(state, fingerprint)
+        with pytest.raises(ValueError, match=r"different settings \(judge_settings\)"):
+            check_fingerprint(state, other)
+        older = json.loads((state / "run.json").read_text())
+        del older["judge_settings"]["method"]
+        (state / "run.json").write_text(json.dumps(older))
+        with pytest.raises(ValueError, match=r"different settings \(judge_settings\)"):
+            check_fingerprint(state, other)
+        check_fingerprint(state, fingerprint)  # the same judge resumes, and the record gains the method
+        assert json.loads((state / "run.json").read_text()) == fingerprint
+
+
 def test_store_cuts_a_torn_last_line_and_never_duplicates(tmp_path):
     path = tmp_path / "s.jsonl"
     with KeyedStore(path) as store:

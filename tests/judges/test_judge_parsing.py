@@ -14,7 +14,14 @@ from rewardkit.judges.cache import RequestCache, cache_key
 from rewardkit.judges.clients.factory import JudgeClientConfig
 from rewardkit.judges.limits import RateLimiter
 from rewardkit.judges.pairwise import combine_orders, read_order
-from rewardkit.judges.parsing import option_distribution, parse_choice, parse_ranking, parse_score, read_choice
+from rewardkit.judges.parsing import (
+    option_distribution,
+    parse_choice,
+    parse_ranking,
+    parse_score,
+    read_choice,
+    read_score_answer,
+)
 from rewardkit.judges.rank import rank_from_pairs
 from rewardkit.judges.rubric import read_score
 from rewardkit.judges.templates import TemplateError, packaged_templates, render_messages
@@ -140,12 +147,35 @@ SCORES = [
     ("Score: -1", 5, None),
     ("Score: 2. Actually, Score: 4", 5, None),  # two different scores: abstain
     ("great answer", 5, None),
+    # a hedge or a range is not a score
+    ("between 3 and 4", 5, None),
+    ("Score: 3-4", 5, None),
+    ("Score: 3 or 4", 5, None),
+    ("Rating: 4 to 5", 5, None),
+    ("Score: 4 - clear and correct", 5, 4),
+    ("I'd say 2 at first, but Score: 4", 5, 4),
 ]
 
 
 @pytest.mark.parametrize(("text", "scale", "expected"), SCORES)
 def test_parse_score(text, scale, expected):
     assert parse_score(text, scale) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [
+        ("4", 0),
+        ("Score: 4", 7),
+        ("I'd say 2 at first, but Score: 4", 31),
+        ('I think "score": 2 is low. {"score": 4}', 37),
+        ("Rating: [[3]] (score 3)", 10),
+        ("I'd give it 4/5.", 12),
+    ],
+)
+def test_score_reading_locates_the_score(text, at):
+    reading = read_score_answer(text, 5)
+    assert reading.at == at and float(text[at]) == reading.score
 
 
 @pytest.mark.parametrize(
@@ -293,6 +323,30 @@ def test_read_score_probability_weighted():
     assert verdict.score == pytest.approx(0.0625 + 0.125 + 0.375 + 1.0 + 2.5)
     assert 0.0 <= verdict.normalized <= 1.0
     assert sum(verdict.distribution.values()) == pytest.approx(1.0)
+
+
+def test_read_score_reads_the_score_token_and_abstains_when_it_disagrees():
+    def digits(text: str, p: float) -> list[TokenLogprob]:  # each digit at p, the one below it at 1 - p
+        out = []
+        for token in re.findall(r"\s*\w+|\s*[^\s\w]+|\s+", text):
+            label, top = token.strip(), {token: math.log(0.9)}
+            if len(label) == 1 and label in "2345":
+                top = {token: math.log(p), token.replace(label, str(int(label) - 1)): math.log(1 - p)}
+            out.append(lp(token, top))
+        return out
+
+    text = "I'd say 2 at first, but Score: 4"
+    verdict = read_score(result(text, digits(text, 0.8)), 5)
+    assert (verdict.source, verdict.score) == ("logprobs", pytest.approx(0.8 * 4 + 0.2 * 3))
+    disagree = read_score(result("Score: 4", digits("Score: 4", 0.3)), 5)
+    assert (disagree.source, disagree.score) == ("abstain", None)
+    assert "log-probs and text disagree: the text says 4, the log-probs favour 3" in disagree.reason
+    hedge = read_score(result("between 3 and 4", digits("between 3 and 4", 0.9)), 5)
+    assert (hedge.source, hedge.score) == ("abstain", None)
+    # log-probs that do not line up with the text leave the parsed score
+    shifted = read_score(result("Score: 4", [lp("Something", {"Something": -0.1})]), 5)
+    assert (shifted.source, shifted.score) == ("parsed", 4.0)
+    assert "parsed score used" in shifted.reason
 
 
 def test_read_score_parsed_and_abstain():

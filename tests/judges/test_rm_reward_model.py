@@ -26,22 +26,6 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 
-@pytest.fixture(scope="module")
-def tiny_rm_dir(tiny_model_dir, tmp_path_factory):
-    """The tiny chat model's body with a one-output classification head (random), saved with its tokenizer."""
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    torch.manual_seed(0)
-    directory = tmp_path_factory.mktemp("tiny-rm")
-    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
-    model = AutoModelForSequenceClassification.from_pretrained(tiny_model_dir, num_labels=1)
-    model.config.pad_token_id = tokenizer.pad_token_id
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
-
-
 PROMPTS = ["What is 2 + 2?", "Name a color.", "Say hello politely to the new neighbour.", "Count to 3."]
 RESPONSES = ["4", "Blue, like the sky on a clear day.", "Hello!", "1, 2, 3"]
 

@@ -5,14 +5,15 @@ Actions: ``"400"``, ``"400-logprobs"``, ``"429"``, ``"500"``, ``"timeout"`` (sle
 timeout), ``"malformed"`` (200 with a body that is not JSON), ``"cut"`` (a body shorter than its
 Content-Length, then close),
 ``"answer:TEXT"`` (a valid completion with that text, after ``answer_delay_s``; ``finish_reason`` is
-``length`` when TEXT ends with ``...``), ``"answer@P:TEXT"`` (the same, with the option tokens' log-prob
-set to P instead of ``answer_prob``). ``push_when(needle, ...)`` scripts only the requests whose last
-message contains ``needle`` (one presentation order of a pair, whatever the order requests arrive in).
+``length`` when TEXT ends with ``...``), ``"answer@P:TEXT"`` (the same, with the option and score tokens'
+probability set to P instead of ``answer_prob``). ``push_when(needle, ...)`` scripts only the requests whose
+last message contains ``needle`` (one presentation order of a pair, whatever the order requests arrive in).
 ``refuse_logprobs`` makes it answer every request that asks for log-probs with a 400 naming them.
 
 With ``logprobs`` requested, the answer is split into word and punctuation tokens (``"Verdict: [[B]]"`` ->
 ``Verdict``, ``:``, `` [[``, ``B``, ``]]``) whose concatenation is the text; a token that is an option
-letter gets that letter at P and the other letter at 1 - P as alternatives.
+letter gets that letter at P and the other letter at 1 - P as alternatives, and a token that is a score digit
+1..9 gets that digit at P and the digit below it (2 for a 1) at 1 - P (``" 4"``: ``" 4"`` at P, ``" 3"``).
 Every request body received, its arrival time and the peak number of requests in flight are recorded.
 """
 
@@ -103,8 +104,11 @@ class FaultServer:
             content = []
             for token in re.findall(r"\s*\w+|\s*[^\s\w]+|\s+", text):
                 label = token.strip()
-                if label in ("A", "B"):
-                    other = token.replace(label, "B" if label == "A" else "A")
+                alternative = {"A": "B", "B": "A", "1": "2"}.get(label)
+                if alternative is None and len(label) == 1 and label in "23456789":
+                    alternative = str(int(label) - 1)
+                if alternative is not None:
+                    other = token.replace(label, alternative)
                     top = {token: math.log(prob), **({other: math.log(1.0 - prob)} if prob < 1.0 else {})}
                 else:
                     top = {token: math.log(0.9)}
