@@ -96,6 +96,20 @@ class VerlScorer:
         self.mapping = load_mapping(mapping)
         self._rewards: dict[int, Reward] = {}
 
+    def group_by_route(
+        self, data_sources: Sequence[Any], n: int
+    ) -> tuple[list[RewardResult | None], dict[int, tuple[VerlRoute, list[int]]]]:
+        """Sample indices per matching route, and ``n`` results so far: unscorable where no route matches."""
+        results: list[RewardResult | None] = [None] * n
+        groups: dict[int, tuple[VerlRoute, list[int]]] = {}
+        for i, source in enumerate(data_sources):
+            found = self.route_for(source)
+            if found is None:
+                results[i] = RewardResult.unscorable(f"no rewardkit route for data_source {source!r}")
+            else:
+                groups.setdefault(found[0], (found[1], []))[1].append(i)
+        return results, groups
+
     def route_for(self, data_source: Any) -> tuple[int, VerlRoute] | None:
         name = str(data_source) if data_source is not None else ""
         for i, route in enumerate(self.mapping.routes):
@@ -130,14 +144,7 @@ class VerlScorer:
         """Score a batch (verl's batch reward manager shape); samples of one route are scored together."""
         n = len(solution_strs)
         extra_infos = list(extra_infos) if extra_infos is not None else [None] * n
-        results: list[RewardResult | None] = [None] * n
-        groups: dict[int, tuple[VerlRoute, list[int]]] = {}
-        for i, source in enumerate(data_sources):
-            found = self.route_for(source)
-            if found is None:
-                results[i] = RewardResult.unscorable(f"no rewardkit route for data_source {source!r}")
-            else:
-                groups.setdefault(found[0], (found[1], []))[1].append(i)
+        results, groups = self.group_by_route(data_sources, n)
         for index, (route, idx) in groups.items():
             try:
                 reward = self.reward(index, route)
@@ -271,14 +278,7 @@ class RemoteVerlScorer(VerlScorer):
         """:meth:`score_many` on the async path: every route's samples in flight together."""
         n = len(solution_strs)
         extra_infos = list(extra_infos) if extra_infos is not None else [None] * n
-        results: list[RewardResult | None] = [None] * n
-        groups: dict[int, tuple[VerlRoute, list[int]]] = {}
-        for i, source in enumerate(data_sources):
-            found = self.route_for(source)
-            if found is None:
-                results[i] = RewardResult.unscorable(f"no rewardkit route for data_source {source!r}")
-            else:
-                groups.setdefault(found[0], (found[1], []))[1].append(i)
+        results, groups = self.group_by_route(data_sources, n)
 
         async def score_route(index: int, route: VerlRoute, idx: list[int]) -> None:
             try:

@@ -49,8 +49,40 @@ class LLMJudgeConfig(RewardConfig):
         return self
 
 
+class JudgeClientMixin:
+    """A judge reward's client: built lazily, dropped on pickling (a spawned scoring process opens its own
+    connections), and closed when a synchronous batch's private event loop ends."""
+
+    #: attributes rebuilt after unpickling instead of copied
+    _TRANSIENT: tuple[str, ...] = ("_client",)
+    _client: ManagedChatClient | None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in self._TRANSIENT}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name in self._TRANSIENT:
+            setattr(self, name, None)
+
+    @property
+    def client(self) -> ManagedChatClient:
+        if self._client is None:
+            self._client = self.config.client.build()  # type: ignore[attr-defined]
+        return self._client
+
+    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        return run_on_private_loop(self._scored_on_private_loop(completions, rows))
+
+    async def _scored_on_private_loop(self, completions: list[str | None], rows: list[dict[str, Any]]):
+        try:
+            return await self.ascore_batch(completions, rows)  # type: ignore[attr-defined]
+        finally:  # the loop ends with this batch: close its connections now, not at garbage collection
+            await self.client.aclose()
+
+
 @register_reward("llm_judge")
-class LLMJudge(Reward[LLMJudgeConfig]):
+class LLMJudge(JudgeClientMixin, Reward[LLMJudgeConfig]):
     """An LLM judge as a reward: rubric score in [0, 1], or P(completion beats the reference)."""
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
@@ -59,14 +91,7 @@ class LLMJudge(Reward[LLMJudgeConfig]):
         self._strategy: Any = None
         self._strategy_for_check()
 
-    # Built lazily and dropped on pickling: a spawned scoring process opens its own connections.
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in {"_client", "_strategy"}}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._client = None
-        self._strategy = None
+    _TRANSIENT = ("_client", "_strategy")
 
     def _strategy_for_check(self) -> None:
         """Render the template once so a bad template or rubric fails at construction, not mid-training."""
@@ -92,12 +117,6 @@ class LLMJudge(Reward[LLMJudgeConfig]):
             raise ConfigError(f"reward {self.name!r}: {exc}") from None
 
     @property
-    def client(self) -> ManagedChatClient:
-        if self._client is None:
-            self._client = self.config.client.build()
-        return self._client
-
-    @property
     def strategy(self):
         if self._strategy is None:
             cfg = self.config
@@ -116,15 +135,6 @@ class LLMJudge(Reward[LLMJudgeConfig]):
                     chain_of_thought=cfg.chain_of_thought,
                 )  # fmt: skip
         return self._strategy
-
-    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return run_on_private_loop(self._scored_on_private_loop(completions, rows))
-
-    async def _scored_on_private_loop(self, completions: list[str | None], rows: list[dict[str, Any]]):
-        try:
-            return await self.ascore_batch(completions, rows)
-        finally:  # the loop ends with this batch: close its connections now, not at garbage collection
-            await self.client.aclose()
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         return list(await asyncio.gather(*(self._ascore_one(c, r) for c, r in zip(completions, rows, strict=True))))

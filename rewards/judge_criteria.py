@@ -30,7 +30,7 @@ from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClien
 from rewardkit.judges.criteria import Criterion, Rubric, load_rubric
 from rewardkit.registry import register_reward
 from rewardkit.reward import ConfigError, Reward, RewardConfig
-from rewardkit.rewards.judge import run_on_private_loop
+from rewardkit.rewards.judge import JudgeClientMixin
 from rewardkit.types import RewardResult, completion_text, prompt_text
 
 
@@ -56,7 +56,7 @@ class RubricRewardConfig(RewardConfig):
 
 
 @register_reward("llm_rubric")
-class LLMRubric(Reward[RubricRewardConfig]):
+class LLMRubric(JudgeClientMixin, Reward[RubricRewardConfig]):
     """An LLM judge checking weighted criteria; the score aggregates the per-criterion verdicts."""
 
     name = "llm_rubric"
@@ -72,20 +72,6 @@ class LLMRubric(Reward[RubricRewardConfig]):
             raise ConfigError(f"reward {self.name!r}: {exc}") from None
         self._client: ManagedChatClient | None = None
 
-    # Built lazily and dropped on pickling: a spawned scoring process opens its own connections.
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_client"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._client = None
-
-    @property
-    def client(self) -> ManagedChatClient:
-        if self._client is None:
-            self._client = self.config.client.build()
-        return self._client
-
     def _judge_for(self, client: Any):
         from rewardkit.judges.criteria import CriteriaJudge
 
@@ -95,15 +81,6 @@ class LLMRubric(Reward[RubricRewardConfig]):
             template=cfg.template, structured=cfg.structured, max_tokens=cfg.max_tokens,
             pass_threshold=cfg.pass_threshold,
         )  # fmt: skip
-
-    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return run_on_private_loop(self._scored_on_private_loop(completions, rows))
-
-    async def _scored_on_private_loop(self, completions: list[str | None], rows: list[dict[str, Any]]):
-        try:
-            return await self.ascore_batch(completions, rows)
-        finally:
-            await self.client.aclose()
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         judge = self._judge_for(self.client)

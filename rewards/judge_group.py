@@ -35,7 +35,7 @@ from pydantic import Field
 from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient
 from rewardkit.registry import register_reward
 from rewardkit.reward import ConfigError, Reward, RewardConfig
-from rewardkit.rewards.judge import run_on_private_loop
+from rewardkit.rewards.judge import JudgeClientMixin
 from rewardkit.types import RewardResult, prompt_text
 
 
@@ -54,7 +54,7 @@ class GroupJudgeConfig(RewardConfig):
 
 
 @register_reward("llm_judge_group")
-class LLMGroupJudge(Reward[GroupJudgeConfig]):
+class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
     """The completions of one prompt scored side by side by an LLM judge; relative rewards in [0, 1]."""
 
     name = "llm_judge_group"
@@ -74,20 +74,6 @@ class LLMGroupJudge(Reward[GroupJudgeConfig]):
             raise ConfigError(f"reward {self.name!r}: group_by='num_generations' needs num_generations")
         self._client: ManagedChatClient | None = None
 
-    # Built lazily and dropped on pickling: a spawned scoring process opens its own connections.
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_client"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._client = None
-
-    @property
-    def client(self) -> ManagedChatClient:
-        if self._client is None:
-            self._client = self.config.client.build()
-        return self._client
-
     def judge(self):
         from rewardkit.judges.group import GroupJudge
 
@@ -96,15 +82,6 @@ class LLMGroupJudge(Reward[GroupJudgeConfig]):
             self.client, template=cfg.template, permutations=cfg.permutations, scale=cfg.scale,
             max_tokens=cfg.max_tokens, question=cfg.question, structured=cfg.structured,
         )  # fmt: skip
-
-    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return run_on_private_loop(self._scored_on_private_loop(completions, rows))
-
-    async def _scored_on_private_loop(self, completions: list[str | None], rows: list[dict[str, Any]]):
-        try:
-            return await self.ascore_batch(completions, rows)
-        finally:  # the loop ends with this batch: close its connections now, not at garbage collection
-            await self.client.aclose()
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         cfg = self.config
