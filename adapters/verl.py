@@ -29,13 +29,13 @@ sample; concurrent calls are coalesced into chunked requests) or ``compute_score
 manager), with ``reward_kwargs: {remote: {urls: [http://host:8000]}}``; a route's ``reward`` is then a served name.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: verl loads this file by path under a synthetic module name that is not
+# in ``sys.modules``, where pydantic cannot resolve postponed annotations (``VerlMapping is not fully defined``).
 import asyncio
 import fnmatch
-import functools
 import json
 import logging
+import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -95,6 +95,7 @@ class VerlScorer:
     def __init__(self, mapping: VerlMapping | Mapping[str, Any] | None = None) -> None:
         self.mapping = load_mapping(mapping)
         self._rewards: dict[int, Reward] = {}
+        self._rewards_lock = threading.Lock()  # verl's reward worker calls from a thread pool: build each once
 
     def group_by_route(
         self, data_sources: Sequence[Any], n: int
@@ -120,9 +121,13 @@ class VerlScorer:
         return None
 
     def reward(self, index: int, route: VerlRoute) -> Reward:
-        if index not in self._rewards:
-            self._rewards[index] = build_reward({"name": route.reward, "config": route.config})
-        return self._rewards[index]
+        with self._rewards_lock:
+            if index not in self._rewards:
+                self._rewards[index] = self.build(route)
+            return self._rewards[index]
+
+    def build(self, route: VerlRoute) -> Reward:
+        return build_reward({"name": route.reward, "config": route.config})
 
     def __call__(
         self,
@@ -183,6 +188,7 @@ def _row(route: VerlRoute, data_source: Any, ground_truth: Any, extra_info: Any)
 
 def load_mapping(mapping: VerlMapping | Mapping[str, Any] | str | Path | None) -> VerlMapping:
     """A :class:`VerlMapping` from itself, a dict, a YAML/JSON file path, or ``None`` (the defaults)."""
+    mapping = plain(mapping)
     if mapping is None:
         return VerlMapping()
     if isinstance(mapping, VerlMapping):
@@ -200,17 +206,62 @@ def load_mapping(mapping: VerlMapping | Mapping[str, Any] | str | Path | None) -
         raise ConfigError(f"invalid verl reward mapping: {exc}") from None
 
 
-@functools.lru_cache(maxsize=16)
-def _cached_scorer(key: str) -> VerlScorer:
-    return VerlScorer(json.loads(key) if key.startswith("{") else (key or None))
+def plain(value: Any) -> Any:
+    """``value`` with OmegaConf containers (verl's ``reward_kwargs``) turned into dicts and lists, recursively.
+
+    verl passes ``reward_kwargs`` as ``DictConfig``/``ListConfig``; neither is a ``dict``/``list``, and
+    ``json.dumps`` rejects them.
+    """
+    if type(value).__module__.startswith("omegaconf"):
+        from omegaconf import OmegaConf
+
+        return OmegaConf.to_container(value, resolve=True)
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value
+
+
+def _key(value: Any) -> str:
+    """A cache key for a mapping or remote setting: ``""`` (defaults), a file path, or canonical JSON."""
+    value = plain(value.model_dump() if isinstance(value, VerlMapping) else value)
+    if value is None or isinstance(value, (str, Path)):
+        return str(value or "")
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"verl reward_kwargs must be plain data (dicts, lists, numbers, text): {exc}") from None
+
+
+def _unkey(key: str) -> Any:
+    return json.loads(key) if key.startswith(("{", "[")) else (key or None)
+
+
+class _ScorerCache:
+    """Scorers by their settings, each built once even when verl's first batch asks from many threads at once."""
+
+    def __init__(self, build: Any, size: int = 16) -> None:
+        self.build = build
+        self.size = size
+        self._scorers: dict[tuple[str, ...], Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, *keys: str) -> Any:
+        with self._lock:
+            scorer = self._scorers.get(keys)
+            if scorer is None:
+                if len(self._scorers) >= self.size:
+                    self._scorers.pop(next(iter(self._scorers)))
+                scorer = self._scorers[keys] = self.build(*(_unkey(k) for k in keys))
+            return scorer
+
+
+_SCORERS = _ScorerCache(VerlScorer)
 
 
 def _scorer(mapping: Any) -> VerlScorer:
-    if mapping is None or isinstance(mapping, (str, Path)):
-        return _cached_scorer(str(mapping or ""))
-    if isinstance(mapping, VerlMapping):
-        mapping = mapping.model_dump()
-    return _cached_scorer(json.dumps(mapping, sort_keys=True))
+    return _SCORERS.get(_key(mapping))
 
 
 def compute_score(
@@ -261,12 +312,10 @@ class RemoteVerlScorer(VerlScorer):
         self.remote = dict(remote)
         self._coalescers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> _Coalescer
 
-    def reward(self, index: int, route: VerlRoute) -> Reward:
-        if index not in self._rewards:
-            from rewardkit.adapters.remote import RemoteReward
+    def build(self, route: VerlRoute) -> Reward:
+        from rewardkit.adapters.remote import RemoteReward
 
-            self._rewards[index] = RemoteReward({**self.remote, **route.config, "reward": route.reward})
-        return self._rewards[index]
+        return RemoteReward({**self.remote, **route.config, "reward": route.reward})
 
     async def ascore_many(
         self,
@@ -349,19 +398,14 @@ class _Coalescer:
                 future.set_result(result)
 
 
-@functools.lru_cache(maxsize=16)
-def _cached_remote_scorer(remote_key: str, mapping_key: str) -> RemoteVerlScorer:
-    mapping = json.loads(mapping_key) if mapping_key.startswith("{") else (mapping_key or None)
-    return RemoteVerlScorer(json.loads(remote_key), mapping)
+_REMOTE_SCORERS = _ScorerCache(lambda remote, mapping: RemoteVerlScorer(remote, mapping))
 
 
 def _remote_scorer(remote: Any, mapping: Any) -> RemoteVerlScorer:
+    remote = plain(remote)
     if not isinstance(remote, Mapping) or not remote.get("urls"):
         raise ConfigError("compute_score_remote needs reward_kwargs.remote with 'urls' (rewardkit serve base URLs)")
-    if isinstance(mapping, VerlMapping):
-        mapping = mapping.model_dump()
-    mapping_key = str(mapping or "") if mapping is None or isinstance(mapping, (str, Path)) else json.dumps(mapping)
-    return _cached_remote_scorer(json.dumps(dict(remote), sort_keys=True), mapping_key)
+    return _REMOTE_SCORERS.get(_key(remote), _key(mapping))
 
 
 async def compute_score_remote(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import logging
+import threading
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
@@ -32,6 +33,10 @@ BUILTIN_MODULES = (
 
 _REGISTRY: dict[str, type[Reward]] = {}
 _loaded = False
+_loading = False  # True while the loading thread (holder of _load_lock) runs the imports
+#: Held while the built-ins and plugins load. Re-entrant so that a lookup made *during* loading by a module being
+#: imported (in the loading thread) sees the registry as it stands instead of waiting on itself.
+_load_lock = threading.RLock()
 
 R = TypeVar("R", bound=type[Reward])
 
@@ -82,10 +87,27 @@ def get_reward(name: str, config: Mapping[str, Any] | None = None, /, **kwargs: 
 
 
 def _load() -> None:
-    global _loaded
-    if _loaded:
+    """Import the built-ins and plugins once; every thread returns only after loading has finished.
+
+    ``_loaded`` is set after the imports succeed, never before: trainers (verl's reward worker) score their first
+    batch from a thread pool, and a thread that saw the flag set too early would look up a half-filled registry
+    (``unknown reward 'math_equivalence'``). A failed built-in import propagates and the next call tries again.
+    """
+    global _loaded, _loading
+    if _loaded:  # fast path: set only once the registry is complete
         return
-    _loaded = True
+    with _load_lock:
+        if _loaded or _loading:  # loaded meanwhile, or a re-entrant call from the loading thread
+            return
+        _loading = True
+        try:
+            _import_all()
+        finally:
+            _loading = False
+        _loaded = True
+
+
+def _import_all() -> None:
     for module in BUILTIN_MODULES:
         importlib.import_module(module)
     for ep in entry_points(group=ENTRY_POINT_GROUP):
