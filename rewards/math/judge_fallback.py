@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rewardkit.rewards.math.grade import Verdict
+from rewardkit.rewards.math.verdict import Verdict
 
 _SYSTEM = (
     "You check answers to math problems. Two answers are equivalent when they denote the same mathematical "

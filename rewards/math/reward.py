@@ -2,7 +2,7 @@
 
 Thin composition of :mod:`~rewardkit.rewards.math.extract` (find both answers),
 :func:`~rewardkit.rewards.math.grade.fast_verdict` (exact, in-process) and
-:func:`~rewardkit.rewards.math.grade.symbolic_verdict` (math-verify + sympy in a
+:func:`~rewardkit.rewards.math.symbolic.symbolic_verdict` (math-verify + sympy in a
 :class:`~rewardkit.hard_timeout.HardTimeoutPool`, killed on overrun).
 """
 
@@ -19,9 +19,11 @@ from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
 from rewardkit.rewards.math.extract import Extraction, extract_answer, extract_gold
-from rewardkit.rewards.math.grade import Verdict, fast_verdict, symbolic_verdict
+from rewardkit.rewards.math.grade import fast_verdict
 from rewardkit.rewards.math.judge_fallback import JudgeFallback
 from rewardkit.rewards.math.normalize import clean_latex
+from rewardkit.rewards.math.symbolic import symbolic_verdict
+from rewardkit.rewards.math.verdict import Verdict
 from rewardkit.types import RewardResult
 
 
@@ -151,7 +153,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         self.pool = HardTimeoutPool(
             workers=cfg.workers,
             timeout_s=cfg.timeout_s,
-            preload=("rewardkit.rewards.math.grade", "math_verify", "latex2sympy2_extended"),
+            preload=("rewardkit.rewards.math.symbolic", "math_verify", "latex2sympy2_extended"),
             warm_call=(symbolic_verdict, (r"\frac{x^2-1}{2}", r"\frac{(x-1)(x+1)}{2}", cfg.float_rounding)),
             memory_limit_mb=cfg.memory_limit_mb,
         )
