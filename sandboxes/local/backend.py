@@ -4,16 +4,18 @@ Tiers, strongest first (chosen once per instance, the weaker one announced by a 
 
 ``bwrap``
     A pool of bubblewrap sandboxes (no network, private PID/IPC/UTS namespaces, read-only ``/usr``, empty
-    environment), each holding a warm forkserver. Every run gets its own mount and PID namespace, fresh
-    size-capped tmpfs on ``/work`` and ``/tmp``, its own ``/proc``, a fresh unprivileged uid, no capabilities,
+    environment), each holding a warm forkserver whose runs are forked from a zygote that never held a request
+    or a response. Every run gets its own mount, PID and IPC namespace, fresh size-capped tmpfs on ``/work``,
+    ``/tmp`` and ``/dev/shm``, its own ``/proc``, a fresh unprivileged uid, no capabilities,
     ``no_new_privs``, rlimits (CPU, address space, processes, file size, open files) and a seccomp deny-list.
     The program is PID 1 of its namespace, so every descendant (``setsid`` or not) dies with it.
     ``python3 FILE.py`` runs in the forked warm interpreter (no exec); anything else is exec'd.
     Needs ``bwrap`` and root (the forkserver keeps ``CAP_SYS_ADMIN`` to build per-run namespaces).
 ``bwrap-exec``
     One bubblewrap sandbox per run (user namespace, so no root needed): the same namespaces, read-only system,
-    empty environment, uid 65534, seccomp (``bwrap --seccomp``) and rlimits, but a fresh interpreter per run
-    and a host temp directory bound at ``/work``. ``auto`` uses it when the forkserver cannot start.
+    empty environment, uid 65534, seccomp (``bwrap --seccomp``), rlimits and size-capped tmpfs for every
+    writable area (``/work``, ``/tmp``, ``/dev/shm``; root and ``/dev`` read-only), but a fresh interpreter per
+    run. ``auto`` uses it when the forkserver cannot start.
 ``subprocess``
     rlimits, a fresh temp directory, an empty environment and (as root) an unprivileged uid; no namespaces.
     Weak: it runs only with ``isolation="weak"``. Without it, a machine where bubblewrap cannot run gets no tier

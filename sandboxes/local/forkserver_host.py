@@ -51,8 +51,9 @@ def sandbox_path_env() -> str:
     return ":".join(dict.fromkeys([python_bin, "/usr/local/bin", "/usr/bin", "/bin"]))
 
 
-def readonly_system_args() -> list[str]:
-    """bwrap mounts of a minimal read-only system: ``/usr`` (+ merged-usr links), loader config, the Python."""
+def readonly_system_args(tmpfs_size: int | None = None) -> list[str]:
+    """bwrap mounts of a minimal read-only system: ``/usr`` (+ merged-usr links), loader config, the Python;
+    ``tmpfs_size``: the byte cap of the ``/tmp`` tmpfs (none: the forkserver's own, never a run's)."""
     args = ["--ro-bind", "/usr", "/usr"]
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         host = Path("/") / top
@@ -72,7 +73,8 @@ def readonly_system_args() -> list[str]:
                 made.add(str(parent))
                 args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--ro-bind", root, root]
-    return [*args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    size = ["--size", str(tmpfs_size)] if tmpfs_size else []
+    return [*args, "--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp"]
 
 
 def bwrap_command(bwrap: str, python: str) -> list[str]:

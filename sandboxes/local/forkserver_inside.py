@@ -2,10 +2,20 @@
 
 Runs as a standalone script (standard library only) under bwrap with a few capabilities (SYS_ADMIN,
 SETUID, SETGID, KILL, CHOWN) in its own network, IPC, UTS and PID namespaces, a read-only ``/usr`` and a
-cleared environment. For each request it forks a *supervisor* that
+cleared environment. Two processes share the work, so that no run starts from memory that ever held another
+run's request or response:
 
-1. enters a fresh mount and PID namespace, mounts fresh size-capped tmpfs on ``/work`` and ``/tmp`` and
-   writes the request's files there;
+* the *zygote* is forked once, right after the warm-up and before the first request; it never reads a request,
+  a response or a byte of any run's output. For each run it receives the run's pipe ends (``SCM_RIGHTS``) and
+  forks a supervisor from its pristine memory;
+* the *controller* (the original process) reads the requests, hands each one to its supervisor over a pipe,
+  pumps the run's stdin/stdout/stderr and answers the host. It never forks, so what it holds reaches no run.
+
+Each *supervisor*
+
+1. enters a fresh mount, PID and IPC namespace (SysV shared memory, message queues, semaphores and POSIX
+   message queues of a run die with it), mounts fresh size-capped tmpfs on ``/work``, ``/tmp`` and
+   ``/dev/shm`` and writes the request's files there;
 2. forks the *program*, which is PID 1 of that namespace (so every orphan, ``setsid`` or not, dies with it),
    joins the run's cgroups (created by the host, reached through directory descriptors passed in at start,
    never through a mount), mounts its own ``/proc`` (other runs and the forkserver are invisible), sets
@@ -14,8 +24,8 @@ cleared environment. For each request it forks a *supervisor* that
    ``exec``s the command or, for ``python3 FILE.py``, runs the file in this already-warm interpreter;
 3. reports the program's PID, wait status and rusage to the forkserver over a pipe the program never holds.
 
-The forkserver itself feeds stdin, collects stdout/stderr up to the cap and kills the program's PID
-namespace on wall-clock timeout or output overflow. It exits when its request pipe closes (parent died).
+The controller feeds stdin, collects stdout/stderr up to the cap and kills the program's PID namespace on
+wall-clock timeout or output overflow. Both exit when the request pipe closes (parent died).
 
 Wire format in both directions: 4-byte big-endian length + UTF-8 JSON; bytes travel base64-encoded.
 """
@@ -42,6 +52,7 @@ import re  # noqa: F401
 import runpy
 import select
 import signal
+import socket
 import stat
 import string  # noqa: F401
 import struct
@@ -52,6 +63,7 @@ import traceback
 import typing  # noqa: F401
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 38, 22, 2
@@ -82,20 +94,27 @@ def read_exact(fd, n):
     return b"".join(chunks)
 
 
-def read_frame(fd):
+def read_frame_bytes(fd):
     header = read_exact(fd, 4)
     if header is None:
         return None
-    body = read_exact(fd, struct.unpack(">I", header)[0])
+    return read_exact(fd, struct.unpack(">I", header)[0])
+
+
+def read_frame(fd):
+    body = read_frame_bytes(fd)
     return None if body is None else json.loads(body)
+
+
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def write_frame(fd, obj):
     body = json.dumps(obj).encode()
-    data = struct.pack(">I", len(body)) + body
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    write_all(fd, struct.pack(">I", len(body)) + body)
 
 
 def b64(data):
@@ -238,13 +257,15 @@ def exit_code_of(exc):
 
 # ------------------------------------------------------------------------------------------ supervisor
 def supervise(req, fds, status_fd, seccomp_program):
-    """The per-run supervisor (child of the forkserver). Never returns."""
-    check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare")
+    """The per-run supervisor (child of the zygote). Never returns."""
+    check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare")
     check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     uid = req["uid"]
     size = f"size={req['tmpfs_mb']}m".encode()
-    check(libc.mount(b"tmpfs", WORKDIR.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, size + b",mode=0755"), "tmpfs /work")
-    check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, size + b",mode=1777"), "tmpfs /tmp")
+    flags = MS_NOSUID | MS_NODEV
+    check(libc.mount(b"tmpfs", WORKDIR.encode(), b"tmpfs", flags, size + b",mode=0755"), "tmpfs /work")
+    check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", flags, size + b",mode=1777"), "tmpfs /tmp")
+    check(libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", flags | MS_NOEXEC, size + b",mode=1777"), "tmpfs /dev/shm")
     for relpath, content in req["files"].items():
         write_file(relpath, unb64(content), uid)
     os.chown(WORKDIR, uid, uid)
@@ -334,25 +355,33 @@ def drain(fd):
 
 
 # ------------------------------------------------------------------------------------------ forkserver
-def handle(req, seccomp_program):
+def handle(req, body, zygote):
+    """Run one request (``body``: its raw frame) through a supervisor forked by the zygote; the controller's side."""
     limits = req["limits"]
     stdin_r, stdin_w = os.pipe()
     stdout_r, stdout_w = os.pipe()
     stderr_r, stderr_w = os.pipe()
     status_r, status_w = os.pipe()
+    request_r, request_w = os.pipe()
     started = time.monotonic()
-    supervisor = os.fork()
-    if supervisor == 0:
-        try:
-            for fd in (stdin_w, stdout_r, stderr_r, status_r, REQUEST_FD, RESPONSE_FD):
-                os.close(fd)
-            supervise(req, (stdin_r, stdout_w, stderr_w), status_w, seccomp_program)
-        except BaseException as exc:
-            message = json.dumps({"supervisor_error": f"{type(exc).__name__}: {exc}"}) + "\n"
-            os.write(status_w, message.encode())
-        os._exit(70)
-    for fd in (stdin_r, stdout_w, stderr_w, status_w):
-        os.close(fd)
+    child_ends = (stdin_r, stdout_w, stderr_w, status_w, request_r)
+    try:
+        socket.send_fds(zygote, [b"f"], list(child_ends))
+        reply = zygote.recv(16)
+    finally:
+        for fd in child_ends:
+            os.close(fd)
+    if len(reply) != 8:
+        for fd in (stdin_w, stdout_r, stderr_r, status_r, request_w):
+            os.close(fd)
+        raise OSError("the zygote is gone")
+    supervisor = struct.unpack(">q", reply)[0]
+    try:  # the request reaches only its own supervisor (and its program), never the zygote
+        write_all(request_w, struct.pack(">I", len(body)) + body)
+    except OSError:
+        pass  # the supervisor died before reading it: its status pipe says why
+    finally:
+        os.close(request_w)
     result = pump(
         unb64(req["stdin"]),
         stdin_w,
@@ -361,9 +390,62 @@ def handle(req, seccomp_program):
         started + limits["wall_time_s"],
         limits["output_bytes"],
     )
-    os.waitpid(supervisor, 0)
+    if result["unfinished"] and supervisor > 0:
+        try:
+            os.kill(supervisor, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     result["wall_time_s"] = time.monotonic() - started
     return result
+
+
+def zygote_loop(control, seccomp_program):
+    """Fork one supervisor per message from this pristine process; never reads a request or a response.
+
+    Each message carries the run's pipe ends and nothing else. Children are reaped by the kernel (SIGCHLD
+    ignored here; each supervisor restores it before it forks and waits for its program)."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    while True:
+        try:
+            _, fds, _, _ = socket.recv_fds(control, 16, 8)
+        except OSError:
+            os._exit(0)
+        if len(fds) != 5:
+            os._exit(0 if not fds else 71)  # controller closed the socket (or broke the protocol)
+        stdin_r, stdout_w, stderr_w, status_w, request_r = fds
+        supervisor = os.fork()
+        if supervisor == 0:
+            try:
+                control.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                body = read_frame_bytes(request_r)
+                os.close(request_r)
+                if body is None:
+                    os._exit(0)
+                supervise(json.loads(body), (stdin_r, stdout_w, stderr_w), status_w, seccomp_program)
+            except BaseException as exc:
+                message = json.dumps({"supervisor_error": f"{type(exc).__name__}: {exc}"}) + "\n"
+                os.write(status_w, message.encode())
+            os._exit(70)
+        for fd in fds:
+            os.close(fd)
+        control.send(struct.pack(">q", supervisor))
+
+
+def start_zygote(seccomp_program):
+    """Fork the zygote now, before any request exists in this process; returns the controller's socket."""
+    controller_end, zygote_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            controller_end.close()
+            for fd in (REQUEST_FD, RESPONSE_FD):
+                os.close(fd)
+            zygote_loop(zygote_end, seccomp_program)
+        finally:
+            os._exit(0)
+    zygote_end.close()
+    return controller_end
 
 
 def pump(stdin_data, stdin_w, streams, status_r, deadline, cap):
@@ -464,13 +546,15 @@ def main():
     CGROUP_FDS[:] = [int(fd) for fd in init.get("cgroup_fds") or []]
     seccomp_program = unb64(init.get("seccomp") or "")
     warm_modules(init.get("warm_modules") or {})
+    del init
+    zygote = start_zygote(seccomp_program)
     write_frame(RESPONSE_FD, {"ready": True, "pid": os.getpid(), "python": sys.executable})
     while True:
-        req = read_frame(REQUEST_FD)
-        if req is None:
+        body = read_frame_bytes(REQUEST_FD)
+        if body is None:
             return
         try:
-            response = handle(req, seccomp_program)
+            response = handle(json.loads(body), body, zygote)
         except Exception as exc:
             response = {"supervisor_error": f"forkserver: {type(exc).__name__}: {exc}"}
         write_frame(RESPONSE_FD, response)
