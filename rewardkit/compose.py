@@ -148,6 +148,10 @@ class _Composite(Reward[ConfigT]):
         return await self.combine(completions, rows, inline=False)
 
 
+def _gold_union(rewards: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(c for r in rewards if r is not None for c in r.gold_columns()))
+
+
 def _scores(reward: Reward, texts: list[str | None], rows: list[dict[str, Any]], inline: bool) -> Any:
     return reward.score_core(texts, rows, None, inline=inline)
 
@@ -185,6 +189,9 @@ class WeightedSum(_Composite[WeightedSumConfig]):
             self.weights = [spec_weight(s) for s in cfg.rewards]
         if cfg.name:
             self.__name__ = cfg.name
+
+    def gold_columns(self) -> tuple[str, ...]:
+        return _gold_union(self.parts)
 
     async def combine(
         self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool
@@ -231,6 +238,9 @@ class Gate(_Composite[GateConfig]):
         self.gate = build_reward(self.config.gate)
         if self.config.name:
             self.__name__ = self.config.name
+
+    def gold_columns(self) -> tuple[str, ...]:
+        return _gold_union([self.inner, self.gate])
 
     async def combine(
         self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool
@@ -279,6 +289,9 @@ class Route(_Composite[RouteConfig]):
         self.default = build_reward(cfg.default) if cfg.default is not None else None
         if cfg.name:
             self.__name__ = cfg.name
+
+    def gold_columns(self) -> tuple[str, ...]:
+        return _gold_union([*self.routes.values(), self.default])
 
     async def combine(
         self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool

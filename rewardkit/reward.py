@@ -79,6 +79,15 @@ class Reward(Generic[ConfigT]):
         fields = ", ".join(f"{k}={v!r}" for k, v in self.config.model_dump().items())
         return f"{type(self).__name__}({fields})"
 
+    def gold_columns(self) -> tuple[str, ...]:
+        """The columns holding this reward's gold (answer, tests, reference response), so an adapter can route a
+        trainer's single ``answer`` field there: ``required_columns``, else a configured ``reference_column``.
+        Composites answer for their parts."""
+        if self.required_columns:
+            return tuple(self.required_columns)
+        reference = getattr(self.config, "reference_column", None)
+        return (reference,) if isinstance(reference, str) and reference else ()
+
     # -- what subclasses implement -------------------------------------------------------------
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
         """Score one completion given its dataset row (every column plus ``prompt``)."""

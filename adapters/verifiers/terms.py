@@ -1,0 +1,127 @@
+"""What both verifiers adapters share: the spec grammar read into terms, per-term options, gold columns and
+messages turned into the plain dicts rewardkit reads. Needs no verifiers install."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rewardkit.compose import as_term, spec_weight
+from rewardkit.reward import ConfigError, Reward
+
+#: Term keys that belong to the adapters, accepted beside a term's ``name``/``config``/``weight``.
+ADAPTER_KEYS = ("answer_column", "unscorable_score")
+
+T = TypeVar("T")
+
+
+class VerifiersOptions(BaseModel):
+    """How rollouts map onto a reward's columns and what an unscorable sample scores."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    answer_column: str | None = Field(None, description="column `answer` fills (default: the reward's gold column)")
+    unscorable_score: float = Field(0.0, description="score verifiers sees for an unscorable sample")
+
+    @field_validator("answer_column")
+    @classmethod
+    def _named(cls, value: str | None) -> str | None:
+        if value is not None and not value:
+            raise ValueError("answer_column must be a column name")
+        return value
+
+
+def options_of(options: VerifiersOptions | Mapping[str, Any] | None) -> VerifiersOptions:
+    """Validated options, or a ConfigError naming the bad field."""
+    if isinstance(options, VerifiersOptions):
+        return options
+    try:
+        return VerifiersOptions.model_validate(dict(options or {}))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '<options>'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"verifiers adapter: {problems}") from None
+
+
+def gold_column(reward: Reward) -> str:
+    """The column ``answer`` goes to: the one gold column the reward (or its parts) reads, else ``answer``."""
+    try:
+        columns = tuple(reward.gold_columns())
+    except Exception:  # a third-party reward without the method, or one that fails: no gold column
+        columns = ()
+    return columns[0] if len(columns) == 1 else "answer"
+
+
+def spec_terms(
+    specs: Any, what: str, make: Callable[[Any, VerifiersOptions], T], **options: Any
+) -> list[tuple[T, float]]:
+    """``(make(term, options), weight)`` for each term of ``specs`` (a spec, a list, ``{rewards: [...]}`` or a
+    YAML/JSON file); a term's own ``answer_column``/``unscorable_score`` override ``options``. ``what`` names the
+    caller in errors."""
+    made = []
+    for index, entry in enumerate(_entries(specs, what)):
+        term_options = dict(options)
+        if isinstance(entry, Mapping):
+            entry = dict(entry)
+            term_options.update({key: entry.pop(key) for key in ADAPTER_KEYS if key in entry})
+        try:
+            term = as_term(entry)
+            made.append((make(term, options_of(term_options)), spec_weight(term)))
+        except ConfigError as exc:
+            raise ConfigError(f"{what}: rewards.{index}: {exc}") from None
+    return made
+
+
+def check_distinct(names: list[str], what: str) -> None:
+    """verifiers keys rewards and metrics by name: two terms under one name would overwrite each other."""
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(
+            f"{what}: several terms are named {', '.join(map(repr, repeated))}; verifiers keys its rewards and "
+            "metrics by name, so give all but one a distinct 'label'"
+        )
+
+
+def plain_messages(value: Any, text_role: str = "assistant") -> Any:
+    """A prompt or completion as rewardkit reads it: text as is, messages as dicts (verifiers' message models
+    dumped; its completion-format ``text`` role read as ``text_role``)."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        return _plain_message(value, text_role) if _is_model(value) else value
+    return [_plain_message(m, text_role) for m in value]
+
+
+def plain_data(value: Any) -> bool:
+    """Dataset values (text, numbers, lists, dicts), not the objects verifiers also passes (parsers, clients)."""
+    return value is None or isinstance(value, (str, int, float, dict, list, tuple))
+
+
+def _plain_message(message: Any, text_role: str) -> Any:
+    if _is_model(message):
+        message = message.model_dump(exclude_none=True)
+    elif not isinstance(message, Mapping) and hasattr(message, "role") and hasattr(message, "content"):
+        message = {"role": message.role, "content": message.content}
+    if isinstance(message, Mapping) and message.get("role") == "text":
+        message = {**message, "role": text_role}
+    return message
+
+
+def _is_model(value: Any) -> bool:
+    return callable(getattr(value, "model_dump", None))
+
+
+def _entries(specs: Any, what: str) -> list[Any]:
+    if isinstance(specs, Path) or (isinstance(specs, str) and specs.endswith((".yaml", ".yml", ".json"))):
+        import yaml
+
+        path = Path(specs)
+        if not path.exists():
+            raise FileNotFoundError(f"no such reward spec file: {path}")
+        specs = yaml.safe_load(path.read_text())
+    if isinstance(specs, Mapping) and "rewards" in specs:
+        specs = specs["rewards"]
+    entries = list(specs) if isinstance(specs, (list, tuple)) else [specs]
+    if not entries:
+        raise ConfigError(f"{what}: no reward terms")
+    return entries
