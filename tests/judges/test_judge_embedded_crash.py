@@ -1,0 +1,255 @@
+"""The embedded judge survives a llama.cpp server that dies: the crash is named (signal and fix), never reported as
+"connection refused", and judging continues in-process through transformers.
+
+The servers here are real processes that really die with SIGSEGV (tests/support/crashing_llama.py): a stdlib
+stand-in that needs no llama-cpp-python, and — where it is installed — rewardkit's real llama.cpp launcher whose
+first evaluation faults, or a healthy real server killed with SIGSEGV in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pickle
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rewardkit.judges.base import ChatParams, JudgeError
+from rewardkit.judges.clients.embedded import (
+    EmbeddedServer,
+    EmbeddedServerClient,
+    ServerCrashed,
+    ServerUnusable,
+    llama_server_missing,
+)
+from rewardkit.judges.clients.embedded_health import REBUILD_HINT, crash_message, describe_exit
+from rewardkit.judges.clients.factory import ManagedChatClient
+from rewardkit.judges.pointwise import LikelihoodJudge
+
+SCRIPT = str(Path(__file__).resolve().parents[1] / "support" / "crashing_llama.py")
+MESSAGES = [{"role": "user", "content": "Say A."}]
+PARAMS = ChatParams(max_tokens=2)
+
+
+def stand_in(mode: str, **options) -> EmbeddedServer:
+    """A real server process from the stand-in launcher (no model is read)."""
+    return EmbeddedServer("/nonexistent/model.gguf", launcher=(sys.executable, SCRIPT, mode), **options)
+
+
+def tiny_fallback(tiny_model_dir):
+    """The in-process fallback on the tiny offline model (picklable, as a trainer's copy of the client needs)."""
+    from rewardkit.judges.clients.transformers_local import TransformersChatClient
+
+    return functools.partial(TransformersChatClient, tiny_model_dir, model_name="tiny@transformers")
+
+
+def _wait_dead(process, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+# -- how a dead server is described: a verdict table ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("returncode", "expected", "names_rebuild"),
+    [
+        (-11, "was killed by SIGSEGV (signal 11)", True),
+        (-4, "was killed by SIGILL (signal 4)", True),
+        (-7, "was killed by SIGBUS (signal 7)", True),
+        (-9, "was killed by SIGKILL (signal 9)", False),
+        (1, "exited with status 1", False),
+        (None, "is gone", False),
+    ],
+)
+def test_crash_message_names_how_the_server_ended(returncode, expected, names_rebuild):
+    message = crash_message(returncode, "while judging", "line one\nSegmentation fault\n")
+    assert expected in message and describe_exit(returncode) in message
+    assert "while judging" in message and "Segmentation fault" in message
+    assert REBUILD_HINT in message  # the fix is always there; a fault signal also names the likely cause
+    assert ("compiled for another CPU" in message) is names_rebuild
+    assert "connection refused" not in message.lower()
+
+
+def test_rebuild_hint_builds_portably_and_ignores_cached_wheels():
+    assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF"' in REBUILD_HINT
+    assert "--no-cache-dir" in REBUILD_HINT and "--force-reinstall" in REBUILD_HINT
+
+
+# -- start-up: the self-test, not /v1/models, declares the server ready -------------------------------------------
+
+
+def test_server_that_dies_on_its_first_request_fails_the_self_test_as_a_crash():
+    server = stand_in("crash-on-first-post", startup_timeout=30)
+    with pytest.raises(ServerCrashed) as caught:
+        server.start()
+    message = str(caught.value)
+    assert "killed by SIGSEGV" in message and "start-up self-test" in message
+    assert REBUILD_HINT in message and "general protection fault" in message  # the server's own last words
+    assert "refused" not in message.lower()
+    assert not server.running and server.last_exit == -signal.SIGSEGV
+    assert server.crash() is caught.value  # every later request meets the same crash, not a refused connection
+
+
+def test_first_request_falls_back_in_process_and_says_why(tiny_model_dir, caplog):
+    client = EmbeddedServerClient(server=stand_in("crash-on-first-post"), fallback=tiny_fallback(tiny_model_dir))
+    with caplog.at_level("WARNING", logger="rewardkit.judges.clients.embedded"):
+        result = client.complete(MESSAGES, PARAMS)
+    assert result.model == "tiny@transformers" and client.model == "tiny@transformers"
+    assert "killed by SIGSEGV" in client.fallback_reason
+    assert "killed by SIGSEGV" in caplog.text and "in-process through transformers" in caplog.text
+    assert caplog.text.count("killed by SIGSEGV") == 1  # said once, not per request
+    scores = client.loglikelihood(MESSAGES, ["A", "B b"])  # the likelihood route falls back too
+    assert len(scores.scores) == 2 and all(s.tokens > 0 for s in scores.scores)
+
+
+def test_without_a_fallback_the_crash_is_the_error():
+    client = EmbeddedServerClient(server=stand_in("crash-on-first-post"), fallback=None)
+    with pytest.raises(ServerCrashed, match="killed by SIGSEGV"):
+        client.complete(MESSAGES, PARAMS)
+    with pytest.raises(ServerCrashed, match="killed by SIGSEGV"):  # the next request too, at once
+        client.loglikelihood(MESSAGES, ["A"])
+
+
+def test_missing_fallback_extra_still_names_the_crash():
+    def no_transformers():
+        raise JudgeError("judge backend 'transformers' needs the 'judge-local' extra: pip install ...")
+
+    client = EmbeddedServerClient(server=stand_in("crash-on-first-post"), fallback=no_transformers)
+    with pytest.raises(ServerUnusable) as caught:
+        client.complete(MESSAGES, PARAMS)
+    assert "killed by SIGSEGV" in str(caught.value) and "judge-local" in str(caught.value)
+
+
+# -- mid-run: a server that answered, then died ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("call", ["complete", "acomplete", "loglikelihood"])
+def test_server_killed_mid_run_is_reported_as_a_crash_and_judging_goes_on(call, tiny_model_dir, caplog):
+    import asyncio
+
+    client = EmbeddedServerClient(server=stand_in("answer"), max_retries=4, fallback=tiny_fallback(tiny_model_dir))
+
+    def request():
+        if call == "complete":
+            return client.complete(MESSAGES, PARAMS)
+        if call == "acomplete":
+            return asyncio.run(client.acomplete(MESSAGES, PARAMS))
+        return client.loglikelihood(MESSAGES, ["A"])
+
+    try:
+        first = request()
+        assert client.fallback_reason is None
+        process = client.server.process
+        os.kill(process.pid, signal.SIGSEGV)
+        _wait_dead(process)
+        started = time.monotonic()
+        with caplog.at_level("WARNING", logger="rewardkit.judges.clients.embedded"):
+            second = request()
+        assert time.monotonic() - started < 60  # no five rounds of retries against a dead port
+    finally:
+        client.close()
+    assert type(first) is type(second)
+    assert "killed by SIGSEGV" in client.fallback_reason and "while judging" in client.fallback_reason
+    assert "refused" not in caplog.text.lower()
+    assert client.model == "tiny@transformers"
+
+
+def test_server_killed_mid_run_without_fallback_raises_the_crash_not_connection_refused():
+    client = EmbeddedServerClient(server=stand_in("answer"), max_retries=3, fallback=None)
+    try:
+        client.complete(MESSAGES, PARAMS)
+        os.kill(client.server.process.pid, signal.SIGSEGV)
+        _wait_dead(client.server.process)
+        for _ in range(3):  # every request that meets the dead server says the same
+            with pytest.raises(ServerCrashed) as caught:
+                client.complete(MESSAGES, PARAMS)
+            assert "killed by SIGSEGV" in str(caught.value) and "refused" not in str(caught.value).lower()
+    finally:
+        client.close()
+
+
+def test_a_pickled_copy_names_a_dead_server_as_gone():
+    client = EmbeddedServerClient(server=stand_in("answer"), max_retries=2, fallback=None)
+    try:
+        client.complete(MESSAGES, PARAMS)
+        copy = pickle.loads(pickle.dumps(client))
+        assert copy.complete(MESSAGES, PARAMS).text == "A"
+        os.kill(client.server.process.pid, signal.SIGSEGV)
+        _wait_dead(client.server.process)
+        client.server.process.wait()  # reaped by its owner, as the owner's next request would
+        with pytest.raises(ServerCrashed, match="is gone"):
+            copy.complete(MESSAGES, PARAMS)
+    finally:
+        client.close()
+
+
+def test_a_copy_pickled_after_the_fallback_judges_in_process(tiny_model_dir):
+    client = EmbeddedServerClient(server=stand_in("crash-on-first-post"), fallback=tiny_fallback(tiny_model_dir))
+    client.complete(MESSAGES, PARAMS)
+    copy = pickle.loads(pickle.dumps(client))
+    assert copy.fallback_reason == client.fallback_reason
+    assert copy.complete(MESSAGES, PARAMS).model == "tiny@transformers"
+
+
+def test_likelihood_judge_over_a_crashing_server_still_judges(tiny_model_dir):
+    transport = EmbeddedServerClient(server=stand_in("crash-on-first-post"), fallback=tiny_fallback(tiny_model_dir))
+    judge = LikelihoodJudge(ManagedChatClient(transport))
+    verdict = judge.judge("What is 2 + 2?", "4", "five hundred")
+    assert verdict.ab.source != "error", verdict.ab
+    assert 0.0 <= verdict.prob_a <= 1.0
+    assert judge.model == "tiny@transformers"
+
+
+# -- the real llama.cpp server ----------------------------------------------------------------------------------
+
+
+def _need_llama() -> None:
+    from rewardkit.judges.clients.embedded import packaged_model_path
+
+    missing = llama_server_missing()
+    if missing:
+        pytest.skip(f"llama.cpp server unavailable: {missing}")
+    try:
+        packaged_model_path()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.mark.llama
+@pytest.mark.slow
+def test_real_llama_server_faulting_on_first_eval_falls_back_to_the_packaged_model(caplog):
+    _need_llama()
+    server = EmbeddedServer(launcher=(sys.executable, SCRIPT, "real-crash-on-eval"), startup_timeout=120)
+    client = EmbeddedServerClient(server=server)  # the default fallback: the same GGUF through transformers
+    judge = LikelihoodJudge(ManagedChatClient(client))
+    with caplog.at_level("WARNING", logger="rewardkit.judges.clients.embedded"):
+        verdict = judge.judge("What is the capital of France?", "Paris.", "Banana.")
+    assert verdict.ab.source != "error", verdict.ab
+    assert "killed by SIGSEGV" in caplog.text and "start-up self-test" in caplog.text
+    assert REBUILD_HINT in caplog.text
+    from rewardkit.judges.clients.embedded import INPROCESS_MODEL_NAME
+
+    assert judge.model == INPROCESS_MODEL_NAME
+
+
+@pytest.mark.llama
+@pytest.mark.slow
+def test_real_llama_server_killed_mid_run_is_a_crash():
+    _need_llama()
+    client = EmbeddedServerClient(server=EmbeddedServer(startup_timeout=120), max_retries=4, fallback=None)
+    try:
+        assert client.complete(MESSAGES, PARAMS).text is not None  # passed its self-test, judged once
+        assert client.loglikelihood(MESSAGES, ["A"]).scores[0].tokens > 0
+        os.kill(client.server.process.pid, signal.SIGSEGV)
+        _wait_dead(client.server.process)
+        with pytest.raises(ServerCrashed) as caught:
+            client.loglikelihood(MESSAGES, ["A"])
+        assert "killed by SIGSEGV" in str(caught.value) and "refused" not in str(caught.value).lower()
+    finally:
+        client.close()
