@@ -8,6 +8,13 @@ Besides llama-cpp-python's OpenAI routes the server answers ``POST /v1/rewardkit
 log-probability of given continuations after a chat prompt, which the OpenAI API cannot return (its
 ``echo`` log-probs need ``logits_all`` for every request and llama-cpp-python 0.3 reports them wrong).
 The likelihood judge (:mod:`rewardkit.judges.pointwise`) scores responses with it.
+
+The route needs logits at the continuation's positions only, which llama-cpp-python's public API does not offer
+without ``logits_all`` on every request, so it drives the 0.3 series' ``Llama._ctx``/``Llama._batch`` objects
+(``kv_cache_seq_rm``, ``set_batch``, ``decode``, ``get_logits``). Those are private: the ``llama`` extra pins
+``llama-cpp-python>=0.3.7,<0.4`` (the range it is tested with), and the server's start-up self-test sends one
+log-likelihood request, so a release that changes them fails the self-test and the embedded judge falls back to
+transformers instead of scoring wrongly.
 """
 
 from __future__ import annotations
