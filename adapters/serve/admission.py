@@ -1,10 +1,11 @@
-"""Admission control: a fixed number of requests scored at once, a bounded wait, and draining.
+"""Admission control: a fixed number of batches scored at once, a bounded wait, and draining.
 
-A request either gets a worker slot, waits in a queue of at most ``max_queue`` requests, or is refused at
-once (the server answers 429 with ``Retry-After``): under a flood the server's memory and latency stay
-bounded and the client is told to go elsewhere. A slot is held until the request's scoring work has really
-finished (work past the deadline included), so the numbers mean what they say. Draining (on SIGTERM)
-refuses new requests and lets admitted ones finish.
+A request is admitted on arrival (it waits in a queue of at most ``max_queue`` requests) or refused at once
+(the server answers 429 with ``Retry-After``): under a flood the server's memory and latency stay bounded and
+the client is told to go elsewhere. Admitted requests are scored in batches (:mod:`.batching`; one request or
+several small ones), each holding one of ``workers`` slots until its scoring work has really finished (work
+past the deadline included), so the numbers mean what they say. A request counts as queued until its batch
+holds a slot. Draining (on SIGTERM) refuses new requests and lets admitted ones finish.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ class Admission:
         waves = (self.queued + 1) / self.workers
         return max(1, min(60, math.ceil(self._ewma_s * waves)))
 
-    async def acquire(self) -> None:
-        """Take a worker slot, waiting in the queue if needed; raise when refused."""
+    def admit(self) -> None:
+        """Admit one request into the queue, or raise when refused."""
         if self.draining:
             raise Draining
         # Count every admitted request, running or waiting: a waiter woken by a release but not yet resumed is
@@ -66,11 +67,25 @@ class Admission:
         if self.active + self.queued >= self.workers + self.max_queue:
             raise QueueFull(self.active + self.queued - self.workers, self.max_queue, self.retry_after_s())
         self.queued += 1
-        try:
-            await self.slots.acquire()
-        finally:
-            self.queued -= 1
+
+    async def take_slot(self) -> None:
+        """Wait for a worker slot (for a batch of admitted requests; call :meth:`begin_batch` once it is held)."""
+        await self.slots.acquire()
+
+    def begin_batch(self, requests: int) -> None:
+        """A batch of ``requests`` admitted requests holds its slot: they leave the queue, the slot is busy."""
+        self.queued -= requests
         self.active += 1
+
+    async def acquire(self) -> None:
+        """Admit one request and take a worker slot for it alone, waiting in the queue if needed."""
+        self.admit()
+        try:
+            await self.take_slot()
+        except BaseException:
+            self.queued -= 1
+            raise
+        self.begin_batch(1)
 
     def release(self, held_s: float | None = None) -> None:
         self.active -= 1

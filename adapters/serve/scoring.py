@@ -2,10 +2,11 @@
 
 :func:`prepare` applies the in-process contract to a request's completions and columns (chat or plain text,
 a non-text completion unscorable with its type) and refuses misaligned columns, which over HTTP are a caller
-bug. :class:`ScoringJob` scores the samples ``chunk_size`` at a time through the reward's async path (a sync
-reward runs in a worker thread, so the event loop stays free) and stops waiting at the deadline: samples not
-finished by then come back ``None`` with the reason, never 0. Work that overruns is left to finish (a
-thread cannot be killed) and :meth:`ScoringJob.settled` says when it has, so capacity accounting stays honest.
+bug. :class:`ScoringJob` scores the samples ``chunk_size`` at a time, each chunk through the reward's sync
+path in a scoring thread (never on the event loop, which only parses, routes and answers), and stops waiting
+at the deadline: samples not finished by then come back ``None`` with the reason, never 0.
+Work that overruns is left to finish (a thread cannot be killed) and :meth:`ScoringJob.settled` says when it
+has, so capacity accounting stays honest.
 """
 
 from __future__ import annotations
@@ -68,14 +69,23 @@ class ScoringJob:
         todo = [i for i, answer in enumerate(early) if answer is None]
         chunks = [todo[i : i + chunk_size] for i in range(0, len(todo), max(1, chunk_size))]
         self.tasks = [asyncio.ensure_future(self._score(chunk, texts, rows)) for chunk in chunks]
+        #: the task scoring each sample (``None`` for samples answered early)
+        self.task_of: list[asyncio.Future | None] = [None] * len(texts)
+        for chunk, task in zip(chunks, self.tasks, strict=True):
+            for i in chunk:
+                self.task_of[i] = task
 
     async def _score(self, chunk: list[int], texts: list[str | None], rows: list[dict[str, Any]]) -> None:
         start = time.perf_counter()
         try:
-            scored = await self.reward.ascore_rows([texts[i] for i in chunk], [rows[i] for i in chunk])
+            # The reward's sync path in a scoring thread, whatever the reward: async-native rewards (judges,
+            # composites) drive their own private loop there, so no reward work ever runs on the serving loop.
+            loop = asyncio.get_running_loop()
+            picked_texts, picked_rows = [texts[i] for i in chunk], [rows[i] for i in chunk]
+            scored = await loop.run_in_executor(None, self.reward.score_rows, picked_texts, picked_rows)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # ascore_rows guards families; this guards the guard
+        except Exception as exc:  # score_rows guards families; this guards the guard
             scored = [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in chunk]
         elapsed = time.perf_counter() - start
         for i, result in zip(chunk, scored, strict=True):

@@ -1,20 +1,21 @@
 """The server's state and its one verb, *score under admission and deadline*, free of HTTP.
 
-:class:`RewardService` owns the served rewards, the admission control, the metrics and the set of scoring
-jobs still running past their deadline. The FastAPI app (and a Ray Serve replica wrapping it) is a thin
-layer of parsing and status codes over :meth:`RewardService.score`.
+:class:`RewardService` owns the served rewards, the admission control, the metrics and one micro-batcher per
+served reward (:mod:`.batching`: concurrent requests share batches; work past a deadline keeps its slot).
+The FastAPI app (and a Ray Serve replica wrapping it) is a thin layer of parsing and status
+codes over :meth:`RewardService.score`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rewardkit.adapters.serve.admission import Admission
+from rewardkit.adapters.serve.batching import MicroBatcher, wait_entry
 from rewardkit.adapters.serve.metrics import ServeMetrics
-from rewardkit.adapters.serve.scoring import BadRequest, ScoringJob, prepare
+from rewardkit.adapters.serve.scoring import BadRequest, prepare
 from rewardkit.adapters.serve.settings import ServeSettings
 from rewardkit.adapters.serve.specs import ServedReward
 from rewardkit.reward import Reward
@@ -40,7 +41,18 @@ class RewardService:
         self.metrics.queue_depth.set_function(lambda: self.admission.queued)
         self.metrics.busy_workers.set_function(lambda: self.admission.active)
         self.http_in_flight = 0
-        self._overrunning: set[asyncio.Task] = set()
+        self.batchers = {
+            name: MicroBatcher(
+                served.reward,
+                self.admission,
+                chunk_size=self.settings.chunk_size,
+                max_batch=self.settings.max_batch,
+                wait_s=self.settings.batch_wait_ms / 1000,
+                abandon_after_s=self.settings.abandon_after_s,
+                whole_requests=served.whole_batch,
+            )
+            for name, served in self.rewards.items()
+        }
 
     # -- lookup ----------------------------------------------------------------------------------
     def served(self, name: str) -> ServedReward:
@@ -72,52 +84,27 @@ class RewardService:
     ) -> tuple[list[RewardResult], list[float]]:
         """Score a request on the served reward ``name``; raises :class:`BadRequest` or ``QueueFull``."""
         arrived = time.monotonic() if arrived is None else arrived
-        served = self.served(name)
+        self.served(name)
         if len(completions) > self.settings.max_samples:
             raise BadRequest(
                 f"{len(completions)} completions in one request; the limit is {self.settings.max_samples}", status=413
             )
         texts, rows, early = prepare(completions, columns)
         deadline = min(deadline_s or self.settings.deadline_s, self.settings.deadline_s)
+        todo = [i for i, answer in enumerate(early) if answer is None]
         if not texts:
             return [], []
-        try:  # QueueFull propagates: the caller answers 429
-            await asyncio.wait_for(self.admission.acquire(), timeout=max(0.0, deadline - (time.monotonic() - arrived)))
-        except asyncio.TimeoutError:
-            reason = f"deadline: no worker free within {deadline:.3g} s"
-            results = [r or RewardResult.unscorable(reason) for r in early]
-            timings = [0.0] * len(results)
-            self.metrics.observe_samples(name, results, timings)
-            return results, timings
-        slot_taken = time.monotonic()
-        job: ScoringJob | None = None
-        try:
-            chunk = len(texts) if served.whole_batch else self.settings.chunk_size
-            job = ScoringJob(served.reward, texts, rows, early, chunk)
+        results: list[RewardResult] = [r for r in early if r is not None] if not todo else []
+        timings = [0.0] * len(texts)
+        if todo:
+            self.admission.admit()  # QueueFull propagates: the caller answers 429
+            batcher = self.batchers[name]
+            entry = batcher.submit([texts[i] for i in todo], [rows[i] for i in todo])
             left = deadline - (time.monotonic() - arrived)
-            results, timings = await job.wait(left, deadline)
-        except BaseException:  # e.g. cancelled: started work still holds its slot until it ends
-            if job is not None and not job.done:
-                self._hold_until_settled(job, slot_taken)
-            else:
-                self.admission.release()
-            raise
-        if job.done:
-            self.admission.release(time.monotonic() - slot_taken)
-        else:
-            self._hold_until_settled(job, slot_taken)
+            scored, scored_timings = await wait_entry(batcher, entry, left, deadline)
+            merged: list[RewardResult | None] = list(early)
+            for i, result, seconds in zip(todo, scored, scored_timings, strict=True):
+                merged[i], timings[i] = result, seconds
+            results = [r for r in merged if r is not None]
         self.metrics.observe_samples(name, results, timings)
         return results, timings
-
-    def _hold_until_settled(self, job: ScoringJob, slot_taken: float) -> None:
-        """Work past the deadline keeps its worker slot until it ends (or is cancelled after ``abandon_after_s``)."""
-
-        async def settle() -> None:
-            try:
-                await job.settled(self.settings.abandon_after_s)
-            finally:
-                self.admission.release(time.monotonic() - slot_taken)
-
-        task = asyncio.ensure_future(settle())
-        self._overrunning.add(task)
-        task.add_done_callback(self._overrunning.discard)

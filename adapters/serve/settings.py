@@ -21,17 +21,27 @@ DEFAULT_EOS_MARKERS = (
 class ServeSettings(BaseModel):
     """Settings of one server process (or one Ray Serve replica).
 
-    Capacity is two numbers: ``workers`` requests are scored at once and ``max_queue`` more may wait for a
+    Capacity is two numbers: ``workers`` batches are scored at once and ``max_queue`` requests may wait for a
     slot; a request beyond that is answered 429 at once, so a flood never grows memory or latency without
-    bound. Inside a request, samples are scored ``chunk_size`` at a time on ``threads`` scoring threads.
+    bound. Concurrent requests for one reward are coalesced into batches of up to ``max_batch`` samples, each
+    waiting at most ``batch_wait_ms`` for company (so one-sample-per-request clients get batched throughput);
+    inside a batch, samples are scored ``chunk_size`` at a time on ``threads`` scoring threads.
+
+    The queue default fits the trainers' bursts: OpenRLHF 0.11 posts one request per sample, all of a rollout
+    batch at once (``--rollout.batch_size`` 1024 prompts × ``n_samples_per_prompt``, 8 in a typical GRPO run),
+    and retries a refusal only five times, one second apart; verl coalesces its calls into chunked requests.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     host: str = Field("127.0.0.1", description="address to bind")
     port: int = Field(8000, ge=0, le=65535, description="port to bind (0: any free port, printed at start)")
-    workers: int = Field(4, ge=1, description="requests scored at the same time")
-    max_queue: int = Field(64, ge=0, description="requests waiting for a worker; beyond that: 429")
+    workers: int = Field(4, ge=1, description="batches scored at the same time")
+    max_queue: int = Field(8192, ge=0, description="requests waiting for a worker; beyond that: 429")
+    max_batch: int = Field(256, ge=1, description="samples per coalesced batch (a larger request is one batch)")
+    batch_wait_ms: float = Field(
+        5.0, ge=0, le=1000, description="how long a batch waits for more requests before taking a free worker"
+    )
     threads: int = Field(16, ge=1, description="threads that run synchronous reward code")
     chunk_size: int = Field(1, ge=1, description="samples per reward call (1: exact per-sample timings and deadline)")
     deadline_s: float = Field(120.0, gt=0, description="per-request deadline; later samples are None with a reason")

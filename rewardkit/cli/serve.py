@@ -22,8 +22,14 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--spec", required=True, help="YAML reward spec: one reward, a list, or {rewards: [...]}")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (0: any free port; the ready line shows it)")
-    serve.add_argument("--workers", type=int, default=4, help="requests scored at the same time")
-    serve.add_argument("--max-queue", type=int, default=64, help="requests that may wait for a worker; beyond: 429")
+    serve.add_argument("--workers", type=int, default=4, help="batches scored at the same time")
+    serve.add_argument(
+        "--max-queue", type=int, default=8192, help="requests that may wait for a worker; beyond: 429 (default 8192)"
+    )
+    serve.add_argument("--max-batch", type=int, default=256, help="samples per coalesced batch of small requests")
+    serve.add_argument(
+        "--batch-wait-ms", type=float, default=5.0, help="how long a batch waits for more requests (0: no wait)"
+    )
     serve.add_argument("--threads", type=int, default=16, help="threads running synchronous reward code")
     serve.add_argument("--chunk-size", type=int, default=1, help="samples per reward call inside a request")
     serve.add_argument("--deadline-s", type=float, default=120.0, help="per-request deadline in seconds")
@@ -59,6 +65,8 @@ def settings_from_args(args: argparse.Namespace):
         "port": args.port,
         "workers": args.workers,
         "max_queue": args.max_queue,
+        "max_batch": args.max_batch,
+        "batch_wait_ms": args.batch_wait_ms,
         "threads": args.threads,
         "chunk_size": args.chunk_size,
         "deadline_s": args.deadline_s,

@@ -323,9 +323,10 @@ def test_sigterm_drains_in_flight_requests_and_refuses_new_ones() -> None:
                 answers[number] = exc
 
         threads = [threading.Thread(target=send, args=(number,)) for number in range(3)]
-        for thread in threads:
+        # One at a time, so each is its own batch: two hold the two workers, the third waits in the queue.
+        for thread, (busy, queued) in zip(threads, [(1, 0), (2, 0), (2, 1)], strict=True):
             thread.start()
-        wait_for(lambda: health(url)["busy"] == 2 and health(url)["queued"] == 1)
+            wait_for(lambda busy=busy, queued=queued: (health(url)["busy"], health(url)["queued"]) == (busy, queued))
         running.terminate()
         wait_for(lambda: httpx.get(url + "/healthz", timeout=10).status_code == 503, timeout_s=5)
         assert health(url)["status"] == "draining"
