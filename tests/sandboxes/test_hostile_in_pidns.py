@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.pidns import IN_OWN_PID_NAMESPACE, can_unshare_pid, run_module_in_pid_namespace
 
-HOST_HARMING_MODULES = ["tests/sandboxes/test_sandbox_security.py"]
+HOST_HARMING_MODULES = ["tests/sandboxes/test_sandbox_security.py", "tests/sandboxes/test_sandbox_cross_run.py"]
 
 
 @pytest.mark.slow
