@@ -1,19 +1,20 @@
 """verl adapter: a ``compute_score`` that routes each sample to a rewardkit reward by its ``data_source``.
 
-verl's reward managers call ``compute_score(data_source=..., solution_str=..., ground_truth=...,
-extra_info=...)`` once per sample and accept a float or a dict with a ``score`` key (the other keys are
-collected into ``reward_extra_info``, one list per key, so every sample must return the same keys).
-Point verl at this module::
+verl's reward managers (0.9.1: ``naive``, ``dapo``, ``gdpo``, ``rate_limited``, ``remote``) call
+``compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=..., **reward_kwargs)`` once per
+sample (a sync function from a thread pool) and accept a float or a dict with a ``score`` key (the other keys
+become ``reward_extra_info``, one list per key, so every sample returns the same keys). verl 0.9.1 reads::
 
-    custom_reward_function:
-      path: <site-packages>/rewardkit/adapters/verl.py
-      name: compute_score
-      reward_kwargs: {mapping: /path/to/verl_rewards.yaml}     # optional; defaults below
+    reward:
+      custom_reward_function:
+        path: pkg://rewardkit.adapters.verl     # or this file's path
+        name: compute_score                     # or compute_score_batched / compute_score_remote
+        reward_kwargs: {mapping: {include_reason: true}}   # optional; a dict or a YAML path
 
 Return value: always ``{"score": float, "unscorable": bool}`` (plus ``"reason": str`` with
 ``include_reason: true``). An unscorable sample (missing gold, sandbox failure, no route) cannot be
 ``None`` in verl's reward tensor, so it scores ``unscorable_score`` (default 0.0) and is flagged
-``unscorable: True``, which verl logs per batch, so infrastructure failures stay visible.
+``unscorable: True``; the coalesced paths also log one line per batch with unscorable samples.
 
 Default routes (first match wins; case-insensitive globs on ``data_source``):
 
@@ -24,9 +25,11 @@ Default routes (first match wins; case-insensitive globs on ``data_source``):
   as column ``tests``;
 - anything else → unscorable, unless the mapping sets ``default``.
 
+``compute_score_batched`` (async) coalesces the samples one reward loop worker scores together into one batch.
 Scored by a ``rewardkit serve`` service instead of in verl's workers: ``compute_score_remote`` (async, per
-sample; concurrent calls are coalesced into chunked requests) or ``compute_score_batch_remote`` (verl's batch
-manager), with ``reward_kwargs: {remote: {urls: [http://host:8000]}}``; a route's ``reward`` is then a served name.
+sample, coalesced the same way into chunked requests) with ``reward_kwargs: {remote: {urls: [http://host:8000]}}``;
+a route's ``reward`` is then a served name. ``compute_score_batch``/``compute_score_batch_remote`` keep the list
+signature of verl's legacy ``BatchRewardManager``, which 0.9.1's trainer no longer reaches.
 """
 
 # No ``from __future__ import annotations``: verl loads this file by path under a synthetic module name that is not
@@ -43,6 +46,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rewardkit.adapters.verl_calls import Coalescer, ScorerCache, plain, report_unscorable, settings_key
 from rewardkit.compose import build_reward
 from rewardkit.reward import ConfigError, Reward
 from rewardkit.types import RewardResult
@@ -90,12 +94,21 @@ class VerlMapping(BaseModel):
 
 
 class VerlScorer:
-    """Callable with verl's ``compute_score`` signature; builds each route's reward once, on first use."""
+    """Callable with verl's ``compute_score`` signature; builds each route's reward once, on first use.
+
+    On the async path (:meth:`ascore_one`) calls made on one event loop within ``LINGER_S`` of each other are
+    coalesced into one :meth:`ascore_many` batch: verl 0.9.1's reward loop worker calls ``compute_score`` once per
+    sample, all samples of its chunk at once, and this is how they reach rewardkit as one batch.
+    """
+
+    LINGER_S = 0.01
+    MAX_BATCH = 1024
 
     def __init__(self, mapping: VerlMapping | Mapping[str, Any] | None = None) -> None:
         self.mapping = load_mapping(mapping)
         self._rewards: dict[int, Reward] = {}
         self._rewards_lock = threading.Lock()  # verl's reward worker calls from a thread pool: build each once
+        self._coalescers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> _Coalescer
 
     def group_by_route(
         self, data_sources: Sequence[Any], n: int
@@ -147,6 +160,17 @@ class VerlScorer:
         extra_infos: Sequence[Any] | None = None,
     ) -> list[dict[str, Any]]:
         """Score a batch (verl's batch reward manager shape); samples of one route are scored together."""
+        return [
+            self._verl_result(r) for r in self.score_results(data_sources, solution_strs, ground_truths, extra_infos)
+        ]
+
+    def score_results(
+        self,
+        data_sources: Sequence[Any],
+        solution_strs: Sequence[Any],
+        ground_truths: Sequence[Any],
+        extra_infos: Sequence[Any] | None = None,
+    ) -> list[RewardResult]:
         n = len(solution_strs)
         extra_infos = list(extra_infos) if extra_infos is not None else [None] * n
         results, groups = self.group_by_route(data_sources, n)
@@ -161,7 +185,40 @@ class VerlScorer:
             rows = [_row(route, data_sources[i], ground_truths[i], extra_infos[i]) for i in idx]
             for i, result in zip(idx, reward.score_rows(texts, rows), strict=True):
                 results[i] = result
-        return [self._verl_result(r) for r in results]  # type: ignore[arg-type]
+        return results  # type: ignore[return-value]
+
+    async def ascore_results(
+        self,
+        data_sources: Sequence[Any],
+        solution_strs: Sequence[Any],
+        ground_truths: Sequence[Any],
+        extra_infos: Sequence[Any] | None = None,
+    ) -> list[RewardResult]:
+        """:meth:`score_results` in a worker thread, so the event loop keeps collecting the next batch."""
+        return await asyncio.to_thread(self.score_results, data_sources, solution_strs, ground_truths, extra_infos)
+
+    async def ascore_many(self, *columns: Sequence[Any]) -> list[dict[str, Any]]:
+        """One coalesced batch: scored, reported when some samples are unscorable, in verl's result shape."""
+        try:
+            results = await self.ascore_results(*columns)
+        except Exception as exc:  # never into verl's reward worker: every sample of the batch says why
+            logger.exception("rewardkit verl: scoring a batch failed")
+            results = [RewardResult.unscorable(f"rewardkit scorer failed: {type(exc).__name__}: {exc}")] * len(
+                columns[0]
+            )
+        report_unscorable(results)
+        return [self._verl_result(r) for r in results]
+
+    async def ascore_one(self, data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any) -> dict:
+        loop = asyncio.get_running_loop()
+        coalescer = self._coalescers.get(loop)
+        if coalescer is None:
+            coalescer = self._coalescers[loop] = Coalescer(self.ascore_many, self.max_batch, self.LINGER_S)
+        return await coalescer.submit((data_source, solution_str, ground_truth, extra_info))
+
+    @property
+    def max_batch(self) -> int:
+        return self.MAX_BATCH
 
     def _verl_result(self, result: RewardResult) -> dict[str, Any]:
         unscorable = result.score is None
@@ -206,62 +263,11 @@ def load_mapping(mapping: VerlMapping | Mapping[str, Any] | str | Path | None) -
         raise ConfigError(f"invalid verl reward mapping: {exc}") from None
 
 
-def plain(value: Any) -> Any:
-    """``value`` with OmegaConf containers (verl's ``reward_kwargs``) turned into dicts and lists, recursively.
-
-    verl passes ``reward_kwargs`` as ``DictConfig``/``ListConfig``; neither is a ``dict``/``list``, and
-    ``json.dumps`` rejects them.
-    """
-    if type(value).__module__.startswith("omegaconf"):
-        from omegaconf import OmegaConf
-
-        return OmegaConf.to_container(value, resolve=True)
-    if isinstance(value, Mapping):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(item) for item in value]
-    return value
-
-
-def _key(value: Any) -> str:
-    """A cache key for a mapping or remote setting: ``""`` (defaults), a file path, or canonical JSON."""
-    value = plain(value.model_dump() if isinstance(value, VerlMapping) else value)
-    if value is None or isinstance(value, (str, Path)):
-        return str(value or "")
-    try:
-        return json.dumps(value, sort_keys=True)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"verl reward_kwargs must be plain data (dicts, lists, numbers, text): {exc}") from None
-
-
-def _unkey(key: str) -> Any:
-    return json.loads(key) if key.startswith(("{", "[")) else (key or None)
-
-
-class _ScorerCache:
-    """Scorers by their settings, each built once even when verl's first batch asks from many threads at once."""
-
-    def __init__(self, build: Any, size: int = 16) -> None:
-        self.build = build
-        self.size = size
-        self._scorers: dict[tuple[str, ...], Any] = {}
-        self._lock = threading.Lock()
-
-    def get(self, *keys: str) -> Any:
-        with self._lock:
-            scorer = self._scorers.get(keys)
-            if scorer is None:
-                if len(self._scorers) >= self.size:
-                    self._scorers.pop(next(iter(self._scorers)))
-                scorer = self._scorers[keys] = self.build(*(_unkey(k) for k in keys))
-            return scorer
-
-
-_SCORERS = _ScorerCache(VerlScorer)
+_SCORERS = ScorerCache(VerlScorer)
 
 
 def _scorer(mapping: Any) -> VerlScorer:
-    return _SCORERS.get(_key(mapping))
+    return _SCORERS.get(settings_key(mapping))
 
 
 def compute_score(
@@ -280,6 +286,22 @@ def compute_score(
     {'score': 1.0, 'unscorable': False}
     """
     return _scorer(mapping)(data_source, solution_str, ground_truth, extra_info)
+
+
+async def compute_score_batched(
+    data_source: Any = None,
+    solution_str: Any = None,
+    ground_truth: Any = None,
+    extra_info: Any = None,
+    mapping: Any = None,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """verl 0.9.1's batch path: async, per sample; the samples a reward loop worker scores together are coalesced
+    into one batch (one sandbox batch, one worker-pool map) and each batch with unscorable samples is reported.
+
+    Same result as :func:`compute_score`; ``reward.custom_reward_function.name: compute_score_batched``.
+    """
+    return await _scorer(mapping).ascore_one(data_source, solution_str, ground_truth, extra_info)
 
 
 def compute_score_batch(
@@ -305,26 +327,27 @@ class RemoteVerlScorer(VerlScorer):
     few chunked requests instead of a flood the server would answer with 429.
     """
 
-    LINGER_S = 0.01
-
     def __init__(self, remote: Mapping[str, Any], mapping: VerlMapping | Mapping[str, Any] | None = None) -> None:
         super().__init__(mapping)
         self.remote = dict(remote)
-        self._coalescers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> _Coalescer
+
+    @property
+    def max_batch(self) -> int:
+        return int(self.remote.get("chunk_size", 64)) * int(self.remote.get("max_in_flight", 8))
 
     def build(self, route: VerlRoute) -> Reward:
         from rewardkit.adapters.remote import RemoteReward
 
         return RemoteReward({**self.remote, **route.config, "reward": route.reward})
 
-    async def ascore_many(
+    async def ascore_results(
         self,
         data_sources: Sequence[Any],
         solution_strs: Sequence[Any],
         ground_truths: Sequence[Any],
         extra_infos: Sequence[Any] | None = None,
-    ) -> list[dict[str, Any]]:
-        """:meth:`score_many` on the async path: every route's samples in flight together."""
+    ) -> list[RewardResult]:
+        """:meth:`score_results` on the async path: every route's samples in flight together."""
         n = len(solution_strs)
         extra_infos = list(extra_infos) if extra_infos is not None else [None] * n
         results, groups = self.group_by_route(data_sources, n)
@@ -342,70 +365,17 @@ class RemoteVerlScorer(VerlScorer):
                 results[i] = result
 
         await asyncio.gather(*(score_route(index, route, idx) for index, (route, idx) in groups.items()))
-        return [self._verl_result(r) for r in results]  # type: ignore[arg-type]
-
-    async def ascore_one(self, data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any) -> dict:
-        loop = asyncio.get_running_loop()
-        coalescer = self._coalescers.get(loop)
-        if coalescer is None:
-            size = int(self.remote.get("chunk_size", 64)) * int(self.remote.get("max_in_flight", 8))
-            coalescer = self._coalescers[loop] = _Coalescer(self.ascore_many, size, self.LINGER_S)
-        return await coalescer.submit((data_source, solution_str, ground_truth, extra_info))
+        return results  # type: ignore[return-value]
 
 
-class _Coalescer:
-    """Collects per-sample calls on one event loop and scores them as one batch."""
-
-    def __init__(self, score_many: Any, max_batch: int, linger_s: float) -> None:
-        self.score_many = score_many
-        self.max_batch = max(1, max_batch)
-        self.linger_s = linger_s
-        self.pending: list[tuple[tuple[Any, Any, Any, Any], asyncio.Future]] = []
-        self.timer: asyncio.TimerHandle | None = None
-        self.running: set[asyncio.Task] = set()
-
-    async def submit(self, sample: tuple[Any, Any, Any, Any]) -> dict[str, Any]:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future = loop.create_future()
-        self.pending.append((sample, future))
-        if len(self.pending) >= self.max_batch:
-            self.flush()
-        elif self.timer is None:
-            self.timer = loop.call_later(self.linger_s, self.flush)
-        return await future
-
-    def flush(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        batch, self.pending = self.pending, []
-        if batch:
-            task = asyncio.ensure_future(self._score(batch))
-            self.running.add(task)
-            task.add_done_callback(self.running.discard)
-
-    async def _score(self, batch: list[tuple[tuple[Any, Any, Any, Any], asyncio.Future]]) -> None:
-        columns = list(zip(*(sample for sample, _ in batch), strict=True))
-        try:
-            results = await self.score_many(*columns)
-        except Exception as exc:  # never leave a caller waiting
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        for (_, future), result in zip(batch, results, strict=True):
-            if not future.done():
-                future.set_result(result)
-
-
-_REMOTE_SCORERS = _ScorerCache(lambda remote, mapping: RemoteVerlScorer(remote, mapping))
+_REMOTE_SCORERS = ScorerCache(lambda remote, mapping: RemoteVerlScorer(remote, mapping))
 
 
 def _remote_scorer(remote: Any, mapping: Any) -> RemoteVerlScorer:
     remote = plain(remote)
     if not isinstance(remote, Mapping) or not remote.get("urls"):
         raise ConfigError("compute_score_remote needs reward_kwargs.remote with 'urls' (rewardkit serve base URLs)")
-    return _REMOTE_SCORERS.get(_key(remote), _key(mapping))
+    return _REMOTE_SCORERS.get(settings_key(remote), settings_key(mapping))
 
 
 async def compute_score_remote(
