@@ -239,6 +239,46 @@ SANDBOX_ATTACKS: tuple[HostileCase, ...] = (
         must_not_print=("unshare user 0", "mount 0"),
         note="no new namespaces, no mounts: seccomp and the empty capability set refuse them",
     ),
+    HostileCase(
+        id="netlink_and_raw_sockets",
+        code=(
+            "import socket\n"
+            "tries = ((16, socket.SOCK_RAW, 0), (16, socket.SOCK_DGRAM, 9), (17, 3, 0), (2, socket.SOCK_RAW, 1))\n"
+            "for family, kind, proto in tries:\n"
+            "    try:\n"
+            "        socket.socket(family, kind, proto).close()\n"
+            "        print('SOCKET OPEN', family, kind)\n"
+            "    except OSError as exc:\n"
+            "        print('refused', family, exc.errno)\n"
+        ),
+        statuses=ANY_FAILURE,
+        must_not_print=("SOCKET OPEN 16", "SOCKET OPEN 17", "SOCKET OPEN 2 3"),
+        note="AF_NETLINK (routing, audit), AF_PACKET and raw sockets reach kernel code without any network: "
+        "seccomp refuses every socket family but AF_UNIX",
+    ),
+    HostileCase(
+        id="kernel_attack_surface_syscalls",
+        code=(
+            "import ctypes, errno, platform\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "params = ctypes.create_string_buffer(120)\n"
+            "calls = {'io_uring_setup': (425, 8, params), 'bpf': (321, 0, None, 0), 'userfaultfd': (323, 1),\n"
+            "         'perf_event_open': (298, None, 0, -1, -1, 0), 'keyctl': (250, 0, 0), 'add_key': (248, None),\n"
+            "         'pidfd_getfd': (438, 0, 0, 0), 'process_vm_readv': (310, 1, None, 0, None, 0, 0),\n"
+            "         'kcmp': (312, 1, 1, 0, 0, 0), 'open_by_handle_at': (304, 0, None, 0), 'fsopen': (430, None, 0)}\n"
+            "if platform.machine() != 'x86_64':\n"
+            "    raise SystemExit('syscall numbers are for x86_64')\n"
+            "for name, (number, *args) in calls.items():\n"
+            "    result = libc.syscall(number, *args)\n"
+            "    code = ctypes.get_errno()\n"
+            "    refused = result < 0 and code in (errno.EPERM, errno.EACCES, errno.ENOSYS)\n"
+            "    print(name, 'refused' if refused else f'REACHED THE KERNEL ({result}, {errno.errorcode.get(code)})')\n"
+        ),
+        statuses=("ok",),
+        must_not_print=("REACHED THE KERNEL",),
+        note="io_uring, BPF, userfaultfd, perf events, keyrings and handle/pidfd/process_vm tricks are refused "
+        "before the kernel parses their arguments (EPERM from seccomp, not EFAULT or EINVAL from the syscall)",
+    ),
 )
 
 #: The problem the reward-hack completions target: expected outputs the hacks must not be able to reach.
