@@ -41,11 +41,18 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from rewardkit.judges.base import JudgeError
     from rewardkit.judges.clients.embedded import EmbeddedServer
 
     # SIGTERM (a supervisor, `timeout`) must stop the llama.cpp child too, like Ctrl-C does.
     signal.signal(signal.SIGTERM, _interrupt)
-    with EmbeddedServer(args.model_path, port=args.port) as server:
+    server = EmbeddedServer(args.model_path, port=args.port)
+    try:
+        server.start()
+    except JudgeError as exc:  # not installed, or a build that crashes on its self-test: the reason and the fix
+        print(f"rewardkit judge serve: {exc}", file=sys.stderr)
+        return 1
+    with server:
         print(f"serving {server.model} at {server.base_url} (Ctrl-C to stop)", flush=True)
         print(f"  rewardkit judge pair --judge-base-url {server.base_url} --prompt ... --a ... --b ...", flush=True)
         try:
@@ -54,7 +61,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             pass
         if not server.running:
-            print(f"the server exited: {server.log_tail()}", flush=True)
+            crash = server.crash("while serving")
+            print(crash or f"the server exited: {server.log_tail()}", file=sys.stderr, flush=True)
             return 1
     return 0
 

@@ -12,8 +12,10 @@ import importlib
 import json
 import logging
 import sys
-from pathlib import Path
 from typing import Any
+
+from rewardkit.cli.config_files import read_yaml_file
+from rewardkit.cli.extras import check_command_needs, tag_commands
 
 #: Modules that contribute sub-commands (``add_commands(subparsers)``), in help order.
 COMMAND_MODULES = (
@@ -38,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        check_command_needs(args)  # before any work: a missing extra is one line, not a traceback minutes later
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -55,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).add_commands(sub)
+    tag_commands(parser)
     return parser
 
 
@@ -63,10 +67,7 @@ def load_config_arg(value: str | None) -> dict[str, Any]:
     if not value:
         return {}
     if value.startswith("@"):
-        import yaml
-
-        text = Path(value[1:]).read_text()
-        data = yaml.safe_load(text)
+        data = read_yaml_file(value[1:])
     else:
         try:
             data = json.loads(value)

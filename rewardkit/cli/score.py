@@ -31,7 +31,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         help="score across a Ray cluster (needs rewardkit[ray]); same output and resume as a local run",
     )
     score.add_argument("--ray-actors", type=int, default=None, help="actors with --ray (default: one per cluster CPU)")
-    score.set_defaults(func=cmd_score)
+    score.set_defaults(func=cmd_score, needs=lambda args: ("ray",) if args.ray else ())
 
 
 def cmd_score(args: argparse.Namespace) -> int:

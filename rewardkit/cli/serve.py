@@ -15,7 +15,7 @@ from rewardkit.cli.main import load_config_arg
 def add_commands(sub: argparse._SubParsersAction) -> None:
     serve = sub.add_parser("serve", help="serve rewards over HTTP (for remote trainers: TRL, verl, OpenRLHF)")
     add_serve_arguments(serve)
-    serve.set_defaults(func=cmd_serve)
+    serve.set_defaults(func=cmd_serve, needs=lambda args: ("serve", "ray") if args.ray else ("serve",))
 
 
 def add_serve_arguments(serve: argparse.ArgumentParser) -> None:

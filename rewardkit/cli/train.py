@@ -86,12 +86,10 @@ def run_config_class(algorithm: str) -> type[BaseModel]:
 
 def load_run_config(algorithm: str, path: str | Path, overrides: dict[str, Any] | None = None) -> Any:
     """Read and validate a ``train`` config file; errors name the offending field."""
-    import yaml
+    from rewardkit.cli.config_files import read_yaml_file
 
     path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no such config file: {path}")
-    data = yaml.safe_load(path.read_text()) or {}
+    data = read_yaml_file(path) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a train config is a mapping")
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -238,4 +236,4 @@ def add_commands(subparsers: Any) -> None:
         restart.add_argument(
             "--overwrite", action="store_true", help="start fresh, deleting the checkpoints in output_dir"
         )
-        p.set_defaults(func=cmd_train, algorithm=name)
+        p.set_defaults(func=cmd_train, algorithm=name, needs=("judge-local",))  # transformers and torch
