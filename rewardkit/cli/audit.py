@@ -8,6 +8,7 @@ rewardkit audit run --reward-model http://127.0.0.1:8000/classify --set pairs.js
 rewardkit audit make-set --set code --n 200 --seed 1 --out code_pairs.jsonl
 rewardkit audit report runs/smollm
 rewardkit audit leakage --set runs/smollm/set.jsonl --against dpo_pairs.parquet
+rewardkit audit reward --spec rewards.yaml --data rows.jsonl --out runs/hack --attacks all --max-fp 0.0
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def add_commands(subparsers: Any) -> None:
 
     run = actions.add_parser("run", help="judge a held-out set and write metrics and the report (resumable)")
     _add_run_arguments(run)
-    run.set_defaults(func=cmd_run, needs=_run_needs)
+    run.set_defaults(func=cmd_run)
 
     make = actions.add_parser("make-set", help="write a generated audit set (verified gold) to JSONL")
     _add_set_arguments(make)
@@ -53,13 +54,20 @@ def add_commands(subparsers: Any) -> None:
     report = actions.add_parser("report", help="recompute metrics and re-render the report of a run directory")
     report.add_argument("run_dir", help="an audit --out directory")
     _add_metric_arguments(report)
-    report.set_defaults(func=cmd_report, needs=("audit",))
+    report.set_defaults(func=cmd_report)
 
     leak = actions.add_parser("leakage", help="warn when an audit set's prompts appear in RLAIF/DPO data")
     leak.add_argument("--set", dest="set_spec", required=True, help="audit set: .jsonl file or run directory")
     leak.add_argument("--against", required=True, nargs="+", help="DPO data files (jsonl/json/parquet/csv)")
     leak.add_argument("--prompt-column", default="prompt")
     leak.set_defaults(func=cmd_leakage)
+
+    hack = actions.add_parser(
+        "reward",
+        help="attack a reward spec with adversarial completions on your rows before training (exit 1 if hackable)",
+    )
+    _add_reward_audit_arguments(hack)
+    hack.set_defaults(func=cmd_reward, needs=("audit",))
 
 
 def _add_set_arguments(parser: argparse.ArgumentParser) -> None:
@@ -138,17 +146,6 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--against", nargs="*", default=(), help="DPO data files to check the set for leakage")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_metric_arguments(parser)
-
-
-def _run_needs(args: argparse.Namespace) -> tuple[str, ...]:
-    """``audit`` for the report's plots; a local reward model needs ``judge-local``; the default judge its backend."""
-    from rewardkit.cli.extras import check_client_needs
-
-    if args.reward_model:
-        return ("audit",) if args.reward_model.startswith(("http://", "https://")) else ("audit", "judge-local")
-    if args.judge is None:  # --judge given is checked with every command's clients; the default is checked here
-        check_client_needs("embedded", "judge", "rewardkit audit run")
-    return ("audit",)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -306,3 +303,45 @@ def cmd_leakage(args: argparse.Namespace) -> int:
     if not leaks:
         print(f"no audit prompt found in {', '.join(args.against)}")
     return 1 if leaks else 0
+
+
+def _add_reward_audit_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--spec", required=True, help="the reward spec YAML/JSON a trainer would read")
+    parser.add_argument("--data", required=True, help="rows with prompts and gold columns (jsonl, json, csv, parquet)")
+    parser.add_argument("--out", required=True, help="run directory (resumable: rerun to continue)")
+    parser.add_argument(
+        "--attacks", default="all", help="all (every attack the spec's kinds allow) | comma list of names or families"
+    )
+    parser.add_argument("--max-fp", type=float, default=0.0, help="exit 1 when an attack's rate is above this")
+    parser.add_argument("--threshold", type=float, default=1.0, help="a completion scoring >= this counts as correct")
+    parser.add_argument(
+        "--min-control", type=float, default=1.0, help="exit 1 when the honest controls pass less often than this"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the attacks' random choices")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def cmd_reward(args: argparse.Namespace) -> int:
+    from rewardkit.hackaudit.report import findings
+    from rewardkit.hackaudit.runner import run_reward_audit
+
+    outcome = run_reward_audit(
+        args.spec,
+        args.data,
+        args.out,
+        attacks=args.attacks,
+        max_fp=args.max_fp,
+        threshold=args.threshold,
+        min_control=args.min_control,
+        seed=args.seed,
+        progress=not args.no_progress,
+    )
+    m = outcome.metrics
+    print(f"completions: {outcome.scored_now} scored, {outcome.reused} reused; kinds: {', '.join(m['run']['kinds'])}")
+    for line in findings(m):
+        print(line)
+    if not outcome.flagged and not outcome.controls_failing:
+        print(f"no attack above {args.max_fp:g}; honest controls pass")
+    paths = outcome.paths
+    print(f"report: {paths['html']}  metrics: {paths['metrics']}  examples: {paths['examples']}")
+    return 1 if outcome.flagged or outcome.controls_failing else 0
