@@ -43,7 +43,7 @@ def add_commands(subparsers: Any) -> None:
 
     run = actions.add_parser("run", help="judge a held-out set and write metrics and the report (resumable)")
     _add_run_arguments(run)
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=cmd_run, needs=_run_needs)
 
     make = actions.add_parser("make-set", help="write a generated audit set (verified gold) to JSONL")
     _add_set_arguments(make)
@@ -54,7 +54,7 @@ def add_commands(subparsers: Any) -> None:
     report = actions.add_parser("report", help="recompute metrics and re-render the report of a run directory")
     report.add_argument("run_dir", help="an audit --out directory")
     _add_metric_arguments(report)
-    report.set_defaults(func=cmd_report)
+    report.set_defaults(func=cmd_report, needs=("audit",))
 
     leak = actions.add_parser("leakage", help="warn when an audit set's prompts appear in RLAIF/DPO data")
     leak.add_argument("--set", dest="set_spec", required=True, help="audit set: .jsonl file or run directory")
@@ -146,6 +146,17 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--against", nargs="*", default=(), help="DPO data files to check the set for leakage")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     _add_metric_arguments(parser)
+
+
+def _run_needs(args: argparse.Namespace) -> tuple[str, ...]:
+    """``audit`` for the report's plots; a local reward model needs ``judge-local``; the default judge its backend."""
+    from rewardkit.cli.extras import check_client_needs
+
+    if args.reward_model:
+        return ("audit",) if args.reward_model.startswith(("http://", "https://")) else ("audit", "judge-local")
+    if args.judge is None:  # --judge given is checked with every command's clients; the default is checked here
+        check_client_needs("embedded", "judge", "rewardkit audit run")
+    return ("audit",)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
