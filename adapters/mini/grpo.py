@@ -2,7 +2,8 @@
 
 One round: take ``batch_size`` prompts, sample ``num_generations`` completions each, score them with the
 reward terms (``r = sum_k w_k r_k`` over the terms that scored; all-unscorable samples get advantage 0),
-normalise within each prompt's group, then run ``num_iterations`` clipped policy-gradient steps on the batch::
+normalise within each prompt's group (or, with ``advantage: rloo``, subtract the mean of the group's other
+samples: ``A_i = r_i - mean_{j != i} r_j``), then run ``num_iterations`` clipped policy-gradient steps on the batch::
 
     A_i      = (r_i - mean_group(r)) / (std_group(r) + 1e-4)        # scale_rewards="group" ("none": no division)
     rho_it   = exp(log pi(y_it) - log pi_old(y_it))
@@ -16,7 +17,6 @@ paper), ``token_mean`` (over all tokens of the batch: DAPO), ``dr_grpo`` (sum / 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,13 +24,22 @@ from typing import Any, Literal
 import torch
 from pydantic import Field, field_validator
 
-from rewardkit.adapters.mini.batching import BatchFeed, Encoded, render_prompt
+from rewardkit.adapters.mini.batching import BatchFeed, Encoded
 from rewardkit.adapters.mini.checkpoints import Checkpointer
 from rewardkit.adapters.mini.config import MiniConfig, prepare_run
-from rewardkit.adapters.mini.logprobs import token_logps
 from rewardkit.adapters.mini.loop import make_optimizer, optimizer_step
 from rewardkit.adapters.mini.metrics_log import MetricsLog
 from rewardkit.adapters.mini.models import frozen_copy, load_model_and_tokenizer, save_model
+from rewardkit.adapters.mini.rollout import (  # noqa: F401  (combine_rewards, sample_tokens: part of this API)
+    RewardTerms,
+    SamplingOptions,
+    combine_rewards,
+    completion_logps,
+    generate_rollout,
+    reward_metrics,
+    sample_tokens,
+    score_rollout,
+)
 from rewardkit.adapters.spec import RewardSpec, load_spec
 from rewardkit.reward import Reward
 
@@ -38,13 +47,6 @@ Aggregation = Literal["sequence_mean", "token_mean", "dr_grpo"]
 
 
 # -- pure pieces (unit-tested against hand-computed values and TRL) -----------------------------------
-def combine_rewards(per_term: torch.Tensor, weights: Sequence[float]) -> torch.Tensor:
-    """``sum_k w_k r_k`` ignoring NaN (unscorable) terms; NaN where every term is NaN. ``per_term`` is (N, K)."""
-    w = torch.as_tensor(list(weights), dtype=per_term.dtype, device=per_term.device)
-    total = (per_term * w).nansum(dim=1)
-    return torch.where(torch.isnan(per_term).all(dim=1), torch.full_like(total, math.nan), total)
-
-
 def group_advantages(
     rewards: torch.Tensor, num_generations: int, scale: Literal["group", "batch", "none"] = "group", eps: float = 1e-4
 ) -> torch.Tensor:
@@ -62,6 +64,22 @@ def group_advantages(
         advantages = advantages / (_nanstd(rewards.view(1, -1), dim=1, keepdim=True) + eps)
     advantages = advantages.reshape(-1)
     return torch.nan_to_num(advantages, nan=0.0)
+
+
+def rloo_advantages(rewards: torch.Tensor, num_generations: int) -> torch.Tensor:
+    """Leave-one-out advantages (RLOO): ``A_i = r_i - mean_{j != i} r_j`` within each group; NaN rewards get 0.
+
+    The baseline of a sample is the mean of the *other* scored samples of its group, so it is unbiased (it does not
+    depend on the sample's own reward), and there is no division by the group's std (RLOO, Ahmadian et al. 2024).
+    A sample whose group has no other scored sample gets advantage 0.
+    """
+    groups = rewards.view(-1, num_generations)
+    scored = ~torch.isnan(groups)
+    values = torch.nan_to_num(groups, nan=0.0)
+    others = scored.sum(dim=1, keepdim=True) - scored.long()
+    baseline = (values.sum(dim=1, keepdim=True) - values) / others.clamp(min=1)
+    advantages = torch.where(scored & (others > 0), groups - baseline, torch.zeros_like(groups))
+    return advantages.reshape(-1)
 
 
 def _nanstd(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
@@ -115,75 +133,6 @@ def grpo_loss(
     return loss, stats
 
 
-def completion_logps(model: torch.nn.Module, batch: Encoded, completion_width: int) -> torch.Tensor:
-    """Per-token log-probs of the last ``completion_width`` tokens ``(B, C)``; only their logits are computed.
-
-    Positions come from the attention mask, so left-padded prompts see the positions generation saw.
-    """
-    positions = (batch.attention_mask.cumsum(-1) - 1).clamp(min=0)
-    logits = model(
-        input_ids=batch.input_ids,
-        attention_mask=batch.attention_mask,
-        position_ids=positions,
-        use_cache=False,
-        logits_to_keep=completion_width + 1,
-    ).logits[:, :-1]
-    return token_logps(logits, batch.input_ids[:, -completion_width:])
-
-
-@torch.no_grad()
-def sample_tokens(
-    model: torch.nn.Module,
-    prompt_ids: torch.Tensor,
-    prompt_mask: torch.Tensor,
-    *,
-    max_new_tokens: int,
-    eos_token_id: int,
-    pad_token_id: int,
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-) -> torch.Tensor:
-    """Sample continuations of left-padded prompts with a KV cache; ``(B, <= max_new_tokens)`` token ids.
-
-    A plain loop (forward the new token, sample from ``softmax(logits / temperature)``, optionally nucleus-
-    filtered) instead of ``generate``: the mini trainer needs nothing else, and skipping ``generate``'s
-    per-call and per-token machinery is most of a small model's generation time. After EOS a row emits pad.
-    """
-    positions = (prompt_mask.cumsum(-1) - 1).clamp(min=0)
-    out = model(
-        input_ids=prompt_ids, attention_mask=prompt_mask, position_ids=positions, use_cache=True, logits_to_keep=1
-    )
-    mask, last = prompt_mask, positions[:, -1:]
-    done = torch.zeros(prompt_ids.size(0), dtype=torch.bool, device=prompt_ids.device)
-    tokens = []
-    for _ in range(max_new_tokens):
-        logits = out.logits[:, -1].float() / temperature
-        probs = torch.softmax(logits, dim=-1)
-        if top_p < 1.0:
-            sorted_probs, order = probs.sort(dim=-1, descending=True)
-            outside = sorted_probs.cumsum(-1) - sorted_probs > top_p
-            probs = probs.scatter(-1, order, sorted_probs.masked_fill(outside, 0.0))
-        token = torch.multinomial(probs, 1).squeeze(1)
-        token = torch.where(done, torch.full_like(token, pad_token_id), token)
-        tokens.append(token)
-        done = done | (token == eos_token_id)
-        if bool(done.all()):
-            break
-        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
-        last = last + 1
-        out = model(
-            input_ids=token.unsqueeze(1), attention_mask=mask, position_ids=last, use_cache=True, **_cache_kwargs(out)
-        )
-    return torch.stack(tokens, dim=1)
-
-
-def _cache_kwargs(output: Any) -> dict[str, Any]:
-    # transformers 5.x names the KV cache `cache`; 4.x names it `past_key_values`.
-    if getattr(output, "cache", None) is not None:
-        return {"cache": output.cache}
-    return {"past_key_values": output.past_key_values}
-
-
 # -- config --------------------------------------------------------------------------------------------
 class MiniGRPOConfig(MiniConfig):
     """Mini GRPO options (plus everything in :class:`MiniConfig`; ``batch_size`` counts prompts)."""
@@ -197,6 +146,9 @@ class MiniGRPOConfig(MiniConfig):
     beta: float = Field(0.0, ge=0, description="KL coefficient to the frozen reference (0: no reference model)")
     epsilon: float = Field(0.2, gt=0, description="lower clip range")
     epsilon_high: float | None = Field(None, gt=0, description="upper clip range (DAPO clip-higher); default epsilon")
+    advantage: Literal["grpo", "rloo"] = Field(
+        "grpo", description="grpo: group mean baseline (scaled per scale_rewards); rloo: leave-one-out mean, no scaling"
+    )
     scale_rewards: Literal["group", "batch", "none"] = Field("group", description="divide advantages by the std")
     loss_aggregation: Aggregation = "sequence_mean"
     num_iterations: int = Field(1, ge=1, description="optimizer steps per generation round (mu)")
@@ -209,31 +161,6 @@ class MiniGRPOConfig(MiniConfig):
 
 
 # -- the trainer ---------------------------------------------------------------------------------------
-class RewardTerms:
-    """Reward callables with weights; scoring returns an ``(N, K)`` tensor (NaN = unscorable)."""
-
-    def __init__(self, rewards: Reward | RewardSpec | Sequence[Reward | tuple[Reward, float]]) -> None:
-        if isinstance(rewards, RewardSpec):
-            self.rewards, self.weights = rewards.reward_funcs(), rewards.reward_weights()
-        elif isinstance(rewards, Reward):
-            self.rewards, self.weights = [rewards], [1.0]
-        else:
-            pairs = [(r, 1.0) if isinstance(r, Reward) else (r[0], float(r[1])) for r in rewards]
-            self.rewards, self.weights = [p[0] for p in pairs], [p[1] for p in pairs]
-        if not self.rewards:
-            raise ValueError("GRPO needs at least one reward")
-
-    @property
-    def names(self) -> list[str]:
-        return [getattr(r, "__name__", type(r).__name__) for r in self.rewards]
-
-    def score(self, completions: list[Any], columns: dict[str, list[Any]]) -> torch.Tensor:
-        table = [
-            [math.nan if s.score is None else s.score for s in r.details(completions, **columns)] for r in self.rewards
-        ]
-        return torch.tensor(table, dtype=torch.float32).T
-
-
 class MiniGRPOTrainer:
     """GRPO on a causal LM; ``train()`` returns the per-step metrics (also written to ``log_file``)."""
 
@@ -261,53 +188,17 @@ class MiniGRPOTrainer:
         self.optimizer = make_optimizer(model, self.config)
 
     # one generation round -------------------------------------------------------------------------
-    @torch.no_grad()
     def generate(self, batch_rows: list[Mapping[str, Any]]) -> tuple[Encoded, torch.Tensor, list[str]]:
         """Sample the group for each prompt; returns the sequences, the completion mask and the texts."""
-        cfg, tok = self.config, self.tokenizer
-        texts = [render_prompt(tok, r["prompt"]) for r in batch_rows]
-        ids = [tok(t, add_special_tokens=False)["input_ids"][-cfg.max_prompt_length :] for t in texts]
-        width = max(len(x) for x in ids)
-        prompt_ids = torch.full((len(ids), width), tok.pad_token_id, dtype=torch.long)
-        prompt_mask = torch.zeros_like(prompt_ids)
-        for i, x in enumerate(ids):  # left padding for generation
-            prompt_ids[i, width - len(x) :] = torch.tensor(x)
-            prompt_mask[i, width - len(x) :] = 1
-        prompt_ids = prompt_ids.repeat_interleave(cfg.num_generations, 0).to(self.device)
-        prompt_mask = prompt_mask.repeat_interleave(cfg.num_generations, 0).to(self.device)
-        self.model.eval()
-        completion_ids = sample_tokens(
-            self.model,
-            prompt_ids,
-            prompt_mask,
-            max_new_tokens=cfg.max_completion_length,
-            eos_token_id=tok.eos_token_id,
-            pad_token_id=tok.pad_token_id,
-            temperature=cfg.temperature,
-            top_p=cfg.top_p,
+        cfg = self.config
+        options = SamplingOptions(
+            cfg.num_generations, cfg.max_prompt_length, cfg.max_completion_length, cfg.temperature, cfg.top_p
         )
-        self.model.train()
-        is_eos = completion_ids == tok.eos_token_id
-        first_eos = torch.where(is_eos.any(1), is_eos.int().argmax(1), completion_ids.size(1))
-        positions = torch.arange(completion_ids.size(1), device=completion_ids.device).unsqueeze(0)
-        completion_mask = (positions <= first_eos.unsqueeze(1)).long()
-        completion_ids = completion_ids.masked_fill(completion_mask == 0, tok.pad_token_id)
-        completions = tok.batch_decode(completion_ids, skip_special_tokens=True)
-        batch = Encoded(
-            input_ids=torch.cat([prompt_ids, completion_ids], 1),
-            attention_mask=torch.cat([prompt_mask, completion_mask], 1),
-            completion_mask=torch.cat([torch.zeros_like(prompt_mask), completion_mask], 1),
-        )
-        return batch, completion_mask, completions
+        return generate_rollout(self.model, self.tokenizer, batch_rows, options, self.device)
 
     def score(self, batch_rows: list[Mapping[str, Any]], completions: list[str]) -> torch.Tensor:
         """``(N, K)`` reward table for the completions (rows repeated per generation, TRL-style columns)."""
-        g = self.config.num_generations
-        repeated = [r for r in batch_rows for _ in range(g)]
-        conversational = not isinstance(repeated[0]["prompt"], str)
-        shaped = [[{"role": "assistant", "content": c}] for c in completions] if conversational else completions
-        columns = {("prompts" if k == "prompt" else k): [r.get(k) for r in repeated] for k in repeated[0]}
-        return self.terms.score(shaped, columns)
+        return score_rollout(self.terms, batch_rows, completions, self.config.num_generations)
 
     def new_round(self, batch_rows: list[Mapping[str, Any]]) -> Round:
         """Generate, score and baseline one batch of prompts: everything its ``num_iterations`` steps reuse."""
@@ -315,13 +206,16 @@ class MiniGRPOTrainer:
         batch, mask, completions = self.generate(batch_rows)
         per_term = self.score(batch_rows, completions)
         rewards = combine_rewards(per_term, self.terms.weights)
-        advantages = group_advantages(rewards, cfg.num_generations, cfg.scale_rewards).to(self.device)
+        if cfg.advantage == "rloo":
+            advantages = rloo_advantages(rewards, cfg.num_generations).to(self.device)
+        else:
+            advantages = group_advantages(rewards, cfg.num_generations, cfg.scale_rewards).to(self.device)
         mask = mask.to(torch.float32)
         width = mask.size(1)
         with torch.no_grad():
             old = completion_logps(self.model, batch, width) if cfg.num_iterations > 1 else None
             ref = completion_logps(self.reference, batch, width) if self.reference is not None else None
-        metrics = _reward_metrics(rewards, per_term, self.terms.names, mask)
+        metrics = reward_metrics(rewards, per_term, self.terms.names, mask)
         return Round(batch, mask, advantages, old, ref, metrics)
 
     def train(self) -> list[dict[str, float]]:
@@ -410,23 +304,6 @@ class Round:
             dict(state["metrics"]),
             int(state["iterations"]),
         )
-
-
-def _reward_metrics(
-    rewards: torch.Tensor, per_term: torch.Tensor, names: list[str], mask: torch.Tensor
-) -> dict[str, float]:
-    scored = ~torch.isnan(rewards)
-    metrics = {
-        "reward": float(rewards[scored].mean()) if scored.any() else math.nan,
-        "reward_std": float(rewards[scored].std()) if scored.sum() > 1 else 0.0,
-        "unscorable": float((~scored).float().mean()),
-        "completion_length": float(mask.sum(-1).mean()),
-    }
-    for k, name in enumerate(names):
-        column = per_term[:, k]
-        ok = ~torch.isnan(column)
-        metrics[f"rewards/{name}"] = float(column[ok].mean()) if ok.any() else math.nan
-    return metrics
 
 
 def train_grpo(
