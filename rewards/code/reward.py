@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass, field
+from collections import OrderedDict
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -45,6 +45,8 @@ from pydantic import Field, model_validator
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
 from rewardkit.rewards.code import datasets, harness
+from rewardkit.rewards.code.checking import ProgramState, TrustedChecks
+from rewardkit.rewards.code.checking import Sample as _Sample
 from rewardkit.rewards.code.extract import extract_code
 from rewardkit.rewards.code.test_formats import BadTestsFormat, TestSuite, normalize_language, parse_tests
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
@@ -97,30 +99,10 @@ class CodeTestsConfig(RewardConfig):
 #: compiled programs kept per reward instance (by source hash), oldest dropped first
 COMPILE_CACHE_SIZE = 256
 COMPILE_CACHE_BYTES = 64 << 20
-DIVERGED = (
-    "the test computed different inputs in the trusted replay than next to the solution (a test that depends on"
-    " time, the environment or unseeded state; the solution can also cause it by mutating its arguments)"
-)
-
-
-@dataclass
-class _Sample:
-    """One completion in flight: its suite, program and per-test outcomes (True/False/None=infra)."""
-
-    suite: TestSuite
-    code: str
-    program: str | bytes = ""
-    outcomes: list[bool | None] = field(default_factory=list)
-    notes: dict[int, str] = field(default_factory=dict)
-    final: RewardResult | None = None
-    plans: list[harness.AssertPlan | harness.ProgramPlan] = field(default_factory=list)
-    pending_checks: list[tuple[int, harness.AssertPlan | harness.ProgramPlan, Any]] = field(default_factory=list)
-    untrusted: str | None = None
-    shape: str = ""
 
 
 @register_reward("code_tests")
-class CodeTests(Reward[CodeTestsConfig]):
+class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
     """Fraction (or all) of a sample's tests passed by the completion's code, run in a sandbox.
 
     Config: see :class:`CodeTestsConfig` (``backend="local"`` by default; ``"docker"``/``"remote"`` with
@@ -137,11 +119,13 @@ class CodeTests(Reward[CodeTestsConfig]):
         self._backend = None
         self._backend_lock = threading.Lock()
         self._compiled: dict[str, RunResult] = {}
+        self._first_rounds: OrderedDict = OrderedDict()
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_backend"] = None
         state["_compiled"] = {}
+        state["_first_rounds"] = OrderedDict()
         del state["_backend_lock"]
         return state
 
@@ -164,6 +148,7 @@ class CodeTests(Reward[CodeTestsConfig]):
             self._run_tests(live)
             self._run_checkers(live)
             self._run_checks(live)
+            self._run_undecidable(live)
         results = [s if isinstance(s, RewardResult) else self._verdict(s) for s in samples]
         warning = getattr(self._backend, "isolation_warning", None) if self._backend is not None else None
         if warning:
@@ -299,8 +284,12 @@ class CodeTests(Reward[CodeTestsConfig]):
             elif suite.kind == "calls":
                 request = harness.python_call_request(sample.code, suite.fn_name, test, nonce, limits)
             elif isinstance(plan := sample.plans[index], harness.ProgramPlan):
-                whole = plan.untrusted is not None
-                request = harness.python_program_request(sample.code, plan, nonce, limits, whole)
+                if plan.untrusted is not None:
+                    request = harness.python_whole_request(sample.code, plan, nonce, limits)
+                else:  # decided in the trusted stage: the solution only answers the calls it asks (round 1 first)
+                    sample.programs[index] = ProgramState()
+                    sample.pending_checks.append((index, plan, {}))
+                    continue
             else:
                 request = harness.python_exprs_request(sample.code, plan, nonce, limits)
             jobs.append((sample, index, nonce, request))
@@ -335,9 +324,7 @@ class CodeTests(Reward[CodeTestsConfig]):
         value_key = "value" if suite.kind == "calls" else "values"
         if record is None or value_key not in record:
             sample.outcomes[index] = False
-            sample.notes[index] = why or str(record.get("error", "no value"))[:120]
-            if suite.kind == "asserts":
-                sample.pending_checks.append((index, sample.plans[index], None))
+            sample.notes[index] = why or harness.error_text(record, "no value")
             return
         try:
             decoded = harness.decode_plain(record[value_key])
@@ -366,22 +353,37 @@ class CodeTests(Reward[CodeTestsConfig]):
     def _judge_program(
         self, sample: _Sample, index: int, plan: harness.ProgramPlan, record: dict | None, why: str
     ) -> None:
-        """Whole-program runs report a boolean (untrusted); record runs report a table for the replay stage."""
-        sample.outcomes[index] = False
-        if plan.untrusted is not None:
-            passed = record.get("passed") if record else None
-            sample.outcomes[index] = passed is True
-            if passed is not True:
-                sample.notes[index] = why or str(record.get("error", "assert failed"))[:120]
+        """A whole-program run next to the solution (untrusted mode) reports a boolean."""
+        passed = record.get("passed") if record else None
+        sample.outcomes[index] = passed is True
+        if passed is not True:
+            sample.notes[index] = why or harness.error_text(record, "assert failed")
+
+    def _run_undecidable(self, samples: list[_Sample]) -> None:
+        """Program tests that pass the solution something that is not plain data: unscorable, or (opted in) run
+        whole next to the solution and marked untrusted."""
+        pairs = [(s, i) for s in samples if s.final is None for i in s.undecidable]
+        if self.config.untrusted_asserts == "unscorable":
+            for sample, index in pairs:
+                sample.final = RewardResult.unscorable(
+                    f"test decidable only next to the solution (trusted: false): {sample.undecidable[index]};"
+                    " set untrusted_asserts='run' to score it anyway",
+                    trusted=False,
+                )
             return
-        try:
-            table = harness.decode_table(record["table"]) if record and "table" in record else None
-        except harness.PlainValueError as exc:
-            sample.notes[index] = str(exc)
-            table = None
-        if table is None:
-            sample.notes.setdefault(index, why or str((record or {}).get("error", "no result table"))[:120])
-        sample.pending_checks.append((index, plan, table))
+        limits = self._limits(self.config.timeout_s)
+        nonces = [harness.new_nonce() for _ in pairs]
+        requests = [
+            harness.python_whole_request(s.code, s.plans[i], nonce, limits)
+            for (s, i), nonce in zip(pairs, nonces, strict=True)
+        ]
+        for (sample, index), nonce, result in zip(pairs, nonces, self._run(requests), strict=True):
+            sample.untrusted = sample.undecidable[index]
+            if result.infrastructure_failure:
+                sample.outcomes[index] = None
+                sample.notes[index] = f"sandbox failure: {result.message}"
+                continue
+            self._judge_program(sample, index, sample.plans[index], *harness.single_record(result, nonce))
 
     def _run_checkers(self, samples: list[_Sample]) -> None:
         """Checker programs (special judges) run one per output, in processes that never load the solution."""
@@ -399,67 +401,6 @@ class CodeTests(Reward[CodeTestsConfig]):
                 sample.notes[index] = f"checker rejected: {verdict}"
         for sample, *_ in jobs:
             sample.pending_checks = []
-
-    def _run_checks(self, samples: list[_Sample]) -> None:
-        """Trusted second stage. Several samples share one process (values and glue only, never a solution);
-        a group whose process fails is retried one sample per process, so one sample cannot sink another."""
-        pending = [s for s in samples if s.final is None and any(v is not None for _, _, v in s.pending_checks)]
-        if not pending:
-            return
-        size = max(1, min(self.config.check_batch, -(-len(pending) // self.config.concurrency)))
-        groups = [pending[i : i + size] for i in range(0, len(pending), size)]
-        retry: list[list[_Sample]] = []
-        for group, (outcome, why) in zip(groups, self._check_groups(groups), strict=True):
-            if outcome is None and len(group) > 1:
-                retry.extend([sample] for sample in group)
-            else:
-                self._apply_checks(group, outcome, why)
-        for group, (outcome, why) in zip(retry, self._check_groups(retry), strict=True):
-            self._apply_checks(group, outcome, why)
-
-    def _check_groups(self, groups: list[list[_Sample]]) -> list[tuple[dict | None, str]]:
-        nonces = [harness.new_nonce() for _ in groups]
-        limits = self._limits(max(10.0, self.config.timeout_s))
-        requests = [
-            harness.python_check_request(
-                [(plan, values) for s in group for _, plan, values in s.pending_checks], nonce, limits
-            )
-            for group, nonce in zip(groups, nonces, strict=True)
-        ]
-        outcomes = []
-        for group, nonce, result in zip(groups, nonces, self._run(requests), strict=True):
-            record, why = harness.single_record(result, nonce)
-            expected = sum(len(s.pending_checks) for s in group)
-            passed = record.get("passed") if record else None
-            diverged = record.get("diverged", []) if record else []
-            if (
-                not isinstance(passed, list)
-                or len(passed) != expected
-                or not all(type(p) is bool for p in passed)
-                or not isinstance(diverged, list)
-                or not all(type(i) is int for i in diverged)
-            ):
-                outcomes.append((None, why or "bad record"))
-            else:
-                outcomes.append(({"passed": passed, "diverged": set(diverged)}, ""))
-        return outcomes
-
-    def _apply_checks(self, group: list[_Sample], outcome: dict | None, why: str) -> None:
-        if outcome is None:
-            for sample in group:
-                sample.final = RewardResult.unscorable(f"assert checking stage failed: {why}")
-            return
-        position = 0
-        for sample in group:
-            for index, _, values in sample.pending_checks:
-                ok = outcome["passed"][position]
-                if values is not None:
-                    sample.outcomes[index] = ok
-                    if position in outcome["diverged"]:
-                        sample.notes[index] = DIVERGED
-                    elif not ok:
-                        sample.notes[index] = "assert failed"
-                position += 1
 
     def _verdict(self, sample: _Sample) -> RewardResult:
         if sample.final is not None:

@@ -10,8 +10,10 @@ import pytest
 
 from rewardkit import ConfigError, get_reward, list_rewards
 from rewardkit.rewards.code.extract import extract_code
-from rewardkit.rewards.code.harness import ProgramPlan, decode_plain, output_lines, plan_assert, strict_equal
+from rewardkit.rewards.code.plans import ProgramPlan, plan_assert
+from rewardkit.rewards.code.stdout_match import output_lines
 from rewardkit.rewards.code.test_formats import AssertTest, BadTestsFormat, parse_tests
+from rewardkit.rewards.code.values import PlainValueError, decode_plain, strict_equal
 from rewardkit.sandboxes.local.backend import LocalSandbox
 
 
@@ -368,12 +370,25 @@ def test_asserts_split_solution_parts_from_checking_glue(source, exprs, literal)
     ],
 )
 def test_programs_replace_each_solution_expression_by_a_keyed_lookup(source, replay, untrusted):
-    """The replay stage sees only glue + lookups keyed by inputs it computed itself."""
+    """The trusted replay sees only glue + lookups keyed by inputs it computed itself; the solution's process
+    gets only each site's chain (names and attribute names, never a constant of the test)."""
     plan = plan_assert(AssertTest(source))
     assert isinstance(plan, ProgramPlan)
     assert plan.replay == replay
     assert plan.untrusted == untrusted
-    assert "__rk_rec(" in plan.record or untrusted
+    if untrusted is None:
+        for _, chain in plan.chains:
+            assert chain.startswith("lambda __rk_a: ")
+            body = chain.removeprefix("lambda __rk_a: ")
+            for index in range(10):
+                body = body.replace(f"__rk_a[{index}]", "")
+            assert not any(ch.isdigit() or ch in "'\"" for ch in body), chain
+
+
+def test_probe_makes_asserts_non_fatal_and_keeps_the_test_out_of_the_chains():
+    plan = plan_assert(AssertTest("assert [add(a, b) for a, b in [(1, 2)]] == [3]"))
+    assert plan.probe.startswith("with __rk_assuming:")
+    assert plan.chains == (("0", "lambda __rk_a: add(__rk_a[0], __rk_a[1])"),)
 
 
 @pytest.mark.parametrize(
@@ -423,31 +438,30 @@ def test_strict_equality_table(actual, expected, equal):
     [{"$weird": 1}, {"a": 1}, {"$dict": [[1]]}, {"$set": [[1]]}, {"$float": "1e999"}],
 )
 def test_decoder_refuses_anything_but_harness_values(reported):
-    from rewardkit.rewards.code.harness import PlainValueError
-
     with pytest.raises(PlainValueError):
         decode_plain(reported)
 
 
 @pytest.mark.parametrize(
-    "table",
+    "answers",
     [
         [],
-        {"0|[]": {"value": {"$weird": 1}}},
-        {"0|[]": {"raise": "Value Error"}},
-        {"0|[]": {"object": 1}},
-        {"0|[]": {"value": 1, "object": True}},
-        {"0|[]": {"verdict": True}},
-        {1: {"value": 1}},
+        {"q#0": {"value": {"$weird": 1}}},
+        {"q#0": {"raise": "Value Error"}},
+        {"q#0": {"object": 1}},
+        {"q#0": {"value": 1, "object": True}},
+        {"q#0": {"verdict": True}},
+        {"q#0": {"value": 1}, "other#0": {"value": 2}},
+        {},
     ],
 )
-def test_record_tables_are_validated_before_replay(table):
-    from rewardkit.rewards.code.harness import PlainValueError, decode_table
+def test_answers_are_validated_before_the_trusted_replay(answers):
+    from rewardkit.rewards.code.records import decode_answers
 
     with pytest.raises(PlainValueError):
-        decode_table(table)
-    good = {"0|[]": {"value": {"$tuple": [1]}}, "1|[]": {"raise": "ValueError"}, "2|[]": {"object": True}}
-    assert decode_table(good) is good
+        decode_answers(answers, {"q#0"})
+    good = {"a#0": {"value": {"$tuple": [1]}}, "b#0": {"raise": "ValueError"}, "c#0": {"object": True}}
+    assert decode_answers(good, set(good)) is good
 
 
 @pytest.mark.parametrize(
