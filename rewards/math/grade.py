@@ -26,7 +26,7 @@ import re
 from fractions import Fraction
 
 from rewardkit.rewards.math.compare import choice_letter, compare_values, describe_kind, numbers_equal
-from rewardkit.rewards.math.normalize import MAX_PARSE_CHARS, clean_latex, decimal_comma_reading
+from rewardkit.rewards.math.normalize import MAX_PARSE_CHARS, agree_units, clean_latex_with_unit, decimal_comma_reading
 from rewardkit.rewards.math.symbolic import symbolic_verdict
 from rewardkit.rewards.math.values import (
     INTEGER,
@@ -57,15 +57,18 @@ def fast_verdict(
     *,
     decimal_comma: bool = False,
     oracle: dict[tuple[str, str], Verdict] | None = None,
+    gold_unit: str | None = None,
 ) -> Verdict:
     """Decide without sympy when possible (see module docstring).
 
     ``equal=None`` means "ask sympy": ``parts`` then lists the pairs to compare, the whole pair when
     either side is an expression, else the undecided items or cells one by one. Called again with
     ``oracle`` (those pairs' symbolic verdicts), it combines them structurally: an enumeration is
-    equal only if every item is. ``decimal_comma`` also reads ``3,5`` as ``3.5``.
+    equal only if every item is. ``decimal_comma`` also reads ``3,5`` as ``3.5``. ``gold_unit``: the unit
+    cleaned off the gold beforehand (:func:`~rewardkit.rewards.math.normalize.clean_latex_with_unit`).
     """
-    gold_clean, answer_clean = clean_latex(gold), clean_latex(answer)
+    (gold_clean, found), (answer_clean, answer_unit) = clean_latex_with_unit(gold), clean_latex_with_unit(answer)
+    gold_clean, answer_clean = agree_units(gold_clean, gold_unit or found, answer_clean, answer_unit)
     gold_key, answer_key = _WHITESPACE.sub("", gold_clean), _WHITESPACE.sub("", answer_clean)
     if gold_key == answer_key:
         return Verdict(True, "identical after normalisation")

@@ -28,30 +28,43 @@ _VULGAR = {"½": "1/2", "⅓": "1/3", "⅔": "2/3", "¼": "1/4", "¾": "3/4", "�
 _EMPTY_SET = re.compile(r"\\(?:varnothing|emptyset)(?![A-Za-z])(?:\{\})?|∅|\\\{\s*\\\}")
 _ENUMERATION_AND = re.compile(r",?\s+(?:or|and)\s+")
 _DECIMAL_COMMA = re.compile(r"([+-]?\d+),(\d+)")
+_FRAC_SHORTHAND = re.compile(r"\\frac\s*([0-9A-Za-z])\s*([0-9A-Za-z])")
 _FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![A-Za-z])")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![A-Za-z])|\\circ(?![A-Za-z])")
-_TEXT_CMD = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+_TEXT_CMD = re.compile(r"\\(?:text(?:bf|it|rm|normal|sf|tt)?|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
 # 1e-5, 2.5E+3: a decimal mantissa at a token start, an integer exponent, nothing word-like after it
 # (sympy would read 1e-5 as Euler's number: 1*E - 5).
 _SCIENTIFIC_E = re.compile(r"(?<![\w\\.])(\d+(?:\.\d*)?|\.\d+)[eE]\+?(-?\d+)(?![\w.^{(])")
 _THOUSANDS = re.compile(r"^[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")
 _UNIT_TAIL = re.compile(r"(?P<num>.*?\S)\s+(?P<unit>[A-Za-z][A-Za-z\s/\-]*?)\s*(?:\^\{?[23]\}?|[²³])?", re.S)
-_KNOWN_UNITS = {
-    "cm", "mm", "km", "m", "kg", "g", "mg", "s", "sec", "min", "h", "hr", "hrs", "l", "ml", "in", "ft", "yd", "mi",
-    "mph", "kmh", "degrees", "degree", "units", "sq", "cents", "dollars", "euros", "pounds", "usd", "percent",
-}  # fmt: skip
+_TRAILING_UNIT_MARKUP = re.compile(
+    r"(?<=[\d}\s])\s*\\(?:text[a-z]*|mbox|mathrm)\s*\{\s*(?P<unit>[A-Za-z][A-Za-z\s.]*)\}(\^\{?\d\}?)?\s*$"
+)
+#: ``5 m`` written with the unit the other side marks up (``5\text{ m}``): that lone letter is the unit.
+_LONE_LETTER_TAIL = re.compile(r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?P<unit>[A-Za-z])(?:\^\{?[23]\}?)?")
 
 
 def clean_latex(text: str) -> str:
     r"""Light, meaning-preserving cleanup; spaces are kept (math-verify receives this form).
 
-    ``\dfrac``/``\tfrac`` → ``\frac``, ``\frac12`` → ``\frac{1}{2}``, sizing and spacing commands,
-    degrees, currency, ``\text{}`` units after a value and unit words (``5 cm``), ``{,}`` and
+    ``\dfrac``/``\tfrac`` → ``\frac``, ``\frac12`` → ``\frac{1}{2}``, ``\fracabc`` → ``\frac{a}{b}c``,
+    sizing and spacing commands, degrees, currency, units (see :func:`clean_latex_with_unit`), ``{,}`` and
     ``1,000`` thousands separators, a trailing full stop; ``1e-5``/``2.5E+3`` become ``\times10^{…}``.
+    """
+    return clean_latex_with_unit(text)[0]
+
+
+def clean_latex_with_unit(text: str) -> tuple[str, str | None]:
+    r""":func:`clean_latex`, and the unit it removed (``"cm"`` for ``5\text{ cm}`` or ``5 cm``), if any.
+
+    What counts as a unit: a ``\text{}``/``\mbox{}``/``\mathrm{}`` after a value (``5\text{ m}``), or a word of
+    two letters or more after a number (``5 cm``, ``12 apples``). A lone letter is a variable: ``2s``, ``3t``,
+    ``5 m`` and ``x+2t`` keep it (``2s`` is twice ``s``); only :func:`agree_units` reads one as a unit, when
+    the other side writes that same unit as a unit.
     """
     s = strip_math_delimiters(text)
     if len(s) > MAX_PARSE_CHARS:  # too long to be an answer worth normalising; keeps every step linear
-        return s
+        return s, None
     s = _DOUBLED_BACKSLASH.sub(r"\\", s)
     s = _SIZING.sub("", s)
     s = _SCIENTIFIC_E.sub(r"\1\\times10^{\2}", s)
@@ -63,21 +76,37 @@ def clean_latex(text: str) -> str:
     s = re.sub(r"(\d?)([½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞])", _vulgar_fraction, s)
     s = s.replace("²", "^2").replace("³", "^3")
     s = _FRAC_VARIANT.sub(r"\\frac", s)
-    s = re.sub(r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}", s)
-    s = re.sub(r"\\frac\s*(\d)\s*(\{)", r"\\frac{\1}\2", s)
-    s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*(\d)", r"\\frac\1{\2}", s)
+    s = _FRAC_SHORTHAND.sub(r"\\frac{\1}{\2}", s)  # \frac12, MATH's \fracab (TeX reads one token each)
+    s = re.sub(r"\\frac\s*([0-9A-Za-z])\s*(\{)", r"\\frac{\1}\2", s)
+    s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*([0-9A-Za-z])", r"\\frac\1{\2}", s)
     s = re.sub(r"\\sqrt\s*(\d)", r"\\sqrt{\1}", s)
     s = _DEGREES.sub("", s)
     s = s.replace(r"\$", "").replace("$", "").replace("€", "").replace("£", "")
     s = s.replace("{,}", "").replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}")
     s = re.sub(r"\\(?:le|leqslant)(?![A-Za-z])", r"\\leq", s)
     s = re.sub(r"\\(?:ge|geqslant)(?![A-Za-z])", r"\\geq", s)
-    s = _strip_text_units(s.strip())
+    s, unit = _strip_text_units(s.strip())
     s = _ENUMERATION_AND.sub(", ", s)  # "x = 2 or x = 3", "19, 46, and 82" list their items
     s = s.strip().rstrip(".").strip()
     if _THOUSANDS.match(s):
         s = s.replace(",", "")
-    return s
+    return s, unit
+
+
+def agree_units(gold: str, gold_unit: str | None, answer: str, answer_unit: str | None) -> tuple[str, str]:
+    """Cleaned gold and answer, where a number with a lone letter on one side (``5 m``) is that number in the
+    unit the other side wrote as a unit (``5\\text{ m}``); everywhere else the letter stays a variable."""
+    for unit, side in ((gold_unit, "answer"), (answer_unit, "gold")):
+        text = answer if side == "answer" else gold
+        if unit is None or len(unit) != 1:
+            continue
+        m = _LONE_LETTER_TAIL.fullmatch(text)
+        if m and m.group("unit") == unit:
+            if side == "answer":
+                answer = m.group("num")
+            else:
+                gold = m.group("num")
+    return gold, answer
 
 
 def _vulgar_fraction(m: re.Match[str]) -> str:
@@ -92,20 +121,22 @@ def decimal_comma_reading(key: str) -> str | None:
     return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
-def _strip_text_units(s: str) -> str:
-    whole = re.fullmatch(r"\\(?:text|textbf|textit|textrm|mathrm|mbox)\s*\{([^{}]*)\}", s)
+def _strip_text_units(s: str) -> tuple[str, str | None]:
+    whole = re.fullmatch(r"\\(?:text(?:bf|it|rm|normal|sf|tt)?|mathrm|mbox)\s*\{([^{}]*)\}", s)
     if whole:
-        return whole.group(1).strip()
+        return whole.group(1).strip(), None
     # A \text{...} after a value is a unit (5\text{ cm}, 10\mbox{ apples}); inside an expression it is a name.
-    s = re.sub(r"(?<=[\d}\s])\s*\\(?:text|mbox|mathrm)\s*\{\s*[A-Za-z][A-Za-z\s.]*\}(\^\{?\d\}?)?\s*$", "", s)
+    found = None
+    if marked := _TRAILING_UNIT_MARKUP.search(s):
+        s, found = s[: marked.start()], marked.group("unit").strip().rstrip(".").strip()
     s = _TEXT_CMD.sub(lambda m: m.group(1), s)
     s = re.sub(r"\s*(?:\\%|%)\s*$", r"\\%", s)
     unit = _UNIT_TAIL.fullmatch(s)
     if unit and re.fullmatch(r"[^A-Za-z\\]*\d[^A-Za-z\\]*", unit.group("num").replace(r"\frac", "")):
-        words = unit.group("unit").strip().lower()
-        if (len(words) >= 2 or words in _KNOWN_UNITS) and not re.search(r"\b(?:or|and)\b", words):
-            return unit.group("num").strip()
-    return s
+        words = unit.group("unit").strip()
+        if len(words) >= 2 and not re.search(r"\b(?:or|and)\b", words, re.I):  # a lone letter is a variable
+            return unit.group("num").strip(), words
+    return s, found
 
 
 def compare_key(text: str) -> str:

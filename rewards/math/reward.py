@@ -21,7 +21,7 @@ from rewardkit.reward import Reward, RewardConfig
 from rewardkit.rewards.math.extract import Extraction, extract_answer, extract_gold
 from rewardkit.rewards.math.grade import fast_verdict
 from rewardkit.rewards.math.judge_fallback import JudgeFallback
-from rewardkit.rewards.math.normalize import clean_latex
+from rewardkit.rewards.math.normalize import clean_latex_with_unit
 from rewardkit.rewards.math.symbolic import symbolic_verdict
 from rewardkit.rewards.math.verdict import Verdict
 from rewardkit.types import RewardResult
@@ -172,14 +172,15 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
             self._judge.close()
 
     # -- scoring ---------------------------------------------------------------------------------
-    def gold_of(self, raw: Any) -> tuple[Extraction, str | None]:
-        """The gold extraction and its cleaned LaTeX, cached per raw value."""
+    def gold_of(self, raw: Any) -> tuple[Extraction, str | None, str | None]:
+        """The gold extraction, its cleaned LaTeX and the unit cleaned off it, cached per raw value."""
         key = (type(raw).__name__, raw) if isinstance(raw, Hashable) else None
         cached = self._golds.get(key) if key is not None else None
         if cached is not None:
             return cached
         extraction = extract_gold(raw)
-        value = (extraction, clean_latex(extraction.text) if extraction.text else None)
+        clean, unit = clean_latex_with_unit(extraction.text) if extraction.text else (None, None)
+        value = (extraction, clean, unit)
         if key is not None:
             self._golds.put(key, value)
         return value
@@ -199,8 +200,9 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         cfg: MathEquivalenceConfig = self.config
         results: list[RewardResult | None] = []
         compared: dict[int, tuple[Extraction, Extraction, str, Verdict]] = {}
+        units: dict[int, str | None] = {}
         for index, (completion, row) in enumerate(zip(completions, rows, strict=True)):
-            result, pending = self._first_stage(completion, row)
+            result, pending, units[index] = self._first_stage(completion, row)
             results.append(result)
             if pending is not None:
                 compared[index] = pending
@@ -210,7 +212,12 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
             oracle = dict(zip(parts, self._symbolic(parts), strict=True))
             for index, (gold, answer, gold_clean, _) in waiting.items():
                 verdict = fast_verdict(
-                    gold_clean, answer.text or "", cfg.rel_tol, decimal_comma=cfg.decimal_comma, oracle=oracle
+                    gold_clean,
+                    answer.text or "",
+                    cfg.rel_tol,
+                    decimal_comma=cfg.decimal_comma,
+                    oracle=oracle,
+                    gold_unit=units[index],
                 )
                 compared[index] = (gold, answer, gold_clean, verdict)
         unsettled = [i for i, c in compared.items() if c[3].equal is None]
@@ -236,21 +243,22 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
 
     def _first_stage(
         self, completion: Any, row: dict[str, Any]
-    ) -> tuple[RewardResult | None, tuple[Extraction, Extraction, str, Verdict] | None]:
-        """A result when settled without comparing (no gold, no answer), else what the comparison found."""
+    ) -> tuple[RewardResult | None, tuple[Extraction, Extraction, str, Verdict] | None, str | None]:
+        """A result when settled without comparing (no gold, no answer), else what the comparison found;
+        and the gold's unit."""
         cfg: MathEquivalenceConfig = self.config
         if cfg.gold_column not in row:
-            return RewardResult.unscorable(f"no gold: column {cfg.gold_column!r} missing"), None
-        gold, gold_clean = self.gold_of(row[cfg.gold_column])
+            return RewardResult.unscorable(f"no gold: column {cfg.gold_column!r} missing"), None, None
+        gold, gold_clean, unit = self.gold_of(row[cfg.gold_column])
         if gold_clean is None:
-            return RewardResult.unscorable(f"gold unreadable: {gold.describe()}"), None
+            return RewardResult.unscorable(f"gold unreadable: {gold.describe()}"), None, None
         if not isinstance(completion, str):
-            return RewardResult.unscorable(f"completion is {type(completion).__name__}, not text"), None
+            return RewardResult.unscorable(f"completion is {type(completion).__name__}, not text"), None, None
         answer = self.answer_of(completion)
         if answer.text is None:
-            return self._result(gold, answer, Verdict(False, "no final answer found")), None
-        verdict = fast_verdict(gold_clean, answer.text, cfg.rel_tol, decimal_comma=cfg.decimal_comma)
-        return None, (gold, answer, gold_clean, verdict)
+            return self._result(gold, answer, Verdict(False, "no final answer found")), None, None
+        verdict = fast_verdict(gold_clean, answer.text, cfg.rel_tol, decimal_comma=cfg.decimal_comma, gold_unit=unit)
+        return None, (gold, answer, gold_clean, verdict), unit
 
     def _symbolic(self, pairs: list[tuple[str, str]]) -> list[Verdict]:
         cfg: MathEquivalenceConfig = self.config

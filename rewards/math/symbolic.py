@@ -9,6 +9,7 @@ this module costs nothing in the trainer process.
 from __future__ import annotations
 
 import logging
+import re
 
 from rewardkit.rewards.math.verdict import Verdict
 
@@ -22,11 +23,17 @@ def symbolic_verdict(gold: str, answer: str, float_rounding: int, rel_tol: float
     SIGALRM timeouts: the caller runs it in a :class:`rewardkit.hard_timeout.HardTimeoutPool`, which
     kills it on overrun.
     """
+    from latex2sympy2_extended.latex2sympy2 import NormalizationConfig
     from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
     for name in ("math_verify", "math_verify.parser", "math_verify.grader", "latex2sympy2_extended"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    config = [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
+    # units=False: math-verify would strip a trailing c, d, g, h, m, s, t, ... as a unit (``x+2t`` read as
+    # ``x+2``); rewardkit's own normalisation has already removed what is written as a unit.
+    normalization = NormalizationConfig(
+        basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="all", equations=False
+    )
+    config = [LatexExtractionConfig(boxed_match_priority=0, normalization_config=normalization), ExprExtractionConfig()]
     gold_parsed = parse(f"${gold}$", extraction_config=config, fallback_mode="no_fallback", parsing_timeout=None)
     if not gold_parsed:
         return Verdict(None, "math-verify could not parse the gold")
@@ -37,6 +44,15 @@ def symbolic_verdict(gold: str, answer: str, float_rounding: int, rel_tol: float
     equal = verify(g, a, float_rounding=float_rounding, timeout_seconds=None, allow_set_relation_comp=True)
     shown = f"{_short(g)} vs {_short(a)}"
     if equal:
+        for side, text, parsed in (("gold", gold, g), ("answer", answer, a)):
+            if lost := lost_letters(text, parsed):
+                return Verdict(
+                    None,
+                    f"undecided: math-verify's reading of the {side} {text!r} has no {', '.join(lost)}, "
+                    f"so its 'equal' is not trusted ({shown})",
+                )
+        if _symbols_differ(g, a) and not difference_is_zero(g, a):
+            return Verdict(False, f"sympy: not equal, the two sides have different variables ({shown})")
         proof = prove_equal(g, a, rel_tol)
         if proof is None:
             return Verdict(
@@ -48,6 +64,47 @@ def symbolic_verdict(gold: str, answer: str, float_rounding: int, rel_tol: float
     if _simplify_skipped(g, a) and difference_is_zero(g, a):
         return Verdict(True, f"sympy: equal, their difference simplifies to 0 ({shown})")
     return Verdict(False, f"sympy: not equal ({shown})")
+
+
+#: Commands whose braced argument is a name, not variables (``\\text{cm}``, ``\\mathbb{R}``, ``\\begin{pmatrix}``).
+_NAME_ARGUMENT = re.compile(
+    r"\\(?:text\w*|math(?:rm|bb|cal|frak|sf|tt|it|bf)|operatorname|mbox|begin|end|hspace|color)\s*\{[^{}]*\}"
+)
+_COMMAND = re.compile(r"\\[A-Za-z]+")
+_LONE_LETTER = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")  # a run such as "or" or "ac" is not checked
+_RELATION = re.compile(r"[=<>:]|\\(?:approx|leq?|geq?|neq?|lt|gt|to|in|sim|equiv|iff|implies|Rightarrow)(?![A-Za-z])")
+#: Letters latex2sympy reads as constants, not symbols: Euler's e and the imaginary unit.
+_CONSTANT_LETTERS = frozenset("eiEI")
+
+
+def lost_letters(text: str, parsed: object) -> list[str]:
+    """Lone letters written in ``text`` (no relation in it) that the parse ``parsed`` no longer has.
+
+    A parse that dropped a letter (a unit-like ``t`` in ``x+2t``, a ``c`` after ``\\frac{a}{b}``) is not a
+    reading of what was written, so an equality found on it proves nothing.
+    """
+    import sympy
+    from sympy.core.function import AppliedUndef
+
+    if not isinstance(parsed, sympy.Basic) or _RELATION.search(text):
+        return []  # math-verify keeps one side of a relation (x \approx 11 is 11): its other letters go
+    bare = _COMMAND.sub(" ", _NAME_ARGUMENT.sub(" ", text))
+    written = set(_LONE_LETTER.findall(bare)) - _CONSTANT_LETTERS
+    if not written:
+        return []
+    names = [s.name for s in parsed.atoms(sympy.Symbol)]
+    names += [type(f).__name__ for f in parsed.atoms(AppliedUndef)]
+    kept = set(re.findall(r"[A-Za-z]", " ".join(names)))
+    return sorted(written - kept)
+
+
+def _symbols_differ(gold: object, answer: object) -> bool:
+    """Two expressions with different free symbols (``a`` against ``a c``): equal only if their difference is 0."""
+    import sympy
+
+    if not (isinstance(gold, sympy.Expr) and isinstance(answer, sympy.Expr)):
+        return False  # a relation is compared by its value side (x = 5 against 5), a set item by item
+    return gold.free_symbols != answer.free_symbols
 
 
 def _simplify_skipped(gold: object, answer: object) -> bool:

@@ -56,8 +56,10 @@ MATH_STYLE = [
     (r"\emptyset", r"\boxed{\{\}}", 1.0),
     (r"\emptyset", r"\boxed{0}", 0.0),
     ("3.5", r"\boxed{3,5}", 0.0),  # decimal comma is off by default: 3,5 is a list of two numbers
-    ("5", r"\boxed{5 m^2}", 1.0),
-    ("5", r"\boxed{5 m²}", 1.0),
+    # A lone letter is a variable (5 m^2 may be 5m^2): a unit only where the other side writes it as one.
+    ("5", r"\boxed{5 m^2}", 0.0),
+    ("5", r"\boxed{5 m²}", 0.0),
+    ("5\\text{ m}^2", r"\boxed{5 m²}", 1.0),
     ("5", r"\boxed{5\text{ cm}^2}", 1.0),
     ("5", r"\boxed{5\,\text{cm}}", 1.0),
     ("5", r"\boxed{5 \text{ square units}}", 1.0),
