@@ -9,7 +9,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rewardkit.registry import register_reward
-from rewardkit.reward import Reward, RewardConfig
+from rewardkit.reward import ConfigError, Reward, RewardConfig
+from rewardkit.rewards.instructions import language
 from rewardkit.rewards.instructions.checkers import ConstraintError
 from rewardkit.rewards.instructions.constraints import (
     Constraint,
@@ -33,6 +34,11 @@ class InstructionFollowingConfig(RewardConfig):
     kwargs_column: str = Field("kwargs", description="IFEval column of per-instruction arguments")
     ground_truth_column: str = Field("ground_truth", description="RLVR column (used when the IFEval one is absent)")
     strip_thinking: bool = Field(True, description="check only the text after the last </think>")
+    language_checks: bool = Field(
+        True,
+        description="language and case instructions need langdetect (the 'instructions' extra); construction fails "
+        "without it unless this is false, and then rows with those instructions are unscorable",
+    )
 
 
 def loose_variants(response: str) -> list[str]:
@@ -61,6 +67,18 @@ class InstructionFollowing(Reward):
 
     name = "instruction_following"
     Config = InstructionFollowingConfig
+
+    def __init__(self, config: Any = None, **overrides: Any) -> None:
+        super().__init__(config, **overrides)
+        if self.config.language_checks:  # type: ignore[attr-defined]
+            try:
+                language.require()
+            except language.LanguageUnavailable:
+                raise ConfigError(
+                    "instruction_following checks the language and case instructions with langdetect, which is not "
+                    "installed: pip install 'rewardkit[instructions]' (or set language_checks: false, and rows with "
+                    "those instructions are unscorable)"
+                ) from None
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
         cfg: InstructionFollowingConfig = self.config  # type: ignore[assignment]

@@ -107,3 +107,36 @@ def test_bad_yaml_config_is_one_line_with_file_line_and_problem(tmp_path, text, 
 def test_missing_config_file_is_one_line(tmp_path):
     result = run_without("", "train", "dpo", "--config", "absent.yaml", cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.strip() == "rewardkit: error: no such config file: absent.yaml"
+
+
+# -- a reward whose checks need a missing dependency fails at construction, naming the extra ------------------------
+
+INSTRUCTIONS_WITHOUT_LANGDETECT = """
+import json, sys
+sys.modules["langdetect"] = None
+from rewardkit import get_reward
+from rewardkit.reward import ConfigError
+try:
+    get_reward("instruction_following")
+    print(json.dumps({"refused": None}))
+except ConfigError as exc:
+    print(json.dumps({"refused": str(exc)}))
+reward = get_reward("instruction_following", {"language_checks": False})
+rows = {"instruction_id_list": [["change_case:english_capital"], ["punctuation:no_comma"]], "kwargs": [[{}], [{}]]}
+results = reward.details(["HELLO THERE", "no commas here"], **rows)
+print(json.dumps([[r.score, r.reason] for r in results]))
+"""
+
+
+def test_instruction_following_without_langdetect_fails_at_construction(tmp_path):
+    import json
+
+    command = [sys.executable, "-c", INSTRUCTIONS_WITHOUT_LANGDETECT]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=90)
+    assert result.returncode == 0, result.stderr
+    refused, scored = (json.loads(line) for line in result.stdout.splitlines())
+    assert "langdetect" in refused["refused"] and "pip install 'rewardkit[instructions]'" in refused["refused"]
+    assert "language_checks: false" in refused["refused"]
+    (case_score, case_reason), (comma_score, _) = scored
+    assert case_score is None and "rewardkit[instructions]" in case_reason  # opted out: unscorable, with the fix
+    assert comma_score == 1.0  # checks that need nothing still score
