@@ -265,6 +265,27 @@ def test_gold_column_rules():
     assert gold_column(build_reward("think_format")) == "answer"  # no gold: verifiers' own name
 
 
+@needs_math
+@needs_code
+@pytest.mark.parametrize(
+    ("spec", "columns", "column"),
+    [
+        ("think_format", (), "answer"),
+        ({"name": "llm_judge", "config": {"mode": "pairwise", "client": {"backend": "openai", "model": "m"}}},
+         ("reference",), "reference"),
+        ({"name": "weighted_sum", "config": {"rewards": ["math_equivalence", "think_format"]}},
+         ("solution",), "solution"),
+        ({"name": "gate", "config": {"reward": "code_tests", "gate": "think_format"}}, ("tests",), "tests"),
+        ({"name": "route", "config": {"column": "task", "routes": {"m": "math_equivalence", "c": "code_tests"}}},
+         ("solution", "tests"), "answer"),  # two gold columns: `answer` cannot go to both
+    ],
+)  # fmt: skip
+def test_composites_declare_their_parts_gold_columns(spec, columns, column):
+    reward = build_reward(spec)
+    assert reward.gold_columns() == columns
+    assert gold_column(reward) == column
+
+
 # -- rubric(): the verifiers class, or an ImportError naming the fix ---------------------------------------------
 def test_rubric_without_verifiers_names_the_fix(monkeypatch):
     monkeypatch.setitem(sys.modules, "verifiers", None)
