@@ -135,3 +135,20 @@ def test_colliding_hashes_are_refused_in_linear_time():
     few = [k * modulus for k in range(1, MAX_SAME_HASH + 1)]
     assert decode_plain({"$set": few}) == set(few)
     assert decode_plain({"$set": list(range(100_000))}) == set(range(100_000))
+
+
+def test_values_that_make_the_trusted_stage_time_out_fail_that_sample_only():
+    """The trusted stage is shared by samples; one whose values make it run out of time is retried alone and
+    scores 0.0 (its own doing), never ``None``, and its neighbours in the shared run still score."""
+    slow = "def add(a, b):\n    return 10 ** 12\n"
+    tests = [
+        {"asserts": ["assert sum(range(add(1, 2))) == 3"]},
+        {"test": "def check(candidate):\n    assert sum(range(candidate(1, 2))) == 3\n", "entry_point": "add"},
+    ]
+    reward = get_reward("code_tests", timeout_s=2.0, concurrency=2)
+    try:
+        results = reward.details([fenced(slow), fenced(HONEST)] * 2, tests=[tests[0], tests[0], tests[1], tests[1]])
+    finally:
+        reward.close()
+    assert [r.score for r in results] == [0.0, 1.0, 0.0, 1.0], [r.reason for r in results]
+    assert all("trusted check stage failed on this sample's values" in r.reason for r in results[0::2])
