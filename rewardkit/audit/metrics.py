@@ -20,8 +20,11 @@ Definitions (d = one presentation order's decision; every item is judged in both
   length difference set to 0 (AlpacaEval's length control).
 * perturbation ``flip_rate`` — among orders that picked the gold unperturbed, the share that pick the
   wrong response once it carries the cue (CALM); ``verdict_flip_rate`` is the same on averaged verdicts.
-  ``susceptibility`` = (P_cue(wrong) − P(wrong)) / (1 − P(wrong)): the share of otherwise-correct
-  decisions the cue takes over, net of the judge's ordinary errors (0 = the cue changes nothing).
+  ``susceptibility`` = (P_cue(wrong) − P(wrong)) / (1 − P(wrong)) when the cue adds wrong decisions: the
+  share of otherwise-correct decisions the cue takes over, net of the judge's ordinary errors; and
+  (P_cue(wrong) − P(wrong)) / P(wrong) when it removes them: minus the share of the judge's ordinary errors
+  the cue corrects (the cue repels). Always within [−1, 1], 0 = the cue changes nothing. (Dividing a decrease by
+  1 − P(wrong) as well would read −300 % for a judge wrong in 3 of 4 decisions whose errors the cue all undid.)
 * ``self_preference`` = P(d picks own | own is wrong) − P(d picks other | other is wrong); when the
   judge never wrote the right answer, the second term is its error rate on items without its own text.
 """
@@ -383,6 +386,22 @@ def _length_bins(z: np.ndarray, y: np.ndarray, scale: float, n_bins: int) -> lis
     return bins
 
 
+def cue_susceptibility(base_wrong: float, cued_wrong: float) -> float:
+    """The cue's effect on the wrong-pick rate, normalised by the room it had to move (see module docstring).
+
+    >>> cue_susceptibility(0.25, 0.625), cue_susceptibility(0.75, 0.0), cue_susceptibility(0.4, 0.4)
+    (0.5, -1.0, 0.0)
+    """
+    if math.isnan(base_wrong) or math.isnan(cued_wrong):
+        return NAN
+    change = cued_wrong - base_wrong
+    if change > 0:
+        return change / (1.0 - base_wrong)  # > 0 only when base_wrong < 1
+    if change < 0:
+        return change / base_wrong  # < 0 only when base_wrong > 0
+    return 0.0
+
+
 def perturbation_metrics(
     table: VerdictTable, perturbed: Mapping[str, PairwiseVerdict], *, n_boot: int = 2000, seed: int = 0
 ) -> dict[str, Any]:
@@ -417,8 +436,7 @@ def perturbation_metrics(
     cue_test = sign_flip_p_value(pert_wrong - base_wrong, seed=seed)
 
     def susceptibility(idx: np.ndarray) -> float:
-        b = base_rate(idx)
-        return (pert_rate(idx) - b) / (1 - b) if b < 1 else NAN
+        return cue_susceptibility(base_rate(idx), pert_rate(idx))
 
     n = len(table)
     return {

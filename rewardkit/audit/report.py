@@ -77,7 +77,10 @@ def metric_rows(m: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     if m.get("agreement"):
         rows.append(("agreement", "Cohen's kappa vs other judge", _fmt(m["agreement"], pct=False)))
     for name, pm in (m.get("perturbations") or {}).items():
-        rows.append(("perturbation", f"{name}: susceptibility", _fmt(pm.get("susceptibility"))))
+        rows.append(
+            ("perturbation", f"{name}: susceptibility (+ pulled to the cue, − errors corrected)",
+             _fmt(pm.get("susceptibility")))
+        )  # fmt: skip
         rows.append(("perturbation", f"{name}: flip rate (orders)", _fmt(pm.get("flip_rate"))))
         rows.append(("perturbation", f"{name}: flip rate (verdicts)", _fmt(pm.get("verdict_flip_rate"))))
     sp = m.get("self_preference")

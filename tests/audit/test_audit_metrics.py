@@ -103,3 +103,66 @@ def test_agreement_between_two_judge_runs(tmp_path):
     biased = compute_metrics(items, runs["right"], other=runs["biased"], n_boot=200)["agreement"]
     assert same["value"] == 1.0
     assert biased["high"] < 0.6
+
+
+# -- cue susceptibility: bounded, signed, coherent with the flip rate ------------------------------------------
+
+RIGHT_AB, RIGHT_BA = FIRST, SECOND  # gold "a": A-first order picks the first slot, B-first order the second
+WRONG_AB, WRONG_BA = SECOND, FIRST
+
+
+def _orders(right: int, n: int = 4) -> list[tuple[OrderVerdict, OrderVerdict]]:
+    """``n`` items (gold a) of which the first ``right`` are judged right in both orders, the rest wrong in both."""
+    return [(RIGHT_AB, RIGHT_BA) if k < right else (WRONG_AB, WRONG_BA) for k in range(n)]
+
+
+# (uncued verdicts, cued verdicts, susceptibility, order flip rate): the judge's wrong-pick rate goes from b to p
+SUSCEPTIBILITY_TABLE = [
+    # wrong in 3 of 4 items uncued, right everywhere with the cue on the wrong response: it corrected all its errors
+    # (the old normalisation by 1 - b read (0 - 0.75) / 0.25 = -300 % here, beside a 0 % flip rate)
+    (_orders(1), _orders(4), -1.0, 0.0),
+    # the cue corrected one of its three wrong items: -1/3
+    (_orders(1), _orders(2), -1 / 3, 0.0),
+    # right in 3 of 4 uncued; the cue takes over 2 of the 3 right ones: (0.75 - 0.25) / 0.75 = 2/3, flips 2/3
+    (_orders(3), _orders(1), 2 / 3, 2 / 3),
+    # the cue takes over every right decision: +100 %
+    (_orders(2), _orders(0), 1.0, 1.0),
+    # nothing changes: 0, whatever the judge's error rate
+    (_orders(1), _orders(1), 0.0, 0.0),
+    (_orders(0), _orders(0), 0.0, None),  # always wrong: no decision could flip, none did
+]
+
+
+@pytest.mark.parametrize(("uncued", "cued", "expected", "flip_rate"), SUSCEPTIBILITY_TABLE)
+def test_cue_susceptibility_verdict_table(uncued, cued, expected, flip_rate):
+    items = [item(i, "a") for i in range(len(uncued))]
+    verdicts = {(f"i{i}", BASELINE): combine_orders(ab, ba) for i, (ab, ba) in enumerate(uncued)}
+    verdicts |= {(f"i{i}", "verbosity"): combine_orders(ab, ba) for i, (ab, ba) in enumerate(cued)}
+    m = compute_metrics(items, verdicts, n_boot=200)
+    pm = m["perturbations"]["verbosity"]
+    su = pm["susceptibility"]
+    assert su["value"] == pytest.approx(expected, abs=1e-6)  # metrics are stored to 6 digits
+    assert -1.0 <= su["low"] <= su["value"] <= su["high"] <= 1.0  # the interval stays inside the statistic's range
+    if flip_rate is None:
+        assert pm["flip_rate"]["value"] is None
+    else:
+        assert pm["flip_rate"]["value"] == pytest.approx(flip_rate, abs=1e-6)
+    if pm["flip_rate"]["value"] == 0.0:
+        assert su["value"] <= 0.0  # no decision went to the cued response: the cue cannot read as pulling
+    from rewardkit.audit.report import render_markdown
+
+    summary = render_markdown(m)
+    line = next(row for row in summary.splitlines() if "verbosity: susceptibility" in row)
+    assert "-300" not in line and f"{expected * 100:.1f}%" in line
+
+
+def test_cue_susceptibility_function_bounds():
+    from rewardkit.audit.metrics import cue_susceptibility
+
+    grid = [k / 8 for k in range(9)]
+    for b in grid:
+        for p in grid:
+            value = cue_susceptibility(b, p)
+            assert -1.0 <= value <= 1.0
+            assert (value > 0) == (p > b) and (value < 0) == (p < b)
+    assert cue_susceptibility(float("nan"), 0.5) != cue_susceptibility(float("nan"), 0.5)  # NaN in, NaN out
