@@ -1,14 +1,18 @@
 """Docker backend: a warm pool of locked-down containers, one program at a time in each.
 
 Each container runs with no network, a read-only root, tmpfs work areas, pids/memory/CPU limits, all capabilities
-dropped, ``no-new-privileges`` and ``--init``; its keep-alive process runs as ``nobody`` and programs run as the image's
-unprivileged ``sandbox`` user (uid 10001), so a program can signal neither the keep-alive nor init. A run is one
-``docker exec`` of a small bootstrap (``bootstrap_inside.py``, package data) that (1) SIGKILLs every process of the
-previous run still alive, (2) wipes the tmpfs areas, (3) writes the request's files, (4) sets CPU and file-size rlimits
-and (5) execs the program under ``timeout -s KILL``. The bootstrap prints a ready token before the program exists, so a
-program cannot fake an infrastructure failure. The host keeps its own clock: a run that outlives its wall limit plus a
-grace period, or floods past the output cap, gets its container killed and replaced in the pool. Memory kills are read
-from the container's cgroup on the host, not from anything the program prints.
+dropped, ``no-new-privileges``, ``--init``, a private IPC namespace and a seccomp profile holding the local tier's
+deny-list (:mod:`.seccomp_profile`: no ``io_uring``, no ``AF_NETLINK`` or other non-Unix socket, no ptrace, no new
+namespaces). Its keep-alive process runs as ``nobody`` and programs run as the image's unprivileged ``sandbox`` user
+(uid 10001), so a program can signal neither the keep-alive nor init. A run is one ``docker exec`` of a fresh
+process, a small bootstrap (``bootstrap_inside.py``, package data) that (1) SIGKILLs every process an earlier run left
+alive, removes its SysV and POSIX IPC objects and wipes the tmpfs areas, (2) writes the request's files, (3) sets CPU
+and file-size rlimits, (4) runs the program under ``timeout -s KILL`` and (5) cleans up the same way once it ends, so
+neither memory, files nor kernel objects of a run outlive it (a bootstrap killed before that gets a cleanup exec of its
+own). The bootstrap prints a ready token before the program exists, so a program cannot fake an infrastructure
+failure. The host keeps its own clock: a run that outlives its wall limit plus a grace period, or floods past the
+output cap, gets its container killed and replaced in the pool. Memory kills are read from the container's cgroup on
+the host, not from anything the program prints.
 """
 
 from __future__ import annotations
@@ -20,17 +24,28 @@ import logging
 import math
 import queue
 import signal as signals
-import socket
-import struct
 import threading
 import time
 import weakref
 from importlib import resources
-from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rewardkit.sandboxes.base import BatchMixin, Limits, RunRequest, RunResult, RunStatus
+from rewardkit.sandboxes.docker.engine import (
+    as_bytes,
+    exec_exit_code,
+    feed,
+    hang_up,
+    only_init_left,
+    oom_kills,
+    raw_socket,
+    read_frames,
+    remove_containers,
+    still_running,
+    ulimit,
+)
+from rewardkit.sandboxes.docker.seccomp_profile import seccomp_security_opt
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +54,7 @@ RUN_UID = 10001  # the image's ``sandbox`` user; programs run as it
 KEEPALIVE_UID = 65534  # ``nobody``: a different uid, so programs cannot kill the container's keep-alive
 READY_TOKEN = b"\x00rewardkit-ready\x00"
 _WORK_DIRS = ("/sandbox", "/tmp", "/dev/shm")
+CLEANUP_FAILED = 125  # the bootstrap's exit code when its after-run cleanup did not finish (bootstrap_inside.py)
 
 FETCH_BUDGET_BYTES = 64 << 20  # most bytes fetch_files may bring back from one run
 
@@ -130,7 +146,7 @@ class DockerSandbox(BatchMixin):
             self.client.images.get(self.config.image)  # fail fast with ImageNotFound
             for _ in range(self.config.concurrency):
                 self._idle.put(self._start_container(Limits()))
-            self._finalizer = weakref.finalize(self, _remove_containers, self.client, self._all)
+            self._finalizer = weakref.finalize(self, remove_containers, self.client, self._all)
             self._started = True
 
     def _start_container(self, limits: Limits) -> _Container:
@@ -149,13 +165,14 @@ class DockerSandbox(BatchMixin):
                 "/tmp": f"{tmpfs_opts},mode=1777",
             },
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
+            security_opt=["no-new-privileges", seccomp_security_opt()],
+            ipc_mode="private",
             pids_limit=limits.max_processes + 4,  # init, keep-alive, bootstrap/timeout
             mem_limit=f"{limits.memory_mb}m",
             memswap_limit=f"{limits.memory_mb}m",
             nano_cpus=int(self.config.cpus * 1e9),
             shm_size="16m",
-            ulimits=[_ulimit("nofile", 256), _ulimit("core", 0)],
+            ulimits=[ulimit("nofile", 256), ulimit("core", 0)],
             environment={"HOME": "/sandbox"},
             labels={"rewardkit.sandbox": "1"},
             auto_remove=False,
@@ -232,12 +249,13 @@ class DockerSandbox(BatchMixin):
             "cpu_s": max(1, math.ceil(limits.cpu_time_s)),
             "fsize": limits.file_size_mb << 20,
             "wipe": list(_WORK_DIRS),
+            "keep_files": bool(request.fetch_files),  # the fetch exec reads them, then empties the areas
             "ready": READY_TOKEN.decode("latin-1"),
         }
-        payload = json.dumps({p: base64.b64encode(_as_bytes(c)).decode() for p, c in request.files.items()}).encode()
-        stdin = len(payload).to_bytes(8, "big") + payload + _as_bytes(request.stdin)
+        payload = json.dumps({p: base64.b64encode(as_bytes(c)).decode() for p, c in request.files.items()}).encode()
+        stdin = len(payload).to_bytes(8, "big") + payload + as_bytes(request.stdin)
         api = self.client.api
-        oom_before = _oom_kills(container.handle.id)
+        oom_before = oom_kills(container.handle.id)
         exec_id = api.exec_create(
             container.handle.id,
             ["python3", "-I", "-S", "-c", _inside_script("bootstrap_inside.py"), json.dumps(spec)],
@@ -251,15 +269,15 @@ class DockerSandbox(BatchMixin):
                 "PYTHONHASHSEED": "0",
             },
         )["Id"]
-        sock = _raw(api.exec_start(exec_id, socket=True))
+        sock = raw_socket(api.exec_start(exec_id, socket=True))
         started = time.monotonic()
         deadline = started + limits.wall_time_s + self.config.grace_s
-        writer = threading.Thread(target=_feed, args=(sock, stdin), daemon=True)
+        writer = threading.Thread(target=feed, args=(sock, stdin), daemon=True)
         writer.start()
         try:
-            streams, ending = _read_frames(sock, deadline, limits.output_bytes + len(READY_TOKEN))
+            streams, ending = read_frames(sock, deadline, limits.output_bytes + len(READY_TOKEN))
         finally:
-            _hang_up(sock)
+            hang_up(sock)
         wall = time.monotonic() - started
         stdout, stderr = streams
         ready = stdout.startswith(READY_TOKEN)
@@ -281,7 +299,7 @@ class DockerSandbox(BatchMixin):
                 wall_time_s=wall,
                 message=f"output over {cap} bytes; container killed",
             ), False
-        exit_code = _exit_code(api, exec_id)
+        exit_code = exec_exit_code(api, exec_id)
         if not ready:
             detail = stderr.decode("utf-8", "replace").strip()[-500:]
             return RunResult(
@@ -289,15 +307,30 @@ class DockerSandbox(BatchMixin):
                 wall_time_s=wall,
                 message=f"sandbox bootstrap failed (exit {exit_code}): {detail}",
             ), False
-        result = _verdict(exit_code, wall, limits, oom=_oom_kills(container.handle.id) > oom_before)
+        result = _verdict(exit_code, wall, limits, oom=oom_kills(container.handle.id) > oom_before)
         if exit_code is None or exit_code > 128:  # killed: by its limits, by itself, or with the whole container?
             unexplained = result.status in (RunStatus.RUNTIME_ERROR, RunStatus.SANDBOX_ERROR)
-            if not _still_running(container, settle_s=0.5 if unexplained else 0.0):
+            if not still_running(container, settle_s=0.5 if unexplained else 0.0):
                 message = "the sandbox container stopped during the run"
                 return RunResult(status=RunStatus.SANDBOX_ERROR, wall_time_s=wall, message=message), False
-        reusable = exit_code is not None and _clean(container.handle.id)
         files = self._fetch(container, request.fetch_files) if request.fetch_files else {}
+        # a signal death may be the bootstrap's own, before its cleanup: then the cleanup runs as an exec of its own
+        bootstrap_may_be_dead = exit_code > 128 or exit_code == CLEANUP_FAILED
+        reusable = (not bootstrap_may_be_dead or self._clean_only(container)) and only_init_left(container.handle.id)
         return result.model_copy(update={"stdout": stdout, "stderr": stderr, "files": files}), reusable
+
+    def _clean_only(self, container: _Container) -> bool:
+        """Run the bootstrap's cleanup alone (kill leftovers, remove kernel objects, empty the work areas)."""
+        api = self.client.api
+        spec = {"wipe": list(_WORK_DIRS), "clean_only": True}
+        exec_id = api.exec_create(
+            container.handle.id,
+            ["python3", "-I", "-S", "-c", _inside_script("bootstrap_inside.py"), json.dumps(spec)],
+            user=f"{RUN_UID}:{RUN_UID}",
+            workdir="/sandbox",
+        )["Id"]
+        api.exec_start(exec_id, demux=True)
+        return exec_exit_code(api, exec_id) == 0
 
     def _fetch(self, container: _Container, paths: list[str]) -> dict[str, bytes]:
         """Read ``paths`` (relative to the work directory) back from the container's tmpfs before the next run
@@ -314,12 +347,13 @@ class DockerSandbox(BatchMixin):
                 _inside_script("fetch_inside.py"),
                 json.dumps(paths),
                 str(FETCH_BUDGET_BYTES),
+                json.dumps(list(_WORK_DIRS)),
             ],
             user=f"{RUN_UID}:{RUN_UID}",
             workdir="/sandbox",
         )["Id"]
         stdout, stderr = api.exec_start(exec_id, demux=True)
-        if _exit_code(api, exec_id) != 0:
+        if exec_exit_code(api, exec_id) != 0:
             detail = (stderr or b"").decode("utf-8", "replace").strip()[-300:]
             raise RuntimeError(f"reading fetch_files back from the container failed: {detail}")
         return {path: base64.b64decode(data) for path, data in json.loads(stdout or b"{}").items()}
@@ -356,140 +390,3 @@ def _verdict(exit_code: int | None, wall: float, limits: Limits, oom: bool) -> R
     if signal == signals.SIGXFSZ:
         return RunResult(status=RunStatus.RUNTIME_ERROR, signal=signal, wall_time_s=wall, message="file size limit")
     return RunResult(status=RunStatus.RUNTIME_ERROR, exit_code=code, signal=signal, wall_time_s=wall)
-
-
-# -- engine plumbing ----------------------------------------------------------------------------------------------
-
-
-def _ulimit(name: str, value: int):
-    from docker.types import Ulimit
-
-    return Ulimit(name=name, soft=value, hard=value)
-
-
-def _as_bytes(value: str | bytes) -> bytes:
-    return value.encode() if isinstance(value, str) else value
-
-
-def _raw(sock) -> socket.socket:
-    return getattr(sock, "_sock", sock)
-
-
-def _feed(sock: socket.socket, data: bytes) -> None:
-    """Write the bootstrap payload and the program's stdin, then half-close so the program sees EOF."""
-    try:
-        sock.sendall(data)
-        sock.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass  # the exec ended before reading everything: its verdict says why
-
-
-def _hang_up(sock: socket.socket) -> None:
-    """Drop the exec's stream now. ``close`` alone waits for the HTTP response's reference to go away, and an
-    engine still writing a flood into the unread connection blocks the container's kill for 10 s."""
-    for action in (lambda: sock.shutdown(socket.SHUT_RDWR), sock.close):
-        try:
-            action()
-        except OSError:
-            pass
-
-
-def _read_frames(sock: socket.socket, deadline: float, cap: int) -> tuple[tuple[bytes, bytes], str]:
-    """Demultiplex docker's stdout/stderr frames until EOF, the deadline or more than ``cap`` bytes on a stream."""
-    out = [bytearray(), bytearray(), bytearray()]
-    buffer = bytearray()
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return (bytes(out[1]), bytes(out[2])), "deadline"
-        sock.settimeout(remaining)
-        try:
-            chunk = sock.recv(1 << 16)
-        except TimeoutError:
-            return (bytes(out[1]), bytes(out[2])), "deadline"
-        if not chunk:
-            return (bytes(out[1]), bytes(out[2])), "eof"
-        buffer += chunk
-        while len(buffer) >= 8:
-            stream, size = buffer[0], struct.unpack(">I", buffer[4:8])[0]
-            if len(buffer) < 8 + size:
-                break
-            if stream in (1, 2):
-                out[stream] += buffer[8 : 8 + size]
-            del buffer[: 8 + size]
-        if len(out[1]) > cap or len(out[2]) > cap:
-            return (bytes(out[1]), bytes(out[2])), "flood"
-
-
-def _exit_code(api, exec_id: str) -> int | None:
-    for _ in range(50):
-        info = api.exec_inspect(exec_id)
-        if not info.get("Running") and info.get("ExitCode") is not None:
-            return int(info["ExitCode"])
-        time.sleep(0.02)
-    return None
-
-
-def _oom_kills(container_id: str) -> int:
-    """OOM kills so far in the container's memory cgroup (cgroup v1 or v2), read on the host; 0 if unreadable."""
-    candidates = [
-        (Path(f"/sys/fs/cgroup/memory/docker/{container_id}/memory.oom_control"), "oom_kill "),
-        (Path(f"/sys/fs/cgroup/docker/{container_id}/memory.events"), "oom_kill "),
-        (Path(f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope/memory.events"), "oom_kill "),
-    ]
-    for path, key in candidates:
-        try:
-            for line in path.read_text().splitlines():
-                if line.startswith(key):
-                    return int(line.split()[1])
-        except (OSError, ValueError):
-            continue
-    return 0
-
-
-def _still_running(container: _Container, settle_s: float = 0.0) -> bool:
-    """Whether the container is up; ``settle_s`` gives the engine time to notice a kill that just happened."""
-    deadline = time.monotonic() + settle_s
-    while True:
-        try:
-            container.handle.reload()
-        except Exception:
-            return False
-        if container.handle.status != "running":
-            return False
-        if time.monotonic() >= deadline:
-            return True
-        time.sleep(0.05)
-
-
-def _clean(container_id: str) -> bool:
-    """True when only init and the keep-alive are left in the container (read from its pids cgroup on the host).
-
-    Leftovers (``setsid`` orphans, a fork bomb's children) would otherwise hold pids and memory against the next
-    run; such a container is replaced. Without a readable cgroup the bootstrap's cleanup is the only defence.
-    """
-    paths = [
-        Path(f"/sys/fs/cgroup/pids/docker/{container_id}/pids.current"),
-        Path(f"/sys/fs/cgroup/docker/{container_id}/pids.current"),
-        Path(f"/sys/fs/cgroup/system.slice/docker-{container_id}.scope/pids.current"),
-    ]
-    path = next((p for p in paths if p.exists()), None)
-    if path is None:
-        return True
-    for _ in range(10):  # the exec's own process may take a moment to be reaped
-        try:
-            if int(path.read_text()) <= 2:
-                return True
-        except (OSError, ValueError):
-            return True
-        time.sleep(0.01)
-    return False
-
-
-def _remove_containers(client, ids: set[str]) -> None:
-    for container_id in list(ids):
-        try:
-            client.api.remove_container(container_id, force=True)
-        except Exception:
-            pass
-        ids.discard(container_id)

@@ -113,10 +113,11 @@ def test_output_flood_is_capped_and_the_container_replaced(box):
 @pytest.mark.docker
 @pytest.mark.slow
 def test_overrun_past_the_host_deadline_kills_the_container(box):
-    """A program that ignores the in-container timeout's group kill (setsid child holding stdout) is killed."""
+    """A program that kills the in-container bootstrap and timeout (``kill(-1)`` from a setsid child that keeps
+    stdout open) is stopped by the host's own deadline: the container is killed and replaced."""
     code = (
-        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\n"
-        "else:\n    print('parent done', flush=True)\n    time.sleep(60)"
+        "import os, signal, time\nif os.fork() == 0:\n    os.setsid()\n    os.kill(-1, signal.SIGKILL)\n"
+        "    time.sleep(60)\nelse:\n    print('parent done', flush=True)\n    time.sleep(60)"
     )
     sandbox = DockerSandbox(concurrency=1, grace_s=1.0)
     try:
@@ -136,6 +137,20 @@ def test_overrun_past_the_host_deadline_kills_the_container(box):
         assert leftover.stdout == b"0\n", "the overrunning program and its setsid child are gone"
     finally:
         sandbox.close()
+
+
+@pytest.mark.docker
+def test_an_orphan_holding_stdout_dies_when_its_program_ends(box):
+    """The bootstrap outlives the program and kills what it left: the run ends with the program, and the same
+    container serves the next run."""
+    code = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\nprint('parent done')"
+    assert box.run(py("print(1)")).ok
+    before = pool_ids(box)
+    started = time.monotonic()
+    result = box.run(py(code))
+    assert (result.status, result.stdout) == (RunStatus.OK, b"parent done\n")
+    assert time.monotonic() - started < 5
+    assert pool_ids(box) == before, "the container was kept"
 
 
 @pytest.mark.docker

@@ -88,9 +88,12 @@ for directory in ('/dev/shm', '/tmp', '/var/tmp', '/run', '/dev/mqueue', os.path
         done.append('file:' + directory)
     except OSError:
         pass
-# an orphan that serves the token on an abstract unix socket and in its own memory
+# an orphan that serves the token on an abstract unix socket and in its own memory (a left-over process also
+# gets a pooled container replaced, so the planter runs once without it too)
 read_end, write_end = os.pipe()
-if os.fork() == 0:
+if '--orphan' not in sys.argv:
+    os.write(write_end, b'no-orphan')
+elif os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         kept = token * 3
@@ -227,8 +230,9 @@ def honest_request(token: str) -> RunRequest:
     )
 
 
-def planter_request(token: str) -> RunRequest:
-    return RunRequest(argv=["python3", "main.py"], files={"main.py": PLANTER_PROGRAM}, stdin=token)
+def planter_request(token: str, orphan: bool = True) -> RunRequest:
+    argv = ["python3", "main.py", "--orphan"] if orphan else ["python3", "main.py"]
+    return RunRequest(argv=argv, files={"main.py": PLANTER_PROGRAM}, stdin=token)
 
 
 def scanner_request(control: str) -> RunRequest:
@@ -291,15 +295,16 @@ def assert_no_run_sees_an_earlier_one(box, honest_runs: int = 3) -> dict:
         result = box.run(honest_request(token))
         assert result.ok, (result.status, result.message, result.stderr[-1000:])
         assert token.encode() in result.stdout and result.files.get("answer.txt") == token.encode()
-    planted = new_token()
-    planter = box.run(planter_request(planted))
-    assert planter.ok, (planter.status, planter.message, planter.stderr[-1000:])
-    assert b"file:" in planter.stdout, planter.stdout  # the planter did leave something behind in its own run
+    planted = [new_token(), new_token()]
+    for token, orphan in zip(planted, (True, False), strict=True):
+        planter = box.run(planter_request(token, orphan=orphan))
+        assert planter.ok, (planter.status, planter.message, planter.stderr[-1000:])
+        assert b"sysv-shm" in planter.stdout and b"file:" in planter.stdout, planter.stdout  # it planted, in its run
     control = new_token()
     report = scanner_report(box.run(scanner_request(control)))
     assert report["control_found"], report  # the scan reaches the run's own memory: it would see a leak
     assert report["memory_bytes"] > 1 << 20 and report["files"] >= 1, report
-    leaked = sorted(set(report["tokens"]) & {*tokens, planted})
+    leaked = sorted(set(report["tokens"]) & {*tokens, *planted})
     assert not leaked, f"tokens of earlier runs visible to a later run: {leaked}; {report}"
     assert report["tokens"] == [], report
     assert report["ipc"] == [], f"kernel objects of earlier runs visible: {report['ipc']}"
