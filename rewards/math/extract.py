@@ -30,7 +30,12 @@ _ANCHOR = re.compile(
 )
 _MATH_SPAN = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
 _SENTENCE_END = re.compile(r"\.(?:\s|$)|,?\s+(?:because|since|which|as)\b", re.I)
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+#: One whole number token: sign, thousands separators, decimals and a fraction (``-1,234.5``, ``1/2``), so that
+#: "The ratio is 1/2." is read as 1/2, never as its last integer.
+_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?:\.\d+)?)?|[-+]?\.\d+")
+#: What may stand next to a number that is a value of its own (not a digit of 2x, x^2, \frac{1}{2}, a_3).
+_STANDALONE_BEFORE = re.compile(r"(?:^|[\s($=:\[])$")
+_STANDALONE_AFTER = re.compile(r"(?:$|[\s)$\].,;:!?%€£¥°]|(?:[cmkd]?m|ft|in)[²³](?![A-Za-z]))")
 _MAX_ANCHOR_TAIL = 300
 
 
@@ -222,10 +227,32 @@ def last_math_span(text: str) -> str | None:
 
 
 def last_number(text: str) -> str | None:
+    """The last whole number token (``1/2``, ``-3.5``, ``1,000``); ``None`` when it is part of an expression
+    (``2x``, ``x^2``, ``\\frac{1}{2}``, ``a_3``): a digit read out of an expression is not its value."""
     match = None
     for match in _NUMBER.finditer(text):  # noqa: B007
         pass
-    return match.group(0).rstrip(",") if match else None
+    if match is None:
+        return None
+    before, after = text[max(0, match.start() - 1) : match.start()], text[match.end() : match.end() + 4]
+    if not (_STANDALONE_BEFORE.search(before) and _STANDALONE_AFTER.match(after)):
+        return None
+    return match.group(0).rstrip(",")
+
+
+def tagged_answer(text: str, tag: str) -> tuple[str | None, str]:
+    """The contents of the last complete ``<tag>…</tag>`` and a note; an opened but unclosed last tag (a
+    truncated completion) is ignored, as an unclosed box is."""
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    end = text.rfind(closing)
+    last_open = text.rfind(opening)
+    note = f"an unclosed {opening} ignored" if last_open > end else ""
+    if end < 0:
+        return None, note
+    start = text.rfind(opening, 0, end)
+    if start < 0:
+        return None, note
+    return text[start + len(opening) : end], note
 
 
 def extract_answer(
@@ -236,9 +263,15 @@ def extract_answer(
     fallback_last_number: bool = False,
     reasoning_end: str | None = "</think>",
     fallback_last_math: bool = False,
+    answer_tag: str | None = "answer",
 ) -> Extraction:
     r"""The completion's final answer: the ``\boxed{}`` answer, else an anchored phrase, else a completion
-    that is only a math span or a number, else (when enabled) the last math span, then the last number.
+    that is only a math span, a number or a short equation (``x = 3``), else (when enabled) the last math span,
+    then the last number.
+
+    ``answer_tag``: the last complete ``<answer>…</answer>`` (DeepSeek-R1 style) is where the answer is read,
+    by the same rules (a box inside it, an answer phrase, or its whole short contents); an unclosed one is
+    ignored like an unclosed box.
 
     ``boxed``: ``"collect"`` takes the last group of adjacent boxes (``\boxed{2} and \boxed{3}`` is the list
     ``2, 3``; a box's label such as ``a = \boxed{2}`` is kept), ``"last"``/``"first"`` one box. An answer
@@ -254,6 +287,30 @@ def extract_answer(
             return Extraction(None, "none", f"reasoning block never closed with {reasoning_end}")
     if not text.strip():
         return Extraction(None, "none", "empty completion")
+    if answer_tag:
+        inner, tag_note = tagged_answer(text, answer_tag)
+        if inner is not None:
+            found = _read_answer(inner, boxed, anchors, fallback_last_number, fallback_last_math)
+            if found.text is None and inner.strip() and len(inner) <= _MAX_TAG_ANSWER:
+                stripped = strip_math_delimiters(inner.strip().rstrip("."))
+                found = Extraction(_number_in_prose(stripped) or stripped, "contents")
+            where = f"<{answer_tag}>"
+            if found.text is None:
+                return Extraction(None, "none", f"nothing in the last {where}")
+            return Extraction(found.text, f"{found.method} in {where}", found.note)
+        if tag_note:
+            found = _read_answer(text, boxed, anchors, fallback_last_number, fallback_last_math)
+            return Extraction(found.text, found.method, "; ".join(n for n in (found.note, tag_note) if n))
+    return _read_answer(text, boxed, anchors, fallback_last_number, fallback_last_math)
+
+
+_MAX_TAG_ANSWER = 200
+
+
+def _read_answer(
+    text: str, boxed: BoxChoice, anchors: bool, fallback_last_number: bool, fallback_last_math: bool
+) -> Extraction:
+    """The answer in ``text`` by the rules of :func:`extract_answer`, once reasoning and tags are cut away."""
     spans = [span for span in boxed_spans(text) if span[2]]
     anchor_at, stated = anchored_answer(text) if anchors else (-1, None)
     if spans:
@@ -284,6 +341,8 @@ def extract_answer(
         number = last_number(text)
         if number:
             return Extraction(number, "last number")
+        if _NUMBER.search(text):
+            return Extraction(None, "none", "the last number is part of an expression (2x, x^2, \\frac{1}{2})")
     return Extraction(
         None, "none", "no \\boxed{}, no answer phrase" + ("" if fallback_last_number else ", last-number fallback off")
     )
@@ -296,11 +355,16 @@ _MAX_BARE_LATEX = 80
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")  # a word, not a command such as \frac
 
 
+_SHORT_EQUATION = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?\s*=\s*[^=$\n]+")
+
+
 def _whole_answer(text: str) -> str | None:
-    """A completion that is nothing but one math span (``$12$``), one number or a short bare LaTeX expression
-    with no words is its own answer."""
+    """A completion that is nothing but one math span (``$12$``), one number, a short equation (``x = 3``) or
+    a short bare LaTeX expression with no words is its own answer."""
     stripped = text.strip().rstrip(".")
     if _BARE_NUMBER.fullmatch(stripped):
+        return stripped
+    if len(stripped) <= _MAX_BARE_LATEX and _SHORT_EQUATION.fullmatch(stripped) and not _WORD.search(stripped):
         return stripped
     bare = "\\" in stripped and "$" not in stripped and not _BOX_COMMAND.search(stripped)
     if bare and len(stripped) <= _MAX_BARE_LATEX and not _WORD.search(stripped):
@@ -337,6 +401,9 @@ def extract_gold(raw: Any) -> Extraction:
     text = raw.strip()
     if not text:
         return Extraction(None, "none", "gold is empty")
+    inner, _ = tagged_answer(text, "answer")
+    if inner is not None and inner.strip():
+        text = inner.strip()
     if "####" in text:
         line = text.rsplit("####", 1)[1].strip().split("\n", 1)[0].strip()
         return Extraction(strip_math_delimiters(line) or None, "#### line")

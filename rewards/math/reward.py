@@ -41,6 +41,11 @@ class MathEquivalenceConfig(RewardConfig):
     )
     fallback_last_number: bool = Field(False, description="else take the last number in the text")
     reasoning_end: str | None = Field("</think>", description="only text after this tag is searched")
+    answer_tag: str | None = Field(
+        "answer",
+        description="read the answer in the last complete <answer>…</answer> (a box inside it, an answer phrase, "
+        "or its short contents); None to ignore such tags",
+    )
     rel_tol: float = Field(
         1e-6,
         ge=0,
@@ -194,6 +199,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
             fallback_last_number=cfg.fallback_last_number,
             reasoning_end=cfg.reasoning_end,
             fallback_last_math=cfg.fallback_last_math,
+            answer_tag=cfg.answer_tag,
         )
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:

@@ -11,7 +11,7 @@ design differences, pinned here so that any change to them is deliberate:
 - ``NO_ANCHOR`` (37): math-verify extracts an answer from free text with no box and no answer phrase
   ("Therefore $x \\geq 5$ is the solution."); by default rewardkit needs a ``\\boxed{}``, an answer phrase, or a
   completion that is only the answer, so these score 0.0 ("no final answer found"). With the opt-in
-  ``fallback_last_math`` and ``fallback_last_number`` it agrees with math-verify on 31 of them.
+  ``fallback_last_math`` and ``fallback_last_number`` it agrees with math-verify on 32 of them.
 - ``OTHER`` (3): cases whose gold is itself odd, each with its note.
 """
 
@@ -560,7 +560,7 @@ NO_ANCHOR = [
         "and then Alice wins the game from that point on. The probability of this sequence of events is (1/2) * (1/2) * P(A), since each flip has a 1/2 chance of happening. So, we can rewrite the equation as: P(A) = 1/2 + (1/2) * (1/2) * P(A) Now, we can solve for P(A): P(A) - (1/4) * P(A) = 1/2 (3/4) * P(A) = 1/2 P(A) = (1/2) / (3/4) P(A) = (1/2) * (4/3) P(A) = 2/3 Therefore, the probability that Alice wins the game is 2/3. <|im_start|>user",
         1.0,
         0.0,
-        0.0,
+        1.0,  # the last number read as the whole token 2/3, not its last integer
     ),
     (
         "$12$",
