@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rewardkit.adapters.verl_calls import Coalescer, ScorerCache, plain, report_unscorable, settings_key
 from rewardkit.compose import build_reward
+from rewardkit.hard_timeout import HardTimeoutPool
 from rewardkit.reward import ConfigError, Reward
 from rewardkit.types import RewardResult
 
@@ -140,7 +141,19 @@ class VerlScorer:
             return self._rewards[index]
 
     def build(self, route: VerlRoute) -> Reward:
-        return build_reward({"name": route.reward, "config": route.config})
+        """The route's reward, its worker pool started: verl's first batch must not meet a cold pool.
+
+        A cold hard-timeout pool answers "no worker ready" within the call's timeout, which would make every
+        symbolic comparison of a fresh reward worker's first batch unscorable; the threads of that batch wait
+        here (under the rewards lock) until a worker is up instead.
+        """
+        reward = build_reward({"name": route.reward, "config": route.config})
+        pool = getattr(reward, "pool", None)
+        if isinstance(pool, HardTimeoutPool):  # one worker ready is enough; the others keep starting meanwhile
+            outcome = pool.call(abs, 0, timeout_s=pool.startup_timeout_s)
+            if not outcome.ok:
+                logger.warning("rewardkit verl: %s worker pool did not start: %s", route.reward, outcome.error)
+        return reward
 
     def __call__(
         self,

@@ -31,6 +31,8 @@ VERL_TABLE = [
     ("openai/gsm8k", "So the answer is \\boxed{71}.", "72", 0.0, False),
     ("lighteval/MATH", "<think>half</think> \\boxed{\\dfrac12}", "\\frac{1}{2}", 1.0, False),
     ("aime24", "\\boxed{8}", "2^{3}", 1.0, False),
+    ("lighteval/MATH", "\\boxed{(x-1)(x+1)}", "x^2-1", 1.0, False),  # symbolic: the math worker pool's first call
+    ("lighteval/MATH", "\\boxed{(x+1)^2}", "x^2-1", 0.0, False),
     ("openai/gsm8k", "The answer is 72", None, 0.0, True),  # no gold: unscorable, not wrong
     ("my_private_set", "\\boxed{72}", "72", 0.0, True),  # no route
 ]

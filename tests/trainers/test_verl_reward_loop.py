@@ -67,6 +67,7 @@ else:
         ("openai/gsm8k", "So the answer is \\boxed{71}.", "72", 0.0, False, "different"),
         ("lighteval/MATH", "<think>half</think> \\boxed{\\dfrac12}", "\\frac{1}{2}", 1.0, False, "gold"),
         ("aime24", "\\boxed{8}", "2^{3}", 1.0, False, "gold"),
+        ("lighteval/MATH", "\\boxed{(x-1)(x+1)}", "x^2-1", 1.0, False, "sympy: equal"),  # symbolic
         ("openai/gsm8k", "The answer is 72", None, 0.0, True, "gold"),  # no gold: unscorable, not wrong
         ("my_private_set", "\\boxed{72}", "72", 0.0, True, "no rewardkit route"),
     ]
@@ -179,18 +180,18 @@ else:
             outputs = run_reward_loop(config, verl_batch(tokenizer_dir, TABLE))
         assert_verdicts(outputs, TABLE)
         lines = [r.getMessage() for r in caplog.records if "unscorable" in r.getMessage()]
-        assert lines == [lines[0]] and "2 of 6 samples in this batch unscorable" in lines[0], lines
+        assert lines == [lines[0]] and "2 of 7 samples in this batch unscorable" in lines[0], lines
         assert "no rewardkit route" in lines[0]
 
     def test_first_batch_from_verl_thread_pool_in_a_fresh_process(tokenizer_dir, tmp_path):
         """The sync compute_score runs in verl's executor threads: a fresh worker's first batch is all correct."""
-        table = TABLE[:4] * 8  # 32 samples, scored concurrently by the worker's thread pool
+        table = TABLE[:5] * 8  # 40 samples, scored concurrently by the worker's thread pool
         script = tmp_path / "first_batch.py"
         script.write_text(
             "import json, sys\n"
             "from tests.trainers.test_verl_reward_loop import TABLE, run_reward_loop, verl_batch, verl_config\n"
             "tok = sys.argv[1]\n"
-            "table = TABLE[:4] * 8\n"
+            "table = TABLE[:5] * 8\n"
             "config = verl_config(tok, 'pkg://rewardkit.adapters.verl', 'compute_score', '{}')\n"
             "outputs = run_reward_loop(config, verl_batch(tok, table))\n"
             "print(json.dumps([[o['reward_score'], bool(o['reward_extra_info']['unscorable'])] for o in outputs]))\n"
@@ -203,11 +204,28 @@ else:
         got = json.loads(proc.stdout.strip().splitlines()[-1])
         assert got == [[row[3], row[4]] for row in table]
 
+    def wait_until_served_pool_is_warm(url: str, timeout_s: float = 180.0) -> None:
+        """The served math reward starts its worker pool on its first request, and a cold pool answers "no
+        symbolic worker ready" (unscorable) until it is up: ask until a symbolic comparison is scored."""
+        import time
+
+        from rewardkit import get_reward
+
+        remote = get_reward("remote", {"urls": [url], "reward": "math_equivalence"})
+        deadline = time.monotonic() + timeout_s
+        while True:
+            (result,) = remote.details(["\\boxed{(x-1)(x+1)}"], solution=["x^2-1"])
+            if result.score is not None or time.monotonic() > deadline:
+                assert result.score == 1.0, result.reason
+                return
+            time.sleep(1.0)
+
     def test_compute_score_remote_against_rewardkit_serve(tokenizer_dir):
         from rewardkit.adapters.serve.process import ServerProcess
 
         spec = [{"name": "math_equivalence", "config": {"workers": 2}}]
         with ServerProcess(spec, "--workers", "2") as server:
+            wait_until_served_pool_is_warm(server.url)
             kwargs = (
                 f"{{remote:{{urls:['{server.url}'],chunk_size:4}},mapping:{{include_reason:true,routes:["
                 "{match:['*gsm8k*','*math*','aime*'],reward:math_equivalence}]}}"
