@@ -1,10 +1,10 @@
-"""verl adapter: ``compute_score`` called the way verl's reward managers call it.
+"""verl adapter: ``compute_score`` called the way verl's reward managers call it, without verl installed.
 
-verl itself (ray, tensordict, ...) is not installed here; :func:`naive_manager_loop` and
-:func:`batch_manager_call` reproduce what verl 0.9's ``NaiveRewardManager`` / ``BatchRewardManager`` do with
-the function: keyword call, ``extra_info`` extended with ``num_turns``/``rollout_reward_scores``, reward from
-``score["score"]`` (or the float), every other key appended to ``reward_extra_info`` lists that must stay
-aligned, and validation metrics averaged per key with numpy.
+:func:`naive_manager_loop` and :func:`batch_manager_call` reproduce what verl's ``NaiveRewardManager`` /
+legacy ``BatchRewardManager`` do with the function: keyword call, ``extra_info`` extended with
+``num_turns``/``rollout_reward_scores``, reward from ``score["score"]`` (or the float), every other key appended to
+``reward_extra_info`` lists that must stay aligned, and validation metrics averaged per key with numpy. verl 0.9.1
+itself runs these paths in tests/trainers/test_verl_reward_loop.py (its own virtual environment).
 """
 
 from __future__ import annotations
