@@ -22,7 +22,7 @@ def add_commands(subparsers) -> None:
     serve.add_argument("--max-run-timeout", type=float, default=60.0, help="ceiling on a request's run_timeout (s)")
     serve.add_argument("--max-memory-mb", type=int, default=4096, help="ceiling on a request's memory_limit_MB")
     add_isolation_argument(serve)
-    serve.set_defaults(func=cmd_serve)
+    serve.set_defaults(func=cmd_serve, needs=lambda args: ("docker",) if args.backend == "docker" else ())
 
     build = sub.add_parser("build-image", help="build the docker sandbox image offline (debootstrap + docker import)")
     build.add_argument("--image", default=None, help="image name (default rewardkit-sandbox:latest)")
@@ -32,7 +32,7 @@ def add_commands(subparsers) -> None:
         help="comma-separated Debian packages (default python3,g++,nodejs,default-jdk-headless,golang-go,rustc)",
     )
     build.add_argument("--force", action="store_true", help="re-import even if the image exists")
-    build.set_defaults(func=cmd_build_image)
+    build.set_defaults(func=cmd_build_image, needs=("docker",))
 
     run = sub.add_parser("run", help="run one program through a backend and print the result as JSON")
     run.add_argument("file", help="source file; its suffix picks the language unless --language is given")
@@ -43,7 +43,7 @@ def add_commands(subparsers) -> None:
     run.add_argument("--timeout", type=float, default=10.0, help="wall-clock limit in seconds")
     run.add_argument("--memory-mb", type=int, default=512)
     add_isolation_argument(run)
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=cmd_run, needs=lambda args: ("docker",) if args.backend == "docker" else ())
 
 
 def make_backend(name: str, url: str | None = None, concurrency: int = 2, isolation: str = "strong"):

@@ -47,6 +47,8 @@ MISSING_EXTRAS = [
     ("openai", ["judge", "pair", "--judge", "openai:m", "--prompt", "p", "--a", "a", "--b", "b"], "judge", "openai"),
     ("transformers", ["audit", "run", "--judge", "transformers:/m", "--set", "math", "--out", "run"], "judge-local",
      None),
+    ("docker", ["sandbox", "run", "prog.py", "--backend", "docker"], "docker", "docker"),
+    ("docker", ["sandbox", "build-image"], "docker", "docker"),
 ]  # fmt: skip
 
 
