@@ -14,6 +14,12 @@ It reports requests/s, completions/s, p50/p99/max latency of answered requests a
     python bench/serve_load.py                                  # starts a server: 8 clients x 10 s, think_format
     python bench/serve_load.py --workload slow --clients 16 --workers 2 --max-queue 4
     python bench/serve_load.py --url http://10.0.0.5:8000 --workload math --clients 32 --seconds 30
+    python bench/serve_load.py --compare-batching --workload slow --batch 1 --clients 256   # OpenRLHF-shaped
+
+``--compare-batching`` runs the same samples in one run against a server with micro-batching (the defaults), one
+without (``--max-batch 1 --batch-wait-ms 0``: every request scored alone on its worker slot), and, as the
+anchor, that second server with a client that batches ``--group`` samples per request itself; it prints the
+ratios of completions/s.
 
 Workloads: ``format`` (``think_format`` on ``--batch`` completions), ``math`` (``math_equivalence`` on a mix
 of plain and symbolic answers), ``slow`` (``code_tests`` on programs that sleep ``--sleep-s``: a request that
@@ -75,6 +81,8 @@ class LoadReport:
     completions: int = 0
     latencies_s: list[float] = field(default_factory=list)
     server_counted: float | None = None
+    #: from the first request to the last answer (requests sent before the end are answered after it)
+    elapsed_s: float | None = None
 
     @property
     def lost(self) -> int:
@@ -114,8 +122,9 @@ class LoadReport:
             "sent": self.sent,
             "answered_200": self.ok,
             "refused_429": self.refused,
-            "requests_per_s": round(self.ok / self.seconds, 2),
-            "completions_per_s": round(self.completions / self.seconds, 2),
+            "elapsed_s": round(self.elapsed_s or self.seconds, 2),
+            "requests_per_s": round(self.ok / (self.elapsed_s or self.seconds), 2),
+            "completions_per_s": round(self.completions / (self.elapsed_s or self.seconds), 2),
             "p50_s": round(self.percentile(0.50), 4),
             "p99_s": round(self.percentile(0.99), 4),
             "max_s": round(max(self.latencies_s), 4) if self.latencies_s else None,
@@ -175,7 +184,9 @@ async def run_load(
                 else:
                     report.other_status[response.status_code] += 1
 
+        started = time.monotonic()
         await asyncio.gather(*(client(i) for i in range(clients)))
+        report.elapsed_s = time.monotonic() - started
         after = await _server_count(http, url)
     if before is not None and after is not None:
         report.server_counted = after - before
@@ -206,9 +217,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=4, help="started server: requests scored at once")
     parser.add_argument("--max-queue", type=int, default=8, help="started server: requests that may wait")
     parser.add_argument("--token", default=None, help="bearer token of a running server")
+    parser.add_argument(
+        "--compare-batching", action="store_true", help="started servers with and without micro-batching; the ratio"
+    )
+    parser.add_argument("--group", type=int, default=16, help="--compare-batching: samples per anchor request")
     args = parser.parse_args(argv)
 
     body = workload(args.workload, args.batch, args.sleep_s)
+    if args.compare_batching:
+        return compare_batching(body, args)
     if args.url:
         report = asyncio.run(run_load(args.url, body, args.clients, args.seconds, args.token))
     else:
@@ -222,6 +239,42 @@ def main(argv: list[str] | None = None) -> int:
     if report.latencies_s:
         print(f"latency mean {statistics.fmean(report.latencies_s):.4f} s over {report.ok} answered requests")
     return 1 if summary["problems"] else 0
+
+
+def compare_batching(body: dict[str, Any], args: argparse.Namespace) -> int:
+    """The same samples in three setups, one run: completions/s of micro-batching against the other two.
+
+    1. one-sample requests (OpenRLHF's pattern) to a server with micro-batching (the defaults);
+    2. the same requests to a server scoring one request per worker slot (``--max-batch 1 --batch-wait-ms 0``);
+    3. the anchor: the same samples sent by a client that batches them itself (``--group`` per request) to the
+       server of setup 2, i.e. the throughput a batching client got before.
+    """
+    from rewardkit.adapters.serve.process import ServerProcess
+
+    capacity = ("--workers", str(args.workers), "--max-queue", str(max(args.max_queue, args.clients)))
+    unbatched = ("--max-batch", "1", "--batch-wait-ms", "0")
+    grouped = workload(args.workload, len(body["completions"]) * args.group, args.sleep_s)
+    setups = [
+        ("micro-batching", (), body, args.clients),
+        ("one request per worker", unbatched, body, args.clients),
+        (f"client batches of {args.group}", unbatched, grouped, max(1, args.clients // args.group)),
+    ]
+    rates, problems = {}, []
+    for label, extra, sent, clients in setups:
+        with ServerProcess(SPEC, *capacity, *extra) as server:
+            report = asyncio.run(run_load(server.url, sent, clients, args.seconds))
+        summary = report.summary()
+        print(json.dumps({"setup": label, **summary}))
+        rates[label] = summary["completions_per_s"]
+        problems += summary["problems"]
+    base = rates["micro-batching"]
+    per_request = len(body["completions"])
+    for label, *_ in setups[1:]:
+        print(
+            f"{args.workload}, {per_request} completion(s) per request, {args.clients} clients: micro-batching "
+            f"{base / max(rates[label], 1e-9):.2f}x the completions/s of {label}"
+        )
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":
