@@ -1,6 +1,6 @@
 """No run sees an earlier run, and no kernel object outlives its run: both local tiers and the remote server.
 
-The programs are in ``tests/support/cross_run_programs.py``: honest runs leave a token wherever honest output goes
+The programs are in ``tests/support/isolation_programs.py``: honest runs leave a token wherever honest output goes
 (stdout, a fetched ``answer.txt``, ``/tmp``, ``/dev/shm``, memory), a hostile planter leaves one in every shared
 kernel object it can reach, and a scanner reads all the memory, files and IPC objects it can see. One worker per
 backend, so the same warm forkserver (or the same server process) serves them all in turn. The planter leaves
@@ -15,9 +15,10 @@ import pytest
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
 from rewardkit.sandboxes.fusion.client import RemoteSandbox
 from rewardkit.sandboxes.local.backend import LocalSandbox
-from tests.support.cross_run_programs import (
+from tests.support.isolation_programs import (
     assert_no_run_sees_an_earlier_one,
     assert_shared_memory_dies_with_each_run,
+    assert_writable_areas_are_capped_tmpfs,
     new_token,
     scanner_report,
     scanner_request,
@@ -71,3 +72,8 @@ def test_a_planted_segment_does_not_hurt_the_next_honest_run(box):
     honest = "block = bytearray(150 << 20)\nblock[::4096] = b'x' * len(block[::4096])\nprint('fits')\n"
     result = box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": honest}, limits=limits))
     assert (result.status, result.stdout) == (RunStatus.OK, b"fits\n"), (result.message, result.stderr[-500:])
+
+
+def test_every_writable_area_is_a_size_capped_tmpfs(box):
+    """Writing past the cap fails inside the run, and no host directory is writable (``bwrap-exec`` included)."""
+    assert_writable_areas_are_capped_tmpfs(box, {"/work", "/tmp", "/dev/shm"})

@@ -2,7 +2,7 @@
 
 One container serves every run here in turn (``concurrency=1``), which is the case that matters: the same
 container, its IPC namespace and its tmpfs areas are reused. The programs are in
-``tests/support/cross_run_programs.py``; the seccomp profile's own checks (io_uring, AF_NETLINK) run with the rest
+``tests/support/isolation_programs.py``; the seccomp profile's own checks (io_uring, AF_NETLINK) run with the rest
 of the hostile battery in ``test_sandbox_docker_security.py``.
 """
 
@@ -15,14 +15,15 @@ import pytest
 from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
 from rewardkit.sandboxes.docker.backend import DockerSandbox
 from rewardkit.sandboxes.docker.seccomp_profile import seccomp_profile, seccomp_security_opt
-from tests.support.cross_run_programs import (
+from tests.support.docker_engine import require_docker
+from tests.support.isolation_programs import (
     assert_no_run_sees_an_earlier_one,
     assert_shared_memory_dies_with_each_run,
+    assert_writable_areas_are_capped_tmpfs,
     new_token,
     scanner_report,
     scanner_request,
 )
-from tests.support.docker_engine import require_docker
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +84,10 @@ def test_a_run_that_kills_its_bootstrap_still_leaves_nothing_behind(box):
     box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": code}, limits=Limits(wall_time_s=3)))
     report = scanner_report(box.run(scanner_request(new_token())))
     assert report["control_found"] and report["tokens"] == [] and report["ipc"] == [], report
+
+
+@pytest.mark.docker
+def test_every_writable_area_is_a_size_capped_tmpfs(box):
+    report = assert_writable_areas_are_capped_tmpfs(box, {"/sandbox", "/tmp", "/dev/shm"})
+    after = box.run(RunRequest(argv=["sh", "-c", "ls -A /sandbox /tmp /dev/shm | grep -c fill"]))
+    assert after.stdout == b"0\n", (after.stdout, report)  # the next run finds the areas empty again

@@ -1,4 +1,5 @@
-"""Programs and checks for "a run never sees another run", shared by every backend's tests.
+"""Programs and checks for "a run never sees another run, and nothing it makes outlives it or reaches the host's
+disk", shared by every backend's tests.
 
 Three kinds of run take part, each a whole Python program (``python3 main.py``):
 
@@ -331,3 +332,51 @@ def assert_shared_memory_dies_with_each_run(box, runs: int = 4, segments: int = 
     while (grown := host_shmem_kb() - baseline) > planted_kb // 8 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert grown <= planted_kb // 8, f"{grown} kB of shared memory outlive the batch (planted {planted_kb} kB)"
+
+
+FILL_WRITABLE_AREAS = """
+import errno, json, os
+report, other = {}, []
+for line in open('/proc/self/mounts').read().splitlines():
+    device, point, kind, options = line.split()[:4]
+    if 'rw' not in options.split(',') or not os.access(point, os.W_OK) or not os.path.isdir(point):
+        continue
+    if kind in ('proc', 'devpts', 'devtmpfs', 'mqueue'):  # device nodes and kernel objects, no file data
+        continue
+    if kind != 'tmpfs':
+        other.append(f'{point} ({kind})')
+        continue
+    written, stop = 0, None
+    try:
+        for n in range(400):
+            with open(os.path.join(point, f'fill{n}'), 'wb') as handle:
+                handle.write(b'x' * (1 << 20))
+            written += 1
+    except OSError as exc:
+        stop = errno.errorcode.get(exc.errno)
+    report[point] = [written, stop, os.statvfs(point).f_blocks * os.statvfs(point).f_frsize >> 20]
+print(json.dumps({'areas': report, 'writable_non_tmpfs': other}))
+"""
+
+
+def assert_writable_areas_are_capped_tmpfs(box, expected_areas: set[str], file_size_mb: int = 1) -> dict:
+    """Every mount the program may write is a size-capped tmpfs: filling each one stops at its cap with ``ENOSPC``
+    (or ``EFBIG``), no host directory is writable, and the host's disk did not take what was written."""
+    import shutil
+
+    free_before = shutil.disk_usage("/").free
+    request = RunRequest(
+        argv=["python3", "main.py"],
+        files={"main.py": FILL_WRITABLE_AREAS},
+        limits=Limits(file_size_mb=file_size_mb, memory_mb=1024, wall_time_s=30, cpu_time_s=30),
+    )
+    result = box.run(request)
+    assert result.ok, (result.status, result.message, result.stderr[-1000:])
+    report = json.loads(result.stdout.decode().strip().splitlines()[-1])
+    assert report["writable_non_tmpfs"] == [], report
+    assert expected_areas <= set(report["areas"]), report
+    for point, (written, stop, cap_mb) in report["areas"].items():
+        assert stop in ("ENOSPC", "EFBIG") and written <= cap_mb + 1 < 400, (point, written, stop, cap_mb)
+    taken = free_before - shutil.disk_usage("/").free  # 400 MiB per area if one were on disk; others write too
+    assert taken < 200 << 20, f"the host's disk lost {taken >> 20} MiB during the run; {report}"
+    return report
