@@ -19,6 +19,7 @@ from tests.support.isolation_programs import (
     assert_no_run_sees_an_earlier_one,
     assert_shared_memory_dies_with_each_run,
     assert_writable_areas_are_capped_tmpfs,
+    honest_request,
     new_token,
     scanner_report,
     scanner_request,
@@ -51,10 +52,12 @@ def test_a_scanner_finds_no_token_of_an_earlier_run(box):
 
 
 def test_runs_in_parallel_do_not_see_each_other(box):
-    """Two scanners at once beside honest runs: neither finds anything but its own control token."""
-    controls = [new_token(), new_token()]
-    requests = [scanner_request(controls[0]), scanner_request(controls[1])]
-    reports = [scanner_report(result) for result in box.run_batch(requests, concurrency=2)]
+    """Scanners running at the same time as honest runs (two workers): none finds anything but its own control."""
+    tokens = [new_token() for _ in range(4)]
+    requests = [request for token in tokens for request in (honest_request(token), scanner_request(new_token()))]
+    results = box.run_batch(requests, concurrency=2)
+    assert all(result.ok for result in results[::2]), [(r.status, r.message) for r in results[::2]]
+    reports = [scanner_report(result) for result in results[1::2]]
     assert all(report["control_found"] and report["tokens"] == [] for report in reports), reports
 
 
