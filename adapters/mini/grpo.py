@@ -171,7 +171,9 @@ class MiniGRPOTrainer:
         rewards: Reward | RewardSpec | Sequence[Reward | tuple[Reward, float]] | None = None,
         model: Any = None,
         tokenizer: Any = None,
+        monitor: Any = None,
     ) -> None:
+        self.monitor = monitor  # a rewardkit.monitor.HackMonitor: shadow checks of every round
         self.config = config if isinstance(config, MiniGRPOConfig) else MiniGRPOConfig.model_validate(dict(config))
         rewards = rewards if rewards is not None else self.config.rewards
         if rewards is None:
@@ -216,6 +218,10 @@ class MiniGRPOTrainer:
             old = completion_logps(self.model, batch, width) if cfg.num_iterations > 1 else None
             ref = completion_logps(self.reference, batch, width) if self.reference is not None else None
         metrics = reward_metrics(rewards, per_term, self.terms.names, mask)
+        if self.monitor is not None:
+            from rewardkit.monitor.mini import observe_round
+
+            metrics.update(observe_round(self.monitor, batch_rows, completions, rewards, cfg.num_generations))
         return Round(batch, mask, advantages, old, ref, metrics)
 
     def train(self) -> list[dict[str, float]]:
@@ -258,6 +264,8 @@ class MiniGRPOTrainer:
                     current = None
                 if checkpoints.due(step):
                     checkpoints.save(step, feed, log, current.state() if current is not None else None)
+                if self.monitor is not None and self.monitor.alarmed and self.monitor.config.stop_on_alarm:
+                    break
         finally:
             log.close()
         save_model(self.model, self.tokenizer, cfg.output_dir)
