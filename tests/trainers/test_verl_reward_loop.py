@@ -3,10 +3,10 @@
 verl pins transformers 5.10.x, so it lives in its own virtual environment (``.ci/run``, step "verl 0.9.1
 virtualenv"). In the main test run this module has one test, which runs this same file with that environment's
 python; inside it (``import verl`` works) the tests below run verl's ``RewardLoopWorker`` with its reward managers
-(``naive``, ``dapo``) on a verl-shaped ``DataProto``, with verl's own Hydra config (``ppo_trainer.yaml``) composed
-and rewardkit's ``compute_score`` set under ``reward.custom_reward_function`` by file path and by ``pkg://``, with
-``reward_kwargs`` inline (verl hands them over as OmegaConf containers), plus ``compute_score_remote`` against a
-real ``rewardkit serve`` on 127.0.0.1.
+(``naive``, ``dapo``, ``gdpo``, ``rate_limited``) on a verl-shaped ``DataProto``, with verl's own Hydra config
+(``ppo_trainer.yaml``) composed and rewardkit's ``compute_score`` set under ``reward.custom_reward_function`` by
+file path and by ``pkg://``, with ``reward_kwargs`` inline (verl hands them over as OmegaConf containers), plus
+``compute_score_remote`` against a real ``rewardkit serve`` on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ else:
 
         return adapter.__file__  # the README's `python -c "import rewardkit.adapters.verl as m; print(m.__file__)"`
 
-    @pytest.mark.parametrize("manager", ["naive", "dapo"])
+    @pytest.mark.parametrize("manager", ["naive", "dapo", "gdpo", "rate_limited"])
     @pytest.mark.parametrize("how", ["file", "pkg"])
     @pytest.mark.parametrize("name", ["compute_score", "compute_score_batched"])
     def test_reward_loop_scores_the_verdict_table(tokenizer_dir, adapter_file, manager, how, name):
