@@ -157,7 +157,10 @@ def run_in_bwrap(
             memory = max(2 * memory, memory + 2048)
         nproc = processes_of(os.getuid()) + limits.max_processes + 3  # + bwrap's own helpers
         command = bwrap_exec_command(bwrap, argv, env, seccomp_fd, tmpfs_bytes(request), file_fds)
-        preexec = Preexec(limits, None, nproc, address_space_mb=memory, cgroup=cgroup)
+        # bwrap copies the request's files in under this limit too: a shipped file (a compiled binary) may be larger
+        largest = max((os.fstat(fd).st_size for fd, _ in file_fds), default=0)
+        fsize = max(limits.file_size_mb << 20, largest + 1)
+        preexec = Preexec(limits, None, nproc, address_space_mb=memory, cgroup=cgroup, file_size_bytes=fsize)
         plain = request.model_copy(update={"fetch_files": []})  # read back from the sandbox, never from a host dir
         result = run_prepared(command, "/", plain, {}, preexec, tuple(fds), exit_code_encodes_signal=True)
         fetched = _read_fetched(fetch_fd) if fetch_fd is not None else {}

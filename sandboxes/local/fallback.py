@@ -32,12 +32,14 @@ class Preexec:
         nproc: int,
         address_space_mb: int | None = None,
         cgroup: RunCgroup | None = None,
+        file_size_bytes: int | None = None,
     ) -> None:
         self.limits = limits
         self.uid = uid
         self.nproc = nproc
         self.address_space_mb = address_space_mb or limits.memory_mb
         self.cgroup = cgroup
+        self.file_size_bytes = file_size_bytes or limits.file_size_mb << 20
 
     def __call__(self) -> None:
         if self.cgroup is not None:
@@ -47,7 +49,7 @@ class Preexec:
         cpu = max(1, int(limits.cpu_time_s + 0.999))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_AS, (self.address_space_mb * mb, self.address_space_mb * mb))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_mb * mb, limits.file_size_mb * mb))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (self.file_size_bytes, self.file_size_bytes))
         resource.setrlimit(resource.RLIMIT_NPROC, (self.nproc, self.nproc))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if self.uid is not None:

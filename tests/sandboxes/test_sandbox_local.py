@@ -92,6 +92,13 @@ def test_files_are_written_and_fetched_back(box):
     assert result.files == {"out.bin": b"\x02\x01\x00"}
 
 
+def test_a_shipped_file_larger_than_the_file_size_limit_arrives_whole(box):
+    """The limit binds what the program writes, not what it is given (a compiled binary can be large)."""
+    files = {"main.py": "import os\nprint(os.path.getsize('big.bin'))", "big.bin": b"\x7f" * (3 << 20)}
+    result = box.run(RunRequest(argv=["python3", "main.py"], files=files, limits=Limits(file_size_mb=1)))
+    assert (result.status, result.stdout) == (RunStatus.OK, b"3145728\n"), result.stderr[-500:]
+
+
 def test_file_paths_cannot_escape_the_workdir(box):
     result = box.run(RunRequest(argv=["true"], files={"../../etc/evil": "x"}))
     assert result.status is RunStatus.SANDBOX_ERROR
