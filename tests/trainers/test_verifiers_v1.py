@@ -1,7 +1,7 @@
 """verifiers 0.4 (v1 task API): rewardkit rewards as the rewards and metrics of a real verifiers environment.
 
 verifiers 0.4 pins openai<3, which the dev set cannot hold, so it lives in its own virtual environment (the
-``.ci/run`` step "verifiers 0.4 environment" builds it at ``$REWARDKIT_VERIFIERS_VENV``, default
+``.ci/run`` step "verifiers environments" builds it at ``$REWARDKIT_VERIFIERS_VENV``, default
 ``/opt/rewardkit-verifiers``). The tests run ``tests/trainers/verifiers_v1_env.py`` with that environment's python
 and compare what verifiers recorded with rewardkit's own verdicts, computed here in the dev environment.
 """
@@ -48,7 +48,7 @@ WEIGHTED = {
 def venv_python() -> Path:
     if not PYTHON.exists():
         pytest.skip(
-            f"no verifiers 0.4 environment at {VENV}: the .ci/run step 'verifiers 0.4 environment' builds it "
+            f"no verifiers 0.4 environment at {VENV}: the .ci/run step 'verifiers environments' builds it "
             "(python3 -m venv /opt/rewardkit-verifiers; its pip install 'verifiers==0.4.*' and pip install -e .)"
         )
     return PYTHON
