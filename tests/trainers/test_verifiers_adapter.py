@@ -6,7 +6,8 @@ what verifiers 0.3.1's ``Rubric.score_rollout`` does with each function (``verif
 ``score_objects`` builds the keyword arguments, ``_call_individual_reward_func`` passes all of them to a function
 that takes ``**kwargs`` or else only those its signature names, awaits an awaitable result, ``float()``s it and
 scores 0.0 when the call raises; the rollout reward is the weighted sum). The tests at the end run a real
-``verifiers.Rubric`` (and a real ``SingleTurnEnv`` rollout) when verifiers is importable, and skip saying so otherwise.
+``verifiers.Rubric`` (and a real ``SingleTurnEnv`` rollout) when verifiers is importable, and skip saying so otherwise;
+``test_verifiers_legacy.py`` runs them in a side environment with verifiers 0.3.1.
 """
 
 from __future__ import annotations
