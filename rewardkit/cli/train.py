@@ -1,4 +1,4 @@
-"""``rewardkit train grpo|dpo|ipo|kto|orpo|rm --config FILE``: the mini trainers from a YAML config.
+"""``rewardkit train grpo|ppo|dpo|ipo|kto|orpo|rm --config FILE``: the mini trainers from a YAML config.
 
 ``rewardkit train grpo --demo`` needs no config: the quick start's job (see :mod:`rewardkit.adapters.demo.grpo`).
 
@@ -32,10 +32,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import rewardkit.adapters.demo.tasks  # noqa: F401  (registers character_share for every command)
 
-ALGORITHMS = ("grpo", "dpo", "ipo", "kto", "orpo", "rm")
+ALGORITHMS = ("grpo", "ppo", "dpo", "ipo", "kto", "orpo", "rm")
 
 #: Which row shape each algorithm reads, and the procedural tasks that produce it.
-ROW_SHAPES = {"grpo": "prompt", "dpo": "pair", "ipo": "pair", "orpo": "pair", "kto": "unpaired", "rm": "pair"}
+ROW_SHAPES = {
+    "grpo": "prompt",
+    "ppo": "prompt",
+    "dpo": "pair",
+    "ipo": "pair",
+    "orpo": "pair",
+    "kto": "unpaired",
+    "rm": "pair",
+}
 TASK_SHAPES = {
     "arithmetic": "prompt",
     "digit_run": "prompt",
@@ -71,6 +79,8 @@ def run_config_class(algorithm: str) -> type[BaseModel]:
     """The pydantic model of ``train <algorithm>`` configs: the algorithm's options + data source."""
     if algorithm == "grpo":
         from rewardkit.adapters.mini.grpo import MiniGRPOConfig as base
+    elif algorithm == "ppo":
+        from rewardkit.adapters.mini.ppo import MiniPPOConfig as base
     elif algorithm in ("dpo", "ipo"):
         from rewardkit.adapters.mini.dpo import MiniDPOConfig as base
     elif algorithm == "kto":
@@ -124,16 +134,21 @@ def run(algorithm: str, config: Any) -> list[dict[str, float]]:
     """Train with ``config`` (as returned by :func:`load_run_config`); returns the step metrics."""
     rows = training_rows(config)
     options = config.model_dump(exclude={"data", "task"})
-    if algorithm == "grpo":
+    if algorithm in ("grpo", "ppo"):
         from rewardkit.adapters.demo.tasks import PROMPT_TASKS
-        from rewardkit.adapters.mini.grpo import MiniGRPOConfig, train_grpo
 
         rewards = None
         if config.rewards is None:
             if config.task is None:
-                raise ValueError("grpo with 'data' needs 'rewards'")
+                raise ValueError(f"{algorithm} with 'data' needs 'rewards'")
             rewards = _default_reward(PROMPT_TASKS[config.task.name][1])
         options["rewards"] = config.rewards
+        if algorithm == "ppo":
+            from rewardkit.adapters.mini.ppo import MiniPPOConfig, train_ppo
+
+            return train_ppo(MiniPPOConfig.model_validate(options), rows, rewards)
+        from rewardkit.adapters.mini.grpo import MiniGRPOConfig, train_grpo
+
         return train_grpo(MiniGRPOConfig.model_validate(options), rows, rewards)
     if algorithm in ("dpo", "ipo"):
         from rewardkit.adapters.mini.dpo import MiniDPOConfig, train_dpo
@@ -204,7 +219,9 @@ RESTART_POLICY = (
 
 def add_commands(subparsers: Any) -> None:
     """Add ``train`` with one sub-command per algorithm."""
-    train = subparsers.add_parser("train", help="the mini trainers: GRPO, DPO, IPO, KTO, ORPO, and RM (a reward model)")
+    train = subparsers.add_parser(
+        "train", help="the mini trainers: GRPO, PPO, DPO, IPO, KTO, ORPO, and RM (a reward model)"
+    )
     algos = train.add_subparsers(title="algorithms", metavar="ALGORITHM")
     for name in ALGORITHMS:
         p = algos.add_parser(name, help=f"mini {name.upper()} from a YAML config", description=RESTART_POLICY)
