@@ -262,6 +262,10 @@ def compare_batching(body: dict[str, Any], args: argparse.Namespace) -> int:
     rates, problems = {}, []
     for label, extra, sent, clients in setups:
         with ServerProcess(SPEC, *capacity, *extra) as server:
+            # Warm every distinct sample first (reward pools start cold, caches fill): the steady state is compared.
+            import httpx
+
+            httpx.post(f"{server.url}/v1/score", json=grouped, timeout=300).raise_for_status()
             report = asyncio.run(run_load(server.url, sent, clients, args.seconds))
         summary = report.summary()
         print(json.dumps({"setup": label, **summary}))
