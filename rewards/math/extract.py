@@ -355,16 +355,20 @@ _MAX_BARE_LATEX = 80
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")  # a word, not a command such as \frac
 
 
-_SHORT_EQUATION = re.compile(r"[A-Za-z](?:_\{?\w+\}?)?\s*=\s*[^=$\n]+")
+#: ``x = 3``, ``3+2``, ``2x + 2``: plain arithmetic with no words and no digits split by a space (``12 3``).
+_SHORT_EXPRESSION = re.compile(
+    r"(?:[A-Za-z](?:_\{?\w+\}?)?\s*=\s*)?[-+]?[0-9A-Za-z.()]+(?:\s*[-+*/^]\s*[0-9A-Za-z.()]+)*"
+)
 
 
 def _whole_answer(text: str) -> str | None:
-    """A completion that is nothing but one math span (``$12$``), one number, a short equation (``x = 3``) or
-    a short bare LaTeX expression with no words is its own answer."""
+    """A completion that is nothing but one math span (``$12$``), one number, a short plain equation or
+    expression (``x = 3``, ``2x + 2``) or a short bare LaTeX expression with no words is its own answer."""
     stripped = text.strip().rstrip(".")
     if _BARE_NUMBER.fullmatch(stripped):
         return stripped
-    if len(stripped) <= _MAX_BARE_LATEX and _SHORT_EQUATION.fullmatch(stripped) and not _WORD.search(stripped):
+    short = len(stripped) <= _MAX_BARE_LATEX and _SHORT_EXPRESSION.fullmatch(stripped)
+    if short and re.search(r"\d", stripped) and not _WORD.search(stripped):
         return stripped
     bare = "\\" in stripped and "$" not in stripped and not _BOX_COMMAND.search(stripped)
     if bare and len(stripped) <= _MAX_BARE_LATEX and not _WORD.search(stripped):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from rewardkit.rewards.math.extract import strip_math_delimiters
+from rewardkit.rewards.math.number_words import number_from_words
 
 #: Longest answer the structural fast path parses; longer ones are compared as normalised strings.
 MAX_PARSE_CHARS = 2000
@@ -29,6 +30,7 @@ _EMPTY_SET = re.compile(r"\\(?:varnothing|emptyset)(?![A-Za-z])(?:\{\})?|∅|\\\
 _ENUMERATION_AND = re.compile(r",?\s+(?:or|and)\s+")
 _DECIMAL_COMMA = re.compile(r"([+-]?\d+),(\d+)")
 _FRAC_SHORTHAND = re.compile(r"\\frac\s*([0-9A-Za-z])\s*([0-9A-Za-z])")
+_PLAIN_PI = re.compile(r"(?<![\\A-Za-z])pi(?![A-Za-z])")
 _FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![A-Za-z])")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![A-Za-z])|\\circ(?![A-Za-z])")
 _TEXT_CMD = re.compile(r"\\(?:text(?:bf|it|rm|normal|sf|tt)?|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
@@ -37,6 +39,11 @@ _TEXT_CMD = re.compile(r"\\(?:text(?:bf|it|rm|normal|sf|tt)?|mathrm|mathbf|mbox|
 _SCIENTIFIC_E = re.compile(r"(?<![\w\\.])(\d+(?:\.\d*)?|\.\d+)[eE]\+?(-?\d+)(?![\w.^{(])")
 _THOUSANDS = re.compile(r"^[+-]?[1-9]\d{0,2}(?:,\d{3})+(?:\.\d+)?$")
 _UNIT_TAIL = re.compile(r"(?P<num>.*?\S)\s+(?P<unit>[A-Za-z][A-Za-z\s/\-]*?)\s*(?:\^\{?[23]\}?|[²³])?", re.S)
+#: Words that make a trailing text a hedge or a second answer (``5 \text{ or more}``), never a unit.
+_HEDGE = re.compile(
+    r"\b(?:or|and|more|less|least|most|than|about|approx\w*|around|roughly|nearly|almost|over|under|not|to|maybe)\b",
+    re.I,
+)
 _TRAILING_UNIT_MARKUP = re.compile(
     r"(?<=[\d}\s])\s*\\(?:text[a-z]*|mbox|mathrm)\s*\{\s*(?P<unit>[A-Za-z][A-Za-z\s.]*)\}(\^\{?\d\}?)?\s*$"
 )
@@ -76,6 +83,7 @@ def clean_latex_with_unit(text: str) -> tuple[str, str | None]:
     s = re.sub(r"(\d?)([½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞])", _vulgar_fraction, s)
     s = s.replace("²", "^2").replace("³", "^3")
     s = _FRAC_VARIANT.sub(r"\\frac", s)
+    s = _PLAIN_PI.sub(r"\\pi", s)  # 2*pi written as text is 2\pi, not 2 times p times i
     s = _FRAC_SHORTHAND.sub(r"\\frac{\1}{\2}", s)  # \frac12, MATH's \fracab (TeX reads one token each)
     s = re.sub(r"\\frac\s*([0-9A-Za-z])\s*(\{)", r"\\frac{\1}\2", s)
     s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*([0-9A-Za-z])", r"\\frac\1{\2}", s)
@@ -86,6 +94,8 @@ def clean_latex_with_unit(text: str) -> tuple[str, str | None]:
     s = re.sub(r"\\(?:le|leqslant)(?![A-Za-z])", r"\\leq", s)
     s = re.sub(r"\\(?:ge|geqslant)(?![A-Za-z])", r"\\geq", s)
     s, unit = _strip_text_units(s.strip())
+    if s[:1].isalpha() and (named := number_from_words(s)) is not None:
+        s = str(named)  # "one hundred and five" before its "and" reads as a list
     s = _ENUMERATION_AND.sub(", ", s)  # "x = 2 or x = 3", "19, 46, and 82" list their items
     s = s.strip().rstrip(".").strip()
     if _THOUSANDS.match(s):
@@ -127,14 +137,14 @@ def _strip_text_units(s: str) -> tuple[str, str | None]:
         return whole.group(1).strip(), None
     # A \text{...} after a value is a unit (5\text{ cm}, 10\mbox{ apples}); inside an expression it is a name.
     found = None
-    if marked := _TRAILING_UNIT_MARKUP.search(s):
+    if (marked := _TRAILING_UNIT_MARKUP.search(s)) and not _HEDGE.search(marked.group("unit")):
         s, found = s[: marked.start()], marked.group("unit").strip().rstrip(".").strip()
     s = _TEXT_CMD.sub(lambda m: m.group(1), s)
     s = re.sub(r"\s*(?:\\%|%)\s*$", r"\\%", s)
     unit = _UNIT_TAIL.fullmatch(s)
     if unit and re.fullmatch(r"[^A-Za-z\\]*\d[^A-Za-z\\]*", unit.group("num").replace(r"\frac", "")):
         words = unit.group("unit").strip()
-        if len(words) >= 2 and not re.search(r"\b(?:or|and)\b", words, re.I):  # a lone letter is a variable
+        if len(words) >= 2 and not _HEDGE.search(words):  # a lone letter is a variable
             return unit.group("num").strip(), words
     return s, found
 
