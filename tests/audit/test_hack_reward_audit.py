@@ -185,3 +185,19 @@ def test_a_plugin_attack_from_an_entry_point_runs_in_the_audit(tmp_path, monkeyp
     outcome = run_reward_audit(WEAK, MATH_ROWS, tmp_path / "run", attacks="shouted_answer")
     assert outcome.metrics["attacks"]["shouted_answer"]["scored_correct"] == 10
     assert outcome.flagged == ["shouted_answer"]
+
+
+def test_judge_attacks_against_a_real_local_reward_model(tiny_rm_dir, tmp_path):
+    """A reward-model spec gets the judge family; every verdict is scored and the rates recount from the store."""
+    spec = {"rewards": [{"name": "reward_model", "config": {"model": str(tiny_rm_dir)}}]}
+    outcome = run_reward_audit(spec, MATH_ROWS, tmp_path, threshold=0.0)
+    m = outcome.metrics
+    assert m["run"]["kinds"] == ["judge"]
+    judge = {n: a for n, a in m["attacks"].items()}
+    assert set(judge) == {n for n in ATTACKS.names() if n.startswith("judge_")}
+    records = [json.loads(line) for line in (tmp_path / VERDICTS_FILE).read_text().splitlines()]
+    assert all(r["score"] is not None for r in records)
+    for name, a in judge.items():
+        mine = [r for r in records if r["attack"] == name]
+        assert a["n"] == len(mine) > 0
+        assert a["scored_correct"] == sum(r["score"] >= 0.0 for r in mine)
