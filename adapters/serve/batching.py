@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,7 @@ class MicroBatcher:
         wait_s: float,
         abandon_after_s: float,
         whole_requests: bool = False,
+        on_batch: Callable[[int], None] | None = None,
     ) -> None:
         self.reward = reward
         self.admission = admission
@@ -67,6 +69,7 @@ class MicroBatcher:
         self.wait_s = 0.0 if whole_requests else wait_s
         self.whole_requests = whole_requests
         self.abandon_after_s = abandon_after_s
+        self.on_batch = on_batch
         self.batches_started = 0
         self.samples_started = 0
         self._open: Batch | None = None
@@ -127,6 +130,8 @@ class MicroBatcher:
             entry.started.set_result(None)
         self.batches_started += 1
         self.samples_started += len(texts)
+        if self.on_batch is not None:
+            self.on_batch(len(texts))
         try:
             await job.settled(self.abandon_after_s)
         finally:

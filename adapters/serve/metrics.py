@@ -16,6 +16,7 @@ from rewardkit.types import RewardResult
 
 MAX_REASON_KINDS = 50
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384)
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
@@ -57,6 +58,13 @@ class ServeMetrics:
             "rewardkit_unscorable", "unscorable samples by kind of reason", ["reward", "reason"], registry=self.registry
         )
         self.rejected = Counter("rewardkit_rejected", "requests refused", ["why"], registry=self.registry)
+        self.batch_samples = Histogram(
+            "rewardkit_batch_samples",
+            "samples per scored batch (concurrent requests coalesced)",
+            ["reward"],
+            buckets=BATCH_BUCKETS,
+            registry=self.registry,
+        )
         self._kinds: dict[str, set[str]] = {}
 
     def observe_samples(self, reward: str, results: list[RewardResult], timings: list[float]) -> None:

@@ -50,6 +50,7 @@ class RewardService:
                 wait_s=self.settings.batch_wait_ms / 1000,
                 abandon_after_s=self.settings.abandon_after_s,
                 whole_requests=served.whole_batch,
+                on_batch=self.metrics.batch_samples.labels(name).observe,
             )
             for name, served in self.rewards.items()
         }

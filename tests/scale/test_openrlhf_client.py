@@ -85,9 +85,19 @@ def tokenizer(tiny_model_dir):
     return AutoTokenizer.from_pretrained(str(tiny_model_dir))
 
 
-def rejected(url: str) -> float:
+def metric(url: str, prefix: str) -> float:
     text = httpx.get(url + "/metrics", timeout=30).text
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("rewardkit_rejected_"))
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(prefix))
+
+
+def rejected(url: str) -> float:
+    return metric(url, "rewardkit_rejected_")
+
+
+def batches(url: str) -> tuple[float, float]:
+    """Batches started and samples in them, for the reward behind /get_reward."""
+    label = '{reward="math_equivalence"}'
+    return metric(url, f"rewardkit_batch_samples_count{label}"), metric(url, f"rewardkit_batch_samples_sum{label}")
 
 
 def burst(url: str, tokenizer: Any, n: int) -> tuple[list[dict[str, Any]], list[float], float]:
@@ -115,9 +125,11 @@ def burst(url: str, tokenizer: Any, n: int) -> tuple[list[dict[str, Any]], list[
 def test_a_burst_of_single_sample_requests_gets_every_reward(server: str, tokenizer: Any, n: int) -> None:
     import torch
 
-    refused_before = rejected(server)
+    refused_before, (batches_before, samples_before) = rejected(server), batches(server)
     outputs, expected, elapsed = burst(server, tokenizer, n)
-    print(f"{n} samples through OpenRLHF's client in {elapsed:.1f} s")
+    batches_after, samples_after = batches(server)
+    n_batches = batches_after - batches_before
+    print(f"{n} samples through OpenRLHF's client in {elapsed:.1f} s, {n_batches:g} batches")
     missing = [i for i, out in enumerate(outputs) if out["reward"] is None]
     assert not missing, f"{len(missing)} of {n} samples kept reward None (first: {missing[:5]})"
     got = [out["reward"] for out in outputs]
@@ -130,6 +142,8 @@ def test_a_burst_of_single_sample_requests_gets_every_reward(server: str, tokeni
             torch.tensor([value])
     assert all(out["extra_logs"] == {"unscorable": [0.0]} for out in outputs)
     assert rejected(server) == refused_before  # not one 429 for OpenRLHF to retry
+    assert samples_after - samples_before == n
+    assert n_batches < n / 2, n_batches  # one-sample requests were scored in batches
 
 
 def test_unscorable_samples_reach_openrlhf_as_numbers_with_a_flag(server: str, tokenizer: Any) -> None:
