@@ -240,8 +240,8 @@ def choice_letter(key: str) -> str | None:
     key = re.sub(r"\\text(?:bf)?\{([^{}]*)\}", r"\1", key).strip()
     if len(key) <= 3 and (m := re.fullmatch(r"\(?([A-J])\)?[.:]?", key)):
         return m.group(1)
-    if m := re.fullmatch(r"\(([A-J])\)\s*\S.*", key, re.S):
-        return m.group(1)
+    if (m := re.fullmatch(r"\(([A-J])\)\s*\S.*", key, re.S)) and not re.search(r"\([A-J]\)", key[3:]):
+        return m.group(1)  # "(B) 12" names B; "(A) or (B)" names no one choice
     return None
 
 

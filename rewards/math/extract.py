@@ -305,6 +305,7 @@ def extract_answer(
 
 
 _MAX_TAG_ANSWER = 200
+_QUESTION_AFTER = re.compile(r"[\s$]*(?:\\[)\]])?[\s$]*\?")
 
 
 def _read_answer(
@@ -312,6 +313,8 @@ def _read_answer(
 ) -> Extraction:
     """The answer in ``text`` by the rules of :func:`extract_answer`, once reasoning and tags are cut away."""
     spans = [span for span in boxed_spans(text) if span[2]]
+    if spans and _QUESTION_AFTER.match(text, spans[-1][1]):
+        return Extraction(None, "none", "the last \\boxed{} is followed by '?': a question, not an answer")
     anchor_at, stated = anchored_answer(text) if anchors else (-1, None)
     if spans:
         if boxed == "collect":

@@ -26,7 +26,14 @@ import re
 from fractions import Fraction
 
 from rewardkit.rewards.math.compare import choice_letter, compare_values, describe_kind, numbers_equal
-from rewardkit.rewards.math.normalize import MAX_PARSE_CHARS, agree_units, clean_latex_with_unit, decimal_comma_reading
+from rewardkit.rewards.math.normalize import (
+    MAX_PARSE_CHARS,
+    agree_units,
+    clean_latex_with_unit,
+    decimal_comma_reading,
+    different_units,
+    hedged,
+)
 from rewardkit.rewards.math.symbolic import symbolic_verdict
 from rewardkit.rewards.math.values import (
     INTEGER,
@@ -70,12 +77,16 @@ def fast_verdict(
     (gold_clean, found), (answer_clean, answer_unit) = clean_latex_with_unit(gold), clean_latex_with_unit(answer)
     gold_clean, answer_clean = agree_units(gold_clean, gold_unit or found, answer_clean, answer_unit)
     gold_key, answer_key = _WHITESPACE.sub("", gold_clean), _WHITESPACE.sub("", answer_clean)
+    if unit_clash := different_units(gold_unit or found, answer_unit):
+        return Verdict(False, f"different units: {unit_clash}")
     if gold_key == answer_key:
         return Verdict(True, "identical after normalisation")
     if not gold_key:
         return Verdict(None, "gold is empty after normalisation")
     if not answer_key:
         return Verdict(False, "answer is empty after normalisation")
+    if hedge := hedged(gold_key, answer_key):
+        return Verdict(False, f"the answer carries {hedge!r} (a hedge or a mark), the gold does not")
     if choice := choice_letter(gold_key):
         picked = choice_letter(answer_key) or choice_letter(answer.strip())
         if picked:

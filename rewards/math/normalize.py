@@ -103,6 +103,43 @@ def clean_latex_with_unit(text: str) -> tuple[str, str | None]:
     return s, unit
 
 
+#: Names of one unit, to tell ``5\\text{ cm}`` from ``5\\text{ m}``; a unit not listed is not compared.
+_UNIT_NAMES = {
+    "m": ("m", "meter", "meters", "metre", "metres"), "cm": ("cm", "centimeter", "centimeters", "centimetre"),
+    "mm": ("mm", "millimeter", "millimeters"), "km": ("km", "kilometer", "kilometers", "kilometre"),
+    "g": ("g", "gram", "grams"), "kg": ("kg", "kilogram", "kilograms"), "s": ("s", "sec", "second", "seconds"),
+    "min": ("min", "minute", "minutes"), "h": ("h", "hr", "hrs", "hour", "hours"), "ft": ("ft", "foot", "feet"),
+    "in": ("in", "inch", "inches"), "l": ("l", "liter", "liters", "litre", "litres"), "ml": ("ml", "milliliter"),
+    "cents": ("cent", "cents"), "dollars": ("dollar", "dollars"), "days": ("day", "days"),
+}  # fmt: skip
+_UNIT_CANONICAL = {name: unit for unit, names in _UNIT_NAMES.items() for name in names}
+
+
+def different_units(gold_unit: str | None, answer_unit: str | None) -> str | None:
+    """``"cm vs m"`` when both sides name known units that differ; ``None`` when they agree or one is unknown."""
+    if not gold_unit or not answer_unit:
+        return None
+    g, a = (_UNIT_CANONICAL.get(re.sub(r"\^\{?\d\}?|[\s.]", "", u).lower()) for u in (gold_unit, answer_unit))
+    return f"{answer_unit} vs {gold_unit}" if g and a and g != a else None
+
+
+_HEDGE_WORD = re.compile(
+    r"(?<![\\A-Za-z])(?:approx\w*|about|roughly|nearly|almost|around|maybe|perhaps|probably|least|most|more|less"
+    r"|than|not|between)(?![A-Za-z])|\?|'|^(?:[<>]|\\(?:[lg]eq?|approx|neq?|sim)(?![A-Za-z]))",
+    re.I,
+)
+
+
+def hedged(gold_key: str, answer_key: str) -> str | None:
+    """The hedge or mark in an answer the gold does not share (``approx``, ``at least``, ``?``, a relation with
+    nothing on its left such as ``\\neq 3``,
+    a prime ``f'``): math-verify would drop it and compare what is left."""
+    found = _HEDGE_WORD.search(answer_key)
+    if found is None or _HEDGE_WORD.search(gold_key):
+        return None
+    return found.group(0)
+
+
 def agree_units(gold: str, gold_unit: str | None, answer: str, answer_unit: str | None) -> tuple[str, str]:
     """Cleaned gold and answer, where a number with a lone letter on one side (``5 m``) is that number in the
     unit the other side wrote as a unit (``5\\text{ m}``); everywhere else the letter stays a variable."""
@@ -137,7 +174,8 @@ def _strip_text_units(s: str) -> tuple[str, str | None]:
         return whole.group(1).strip(), None
     # A \text{...} after a value is a unit (5\text{ cm}, 10\mbox{ apples}); inside an expression it is a name.
     found = None
-    if (marked := _TRAILING_UNIT_MARKUP.search(s)) and not _HEDGE.search(marked.group("unit")):
+    marked = _TRAILING_UNIT_MARKUP.search(s)
+    if marked and not _HEDGE.search(marked.group("unit")) and marked.group("unit").strip() not in ("e", "i", "d"):
         s, found = s[: marked.start()], marked.group("unit").strip().rstrip(".").strip()
     s = _TEXT_CMD.sub(lambda m: m.group(1), s)
     s = re.sub(r"\s*(?:\\%|%)\s*$", r"\\%", s)

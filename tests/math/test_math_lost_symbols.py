@@ -58,6 +58,11 @@ UNITS = [  # units written as units are stripped; a lone letter only where the o
     (r"5\text{ m}", rf"{B}{{5 s}}", 0.0),
     (r"5\text{ m}", rf"{B}{{6 m}}", 0.0),
     (r"5\text{ cm}", rf"{B}{{6\text{{ cm}}}}", 0.0),
+    (r"5\text{ m}", rf"{B}{{5\text{{ cm}}}}", 0.0),  # both are units, and they differ
+    ("5 meters", rf"{B}{{5 cm}}", 0.0),
+    ("5 meters", rf"{B}{{5\text{{ m}}}}", 1.0),
+    (r"5\text{ cm}", rf"{B}{{5 centimeters}}", 1.0),
+    ("3", rf"{B}{{3 \mathrm{{e}}}}", 0.0),  # \mathrm{e} is Euler's number, not a unit
 ]
 
 HEDGES = [  # an answer that hedges is not the gold
@@ -67,6 +72,18 @@ HEDGES = [  # an answer that hedges is not the gold
     ("5", rf"{B}{{\text{{at least }} 5}}", 0.0),
     ("5", rf"{B}{{4, 5}}", 0.0),
     ("5", rf"{B}{{5x}}", 0.0),
+    ("3", rf"{B}{{3?}}", 0.0),
+    ("3", rf"{B}{{\approx 3}}", 0.0),
+    ("3", rf"{B}{{\neq 3}}", 0.0),
+    ("3", rf"{B}{{3'}}", 0.0),
+    ("A", rf"{B}{{(A) or (B)}}", 0.0),
+    ("A", rf"{B}{{(A) \text{{ or }} (B)}}", 0.0),
+    ("2", rf"{B}{{2 \text{{ (approx.)}}}}", 0.0),
+    ("7", rf"The answer is {B}{{7}}? No, it is 8.", 0.0),
+    ("7", "<answer>7?</answer>", 0.0),
+    ("7", "The answer is not 7", 0.0),
+    ("7", "The answer is 7 or maybe 8.", 0.0),
+    (r"\approx 3", rf"{B}{{\approx 3}}", 1.0),
 ]
 
 SHORTHAND = [
