@@ -142,7 +142,12 @@ def findings(m: Mapping[str, Any]) -> list[str]:
             f"({_pct(a)}; allowed {run['max_fp'] * 100:.1f}%)"
         )
     c = m["controls"]
-    if m["controls_failing"]:
+    if not c.get("n"):
+        lines.append(
+            "NO HONEST CONTROLS: no row has a gold answer (math: the gold column) or a reference program "
+            "(code: canonical_solution, gold_code or reference_solution), so nothing shows the reward can pass at all"
+        )
+    elif m["controls_failing"]:
         passed = f"{c.get('scored_correct', 0)}/{c.get('n', 0)}"
         lines.append(
             f"CONTROLS FAILING: honest controls passed {passed} ({_pct(c)}), below {run['min_control'] * 100:.0f}%: "

@@ -201,3 +201,12 @@ def test_judge_attacks_against_a_real_local_reward_model(tiny_rm_dir, tmp_path):
         mine = [r for r in records if r["attack"] == name]
         assert a["n"] == len(mine) > 0
         assert a["scored_correct"] == sum(r["score"] >= 0.0 for r in mine)
+
+
+def test_rows_without_gold_are_refused_as_unproven(tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"prompt": f"What is {i} + 1?"}) + "\n" for i in range(3)))
+    outcome = run_reward_audit(MATH_SPEC, rows, tmp_path / "run")
+    assert outcome.controls_failing and outcome.metrics["controls"]["n"] == 0
+    assert all(not a["n"] for a in outcome.metrics["attacks"].values())  # every math attack needs a gold
+    assert "NO HONEST CONTROLS" in outcome.paths["summary"].read_text()
