@@ -8,17 +8,20 @@ Pipeline: find the tests (the ``tests`` column, else the dataset's own columns: 
 open-r1/PrimeIntellect ``verification_info``, LiveCodeBench, CodeContests; see :mod:`.datasets`, the shape is
 named in the reason) → extract the last fenced block in the language (:mod:`.extract`; a body-only completion of
 a function prompt runs as ``prompt + body``, ``prepend_prompt``) → parse the tests (:mod:`.test_formats`) → one
-sandboxed process per test (:mod:`.harness`; C++, Java, Go and Rust are compiled once per distinct program and
-the artefact reused, also across batches) → verdicts decided in this process from what the sandbox reported
-(a ``checker`` judges stdio output by tokens, float tolerance or a checker program run in a process of its own).
-The trusted second stage of assert tests shares one process among up to ``check_batch`` samples.
+sandboxed process per test (:mod:`.harness` says why a pass cannot be forged; C++, Java, Go and Rust are compiled
+once per distinct program and the artefact reused, also across batches) → verdicts decided outside the solution's
+process (a ``checker`` judges stdio output by tokens, float tolerance or a checker program run in a process of its
+own). Program tests (HumanEval ``check``, comprehension asserts, MBPP setup code) run only in the trusted stage,
+which asks runs of the solution for call results in rounds (:mod:`.checking`); the trusted stage shares one process
+among up to ``check_batch`` samples.
 
 Isolation fails closed: the local backend runs only under bubblewrap unless ``isolation="weak"`` is set, in which
 case every reason says ``WEAK ISOLATION``; without bubblewrap and without that opt-in every sample is ``None``
 with a reason that says how to fix it.
 
 ``untrusted_asserts`` (default ``"unscorable"``): a test that can only be decided inside the solution's own
-process (it checks side effects or reaches names through ``eval``/``getattr``; see :mod:`.code_harness`)
+process (it checks side effects, reaches names through ``eval``/``getattr``, or passes the solution a function or
+object of its own; see :mod:`.harness`)
 could be forged by the solution, so by default its sample scores ``None`` with ``trusted: false`` in the
 reason. ``"run"`` scores it anyway and marks the result ``trusted=False`` (reason ends ``(trusted: false: ...)``).
 

@@ -2,8 +2,9 @@
 
 Oracles (``tests/support/hostile_programs.py::ORACLES``): a frame-walking solution (caller frames' bytecode and
 strings) and a memory-scanning one (``/proc/self/maps`` + ``ctypes``) answer ``add(a, b)`` with the value the
-test compares it to. The control runs the same oracles next to a test that *is* in their process (an untrusted
-test, ``untrusted_asserts="run"``): they pass there, so a 0.0 under the trusted rounds is the design, not a
+test compares it to, on a HumanEval ``check``, comprehension asserts and MBPP asserts with setup code. The control
+runs the same oracles next to a test that *is* in their process (an untrusted test, ``untrusted_asserts="run"``):
+they pass there, so a 0.0 under the trusted rounds is the design, not a
 broken oracle. Output bombs (``OUTPUT_BOMBS``): forged records holding a 5000-digit integer, nesting 100,000 deep
 and a 40,000-element set of colliding hashes, in every Python mode; each fails only its own sample, in bounded time,
 while honest neighbours in the same batch score 1.0. Backends: local, docker when the engine answers, remote.
@@ -75,6 +76,8 @@ def _in_process(tests: dict) -> dict:
     """The same test made untrusted (an ``eval``), so ``untrusted_asserts="run"`` runs it next to the solution."""
     if "test" in tests:
         return {**tests, "test": tests["test"] + "    assert eval('1') == 1\n"}
+    if "test_list" in tests:
+        return {**tests, "test_setup_code": "_ = eval('1')\n" + tests["test_setup_code"]}
     return {**tests, "asserts": [f"_ = eval('1')\n{a}" for a in tests["asserts"]]}
 
 
