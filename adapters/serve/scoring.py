@@ -12,6 +12,8 @@ has, so capacity accounting stays honest.
 from __future__ import annotations
 
 import asyncio
+import functools
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -158,13 +160,26 @@ def response_from_query(query: Any, prompt: Any, eos_markers: Sequence[str]) -> 
 
 
 def strip_eos(text: str, eos_markers: Sequence[str]) -> str:
-    stripped = text
-    while True:
-        candidate = stripped.rstrip()
-        marker = next((m for m in eos_markers if m and candidate.endswith(m)), None)
-        if marker is None:
-            return stripped
-        stripped = candidate[: -len(marker)]
+    """``text`` without the end-of-turn markers (and blanks between them) it ends with.
+
+    Matched on the reversed text, one marker at a time from where the last one ended, so a query ending in
+    thousands of markers costs time linear in its length (this runs on the event loop).
+    """
+    markers = [m for m in eos_markers if m]
+    if not markers:
+        return text
+    trailing = _reversed_marker_pattern(tuple(markers))
+    reversed_text = text[::-1]
+    cut = 0  # characters removed from the end so far (blanks before a marker that is not stripped stay)
+    while (found := trailing.match(reversed_text, cut)) is not None:
+        cut = found.end()
+    return text[: len(text) - cut]
+
+
+@functools.lru_cache(maxsize=16)
+def _reversed_marker_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """Blanks then one marker, read backwards (markers tried in the order given)."""
+    return re.compile(r"\s*(?:" + "|".join(re.escape(m[::-1]) for m in markers) + ")")
 
 
 def openrlhf_batch(

@@ -176,6 +176,24 @@ def test_response_is_the_query_after_its_prompt(query: str, prompt: Any, respons
     assert response_from_query(query, prompt, ServeSettings().eos_markers) == (response, note)
 
 
+def test_stripping_end_markers_is_linear_in_the_query() -> None:
+    """It runs on the event loop: a query ending in thousands of markers must not stall the server."""
+    markers = ServeSettings().eos_markers
+
+    def best(n: int, repeats: int) -> float:
+        query = PROMPT + GOOD + "</s>\n<|im_end|> " * n
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            assert response_from_query(query, PROMPT, markers) == (GOOD, None)
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    baseline = best(60, 30)  # about 1 KB
+    for n in (3_600, 36_000):  # about 60 KB and 600 KB
+        assert best(n, 3) <= 10 * baseline * n / 60 + 0.05, n
+
+
 def test_openrlhf_labels_fill_the_label_column_or_become_columns() -> None:
     completions, columns, notes = openrlhf_batch(
         [PROMPT + "x", PROMPT + "y"], [PROMPT, PROMPT], ["1", "2"], "solution", ("<|im_end|>",)
