@@ -33,6 +33,7 @@ from rewardkit.rewards.math.normalize import (
     decimal_comma_reading,
     different_units,
     hedged,
+    malformed_number,
 )
 from rewardkit.rewards.math.symbolic import symbolic_verdict
 from rewardkit.rewards.math.values import (
@@ -85,6 +86,8 @@ def fast_verdict(
         return Verdict(None, "gold is empty after normalisation")
     if not answer_key:
         return Verdict(False, "answer is empty after normalisation")
+    if (broken := malformed_number(answer_key)) and not malformed_number(gold_key):
+        return Verdict(False, f"the answer holds a malformed number ({broken!r})")
     if hedge := hedged(gold_key, answer_key):
         return Verdict(False, f"the answer carries {hedge!r} (a hedge or a mark), the gold does not")
     if choice := choice_letter(gold_key):

@@ -140,6 +140,15 @@ def hedged(gold_key: str, answer_key: str) -> str | None:
     return found.group(0)
 
 
+_MALFORMED_NUMBER = re.compile(r"\d\.(?!\d)(?=.)|\d\.\d+\.\d")
+
+
+def malformed_number(key: str) -> str | None:
+    """A number with a stray point (``-3.-3.-3``, ``3.3.3``): math-verify would read its first part only."""
+    found = _MALFORMED_NUMBER.search(key)
+    return key[max(0, found.start() - 3) : found.end() + 3] if found else None
+
+
 def agree_units(gold: str, gold_unit: str | None, answer: str, answer_unit: str | None) -> tuple[str, str]:
     """Cleaned gold and answer, where a number with a lone letter on one side (``5 m``) is that number in the
     unit the other side wrote as a unit (``5\\text{ m}``); everywhere else the letter stays a variable."""

@@ -84,6 +84,9 @@ HEDGES = [  # an answer that hedges is not the gold
     ("7", "The answer is not 7", 0.0),
     ("7", "The answer is 7 or maybe 8.", 0.0),
     (r"\approx 3", rf"{B}{{\approx 3}}", 1.0),
+    ("-3", rf"{B}{{-3.-3.-3}}", 0.0),  # a malformed number: math-verify reads only its first part
+    ("3", rf"{B}{{3.3.3}}", 0.0),
+    ("3", rf"{B}{{3.}}", 1.0),
 ]
 
 SHORTHAND = [
