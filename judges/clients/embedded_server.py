@@ -22,7 +22,6 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from rewardkit.judges.base import JudgeError
 from rewardkit.judges.clients.embedded_health import (
     REBUILD_HINT,
     ServerCrashed,
@@ -157,7 +156,7 @@ class EmbeddedServer:
         self.crashed = None
         missing = llama_server_missing() if self.launcher == DEFAULT_LAUNCHER else None
         if missing:
-            raise JudgeError(f"cannot start the embedded llama.cpp server: {missing}")
+            raise ServerUnusable(f"cannot start the embedded llama.cpp server: {missing}")
         fixed_port = self.port is not None
         deadline = time.monotonic() + self.startup_timeout
         for _ in range(1 if fixed_port else 3):  # a picked port can be taken before the server binds it
@@ -183,7 +182,7 @@ class EmbeddedServer:
             self.stop()
             if returncode is None:
                 break  # it did not answer in time: another try would not either
-        raise JudgeError(reason)
+        raise ServerUnusable(reason)  # it never judged: the in-process path can
 
     def _self_test(self, deadline: float) -> None:
         """One chat and one log-likelihood request before the server counts as ready; raises if it cannot judge."""

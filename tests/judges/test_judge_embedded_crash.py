@@ -12,6 +12,7 @@ import functools
 import os
 import pickle
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -253,3 +254,54 @@ def test_real_llama_server_killed_mid_run_is_a_crash():
         assert "killed by SIGSEGV" in str(caught.value) and "refused" not in str(caught.value).lower()
     finally:
         client.close()
+
+
+# -- the demos complete over a llama.cpp build that crashes ------------------------------------------------------
+
+DEMO_LAUNCH = """
+import sys
+from rewardkit.judges.clients import embedded, embedded_server
+mode = sys.argv[1]
+embedded_server.DEFAULT_LAUNCHER = (sys.executable, {script!r}, mode)  # the server process that starts faults
+if mode == "crash-on-first-post":  # no llama-cpp-python here: the stand-in is chosen as llama.cpp would be
+    embedded.llama_server_missing = embedded_server.llama_server_missing = lambda: None
+from rewardkit.cli.main import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["rlaif", "pairs", "--demo", "--out", "demo-pairs"],
+        ["audit", "run", "--judge", "embedded", "--set", "math", "--n", "4", "--perturb", "verbosity", "--out", "run",
+         "--no-progress", "--n-boot", "200"],
+    ],
+    ids=["rlaif-pairs-demo", "audit-run-embedded"],
+)  # fmt: skip
+def test_demos_complete_when_the_llama_server_crashes(tmp_path, argv):
+    from rewardkit.judges.clients.embedded import packaged_model_path
+
+    try:
+        packaged_model_path()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    mode = "real-crash-on-eval" if llama_server_missing() is None else "crash-on-first-post"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "hf")}
+    result = subprocess.run(
+        [sys.executable, "-c", DEMO_LAUNCH.format(script=SCRIPT), mode, *argv],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "killed by SIGSEGV" in result.stderr and REBUILD_HINT in result.stderr
+    assert result.stderr.count("killed by SIGSEGV") == 1  # named once, then judged in-process
+    assert "connection refused" not in result.stderr.lower()  # exit 0 above: no item failed
+    assert "continues in-process through transformers" in result.stderr
+    if argv[0] == "rlaif":
+        assert "pairs: 20 compared" in result.stdout
+        assert "judge: smollm2-135m-instruct@transformers" in result.stdout  # the model that did the work
+        assert (tmp_path / "demo-pairs" / "train.jsonl").read_text().strip()
+    else:
+        assert "judge tasks: 8 (8 judged" in result.stdout
+        assert (tmp_path / "run" / "metrics.json").exists() and (tmp_path / "run" / "report.html").exists()

@@ -12,18 +12,8 @@ import re
 
 import pytest
 
-#: The modules each extra brings (pyproject.toml's optional dependencies), checked without importing them.
-EXTRA_MODULES: dict[str, tuple[str, ...]] = {
-    "docker": ("docker",),
-    "judge": ("openai",),
-    "judge-local": ("transformers", "torch"),
-    "trl": ("trl", "transformers", "torch"),
-    "audit": ("matplotlib",),
-    "serve": ("fastapi", "uvicorn", "prometheus_client", "httpx"),
-    "ray": ("ray",),
-    "instructions": ("langdetect",),
-    "sandbox": ("pyseccomp",),
-}
+# The modules each extra brings: the table the CLI checks commands against (one source for both).
+from rewardkit.cli.extras import EXTRA_MODULES
 
 
 def missing_extra(extra: str) -> str | None:
