@@ -32,9 +32,10 @@ class Draining(Exception):
 class Admission:
     """Worker slots and a bounded queue on one event loop (no locks needed: all calls are on that loop)."""
 
-    def __init__(self, workers: int, max_queue: int) -> None:
+    def __init__(self, workers: int, max_queue: int, requests_per_batch: int = 1) -> None:
         self.workers = workers
         self.max_queue = max_queue
+        self.requests_per_batch = max(1, requests_per_batch)  # how many queued requests one batch may take
         self.active = 0
         self.queued = 0
         self.draining = False
@@ -54,8 +55,8 @@ class Admission:
         return self.active == 0 and self.queued == 0
 
     def retry_after_s(self) -> int:
-        """Seconds until a queue position is likely free: the queue's length in mean request times."""
-        waves = (self.queued + 1) / self.workers
+        """Seconds until a queue position is likely free: the queue's length in mean batch times."""
+        waves = (self.queued + 1) / (self.workers * self.requests_per_batch)
         return max(1, min(60, math.ceil(self._ewma_s * waves)))
 
     def admit(self) -> None:

@@ -36,7 +36,7 @@ class RewardService:
         self.settings = settings or ServeSettings()
         self.rewards: dict[str, ServedReward] = {name: ServedReward.wrap(r) for name, r in rewards.items()}
         self.token = self.settings.token()
-        self.admission = Admission(self.settings.workers, self.settings.max_queue)
+        self.admission = Admission(self.settings.workers, self.settings.max_queue, self.settings.max_batch)
         self.metrics = ServeMetrics()
         self.metrics.queue_depth.set_function(lambda: self.admission.queued)
         self.metrics.busy_workers.set_function(lambda: self.admission.active)

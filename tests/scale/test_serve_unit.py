@@ -28,6 +28,7 @@ from rewardkit.adapters.serve.scoring import (
 )
 from rewardkit.adapters.serve.settings import ServeSettings
 from rewardkit.adapters.serve.specs import build_served
+from tests.support.timing import slack
 
 GOOD = "<think>2+2=4</think> 4"
 
@@ -191,7 +192,7 @@ def test_stripping_end_markers_is_linear_in_the_query() -> None:
 
     baseline = best(60, 30)  # about 1 KB
     for n in (3_600, 36_000):  # about 60 KB and 600 KB
-        assert best(n, 3) <= 10 * baseline * n / 60 + 0.05, n
+        assert best(n, 3) <= 10 * baseline * n / 60 + slack(0.1), n
 
 
 def test_openrlhf_labels_fill_the_label_column_or_become_columns() -> None:
