@@ -279,6 +279,26 @@ SANDBOX_ATTACKS: tuple[HostileCase, ...] = (
         note="io_uring, BPF, userfaultfd, perf events, keyrings and handle/pidfd/process_vm tricks are refused "
         "before the kernel parses their arguments (EPERM from seccomp, not EFAULT or EINVAL from the syscall)",
     ),
+    HostileCase(
+        id="inherited_descriptors",
+        code=(
+            "import os\n"
+            "for fd in range(3, 4096):\n"
+            "    try:\n"
+            "        os.fstat(fd)\n"
+            "    except OSError:\n"
+            "        continue\n"
+            "    try:\n"
+            "        target = os.readlink(f'/proc/self/fd/{fd}')\n"
+            "    except OSError as exc:\n"
+            "        target = f'unreadable ({exc.errno})'\n"
+            "    print('EXTRA FD', fd, target)\n"
+        ),
+        statuses=("ok",),
+        must_not_print=("EXTRA FD",),
+        note="a run holds stdin, stdout and stderr only: no descriptor of the sandbox machinery (request or status "
+        "pipes, the zygote's socket, cgroup directories, seccomp or file memfds) reaches the program",
+    ),
 )
 
 #: The problem the reward-hack completions target: expected outputs the hacks must not be able to reach.
