@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from rewardkit.first_use import build_once
 from rewardkit.rewards.math.verdict import Verdict
 
 _SYSTEM = (
@@ -38,11 +39,13 @@ class JudgeFallback:
         return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
     def client(self) -> Any:
-        if self._client is None:
-            from rewardkit.judges.clients.factory import JudgeClientConfig
+        """Built on first use, once (threads scoring together share one client)."""
+        return build_once(self, "_client", self._build_client)
 
-            self._client = JudgeClientConfig.model_validate(self.client_config).build()
-        return self._client
+    def _build_client(self) -> Any:
+        from rewardkit.judges.clients.factory import JudgeClientConfig
+
+        return JudgeClientConfig.model_validate(self.client_config).build()
 
     def judge(self, pairs: list[tuple[str, str]], undecided: list[Verdict]) -> list[Verdict]:
         """One verdict per ``(gold, answer)`` pair; the reason names the model and what the rules said."""

@@ -33,7 +33,9 @@ _FRAC_SHORTHAND = re.compile(r"\\frac\s*([0-9A-Za-z])\s*([0-9A-Za-z])")
 _PLAIN_PI = re.compile(r"(?<![\\A-Za-z])pi(?![A-Za-z])")
 _FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![A-Za-z])")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![A-Za-z])|\\circ(?![A-Za-z])")
-_TEXT_CMD = re.compile(r"\\(?:text(?:bf|it|rm|normal|sf|tt)?|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+_TEXT_CMD = re.compile(
+    r"\\(?:text(?:bf|it|rm|normal|sf|tt)?|texttt|mathrm|mathbf|mathtt|mbox|operatorname)\s*\{([^{}]*)\}"
+)
 # 1e-5, 2.5E+3: a decimal mantissa at a token start, an integer exponent, nothing word-like after it
 # (sympy would read 1e-5 as Euler's number: 1*E - 5).
 _SCIENTIFIC_E = re.compile(r"(?<![\w\\.])(\d+(?:\.\d*)?|\.\d+)[eE]\+?(-?\d+)(?![\w.^{(])")

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from rewardkit.first_use import build_once
 from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
@@ -243,9 +244,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
 
     def _fallback(self) -> JudgeFallback:
         cfg: MathEquivalenceConfig = self.config
-        if self._judge is None:
-            self._judge = JudgeFallback(cfg.llm_fallback or {}, cfg.llm_fallback_max_tokens)
-        return self._judge
+        return build_once(self, "_judge", lambda: JudgeFallback(cfg.llm_fallback or {}, cfg.llm_fallback_max_tokens))
 
     def _first_stage(
         self, completion: Any, row: dict[str, Any]

@@ -87,6 +87,9 @@ HEDGES = [  # an answer that hedges is not the gold
     ("-3", rf"{B}{{-3.-3.-3}}", 0.0),  # a malformed number: math-verify reads only its first part
     ("3", rf"{B}{{3.3.3}}", 0.0),
     ("3", rf"{B}{{3.}}", 1.0),
+    ("4", rf"{B}{{\texttt{{5, 4}}}}", 0.0),  # a hedge hidden in a wrapper (the reward audit's math_wrapped)
+    ("4", rf"{B}{{\text{{either 5 or 4}}}}", 0.0),
+    ("4", rf"{B}{{\texttt{{4}}}}", 1.0),
 ]
 
 SHORTHAND = [
