@@ -32,37 +32,43 @@ class PluginRegistry(Generic[T]):
         group: str,
         builtin_modules: tuple[str, ...],
         accepts: Callable[[object], bool],
+        adopt: Callable[[str, T], object] | None = None,
+        log: logging.Logger | None = None,
     ) -> None:
         self.kind, self.group, self.builtin_modules, self._accepts = kind, group, builtin_modules, accepts
-        self._entries: dict[str, T] = {}
+        #: registers an entry-point target under its entry-point name (default: :meth:`register`)
+        self._adopt = adopt or self.register
+        self._log = log or logger
+        #: the live ``name -> target`` table (read it after a lookup: lookups load the plugins)
+        self.entries: dict[str, T] = {}
         self._loaded = False
         self._loading = False
         self._lock = threading.RLock()  # re-entrant: a module imported while loading may look names up
 
     def register(self, name: str, target: T) -> T:
-        existing = self._entries.get(name)
+        existing = self.entries.get(name)
         if existing is not None and existing is not target and _qualname(existing) != _qualname(target):
             raise ValueError(f"{self.kind} name {name!r} is already registered by {_owner(existing)}")
-        self._entries[name] = target
+        self.entries[name] = target
         return target
 
     def names(self) -> list[str]:
         self._load()
-        return sorted(self._entries)
+        return sorted(self.entries)
 
     def get(self, name: str) -> T:
         self._load()
         try:
-            return self._entries[name]
+            return self.entries[name]
         except KeyError:
-            close = difflib.get_close_matches(name, self._entries, n=3)
+            close = difflib.get_close_matches(name, self.entries, n=3)
             hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-            known = ", ".join(sorted(self._entries))
+            known = ", ".join(sorted(self.entries))
             raise ConfigError(f"unknown {self.kind} {name!r}.{hint} Known: {known}") from None
 
     def items(self) -> Iterator[tuple[str, T]]:
         self._load()
-        return iter(sorted(self._entries.items()))
+        return iter(sorted(self.entries.items()))
 
     def _load(self) -> None:
         if self._loaded:
@@ -78,10 +84,12 @@ class PluginRegistry(Generic[T]):
                     try:
                         target = ep.load()
                     except Exception:
-                        logger.warning("could not load %s plugin %s (%s)", self.kind, ep.name, ep.value, exc_info=True)
+                        self._log.warning(
+                            "could not load %s plugin %s (%s)", self.kind, ep.name, ep.value, exc_info=True
+                        )
                         continue
-                    if self._accepts(target) and ep.name not in self._entries:
-                        self.register(ep.name, target)
+                    if self._accepts(target) and ep.name not in self.entries:
+                        self._adopt(ep.name, target)
             finally:
                 self._loading = False
             self._loaded = True

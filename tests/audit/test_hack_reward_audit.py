@@ -180,7 +180,7 @@ def test_a_plugin_attack_from_an_entry_point_runs_in_the_audit(tmp_path, monkeyp
     (dist / "entry_points.txt").write_text("[rewardkit.attacks]\nshouted_answer = shout_attacks:ShoutedAnswer\n")
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setattr(ATTACKS, "_loaded", False)
-    monkeypatch.setattr(ATTACKS, "_entries", dict(ATTACKS._entries))
+    monkeypatch.setattr(ATTACKS, "entries", dict(ATTACKS.entries))
     assert "shouted_answer" in ATTACKS.names()
     outcome = run_reward_audit(WEAK, MATH_ROWS, tmp_path / "run", attacks="shouted_answer")
     assert outcome.metrics["attacks"]["shouted_answer"]["scored_correct"] == 10

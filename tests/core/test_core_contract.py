@@ -145,11 +145,11 @@ def clean_registry():
     so the snapshot is taken after loading: restoring an earlier one would lose them for good.
     """
     list_rewards()
-    saved, loaded = dict(registry_module._REGISTRY), registry_module._loaded
+    saved, loaded = dict(registry_module._REGISTRY), registry_module._REWARDS._loaded
     yield registry_module
     registry_module._REGISTRY.clear()
     registry_module._REGISTRY.update(saved)
-    registry_module._loaded = loaded
+    registry_module._REWARDS._loaded = loaded
 
 
 PLUGIN_MODULE = '''
@@ -193,7 +193,7 @@ def test_entry_point_plugins_load(tmp_path, monkeypatch, clean_registry, caplog)
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "rk_demo_plugin", raising=False)
-    clean_registry._loaded = False
+    clean_registry._REWARDS._loaded = False
     with caplog.at_level(logging.WARNING, logger="rewardkit.registry"):
         names = list_rewards()
     assert "shout" in names and "whisper" in names and "broken" not in names

@@ -26,6 +26,7 @@ ATTACKS: PluginRegistry[type[Attack]] = PluginRegistry(
     ENTRY_POINT_GROUP,
     BUILTIN_MODULES,
     accepts=lambda target: isinstance(target, type) and issubclass(target, Attack),
+    adopt=lambda name, cls: register_attack(name)(cls),
 )
 
 A = TypeVar("A", bound=type[Attack])
