@@ -185,19 +185,33 @@ def _rk_lazy(self, *args):
 
 class _RkPending(_RkStub):
     # probe run: the result of a call not answered yet. Calls and attributes on it are asked too (it may be an
-    # object); arithmetic and comparisons give another unknown; inside an assert its truth is assumed (the probe
-    # follows the path of a solution that passes), elsewhere anything that needs its value stops the probe
-    __slots__ = ()
+    # object); arithmetic and comparisons give another unknown. Its truth follows the path of a solution that
+    # passes: `==` is true and `!=` false (the test's own comparison of the result with what it expects), any
+    # unknown inside an assert is true; anything else that needs its value stops the probe
+    __slots__ = ("_rk_truth",)
+
+    def __init__(self, handle, truth=None):
+        object.__setattr__(self, "_rk", handle)
+        object.__setattr__(self, "_rk_truth", truth)
 
     def __bool__(self):
+        truth = object.__getattribute__(self, "_rk_truth")
+        if truth is not None:
+            return truth
         if _RK["assuming"]:
             return True
         raise _RkBlocked()
 
+    def __eq__(self, other):
+        return _RkPending(None, True)
+
+    def __ne__(self, other):
+        return _RkPending(None, False)
+
     __hash__ = _rk_blocked
 
 
-_RK_LAZY = "eq ne lt le gt ge add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow rpow neg"
+_RK_LAZY = "lt le gt ge add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow rpow neg"
 _RK_LAZY += " pos abs invert and rand or ror xor rxor lshift rlshift rshift rrshift matmul rmatmul"
 _RK_BLOCKING = "iter len index int float complex str repr format contains getitem setitem delitem round trunc"
 _RK_BLOCKING += " floor ceil bytes reversed enter exit next"
