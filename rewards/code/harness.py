@@ -16,12 +16,16 @@ Why a pass cannot be forged:
   no constant). A frame walk or a scan of its own memory finds nothing to copy.
 - **Rounds over one-shot runs.** Backends offer only ``RunRequest -> RunResult`` (local, Docker, SandboxFusion
   alike), so the channel between the two processes is the host: round 1 runs the test in the trusted process; a
-  missing answer stops it, and a *probe* run of the same test (asserts non-fatal, unknown results as placeholders
-  that are assumed to pass inside an assert) lists the calls it makes. The solution's run answers them (all calls
-  so far, in order, so objects it returned can be passed back to it, as MBPP's trees are); the trusted process
-  replays with the answers. More rounds only when later arguments depend on earlier results, at most
-  :data:`MAX_ROUNDS`; a test that keeps asking new calls (it reads the clock, or the solution is not
-  deterministic) fails. Round 1 depends on the test alone, so its calls are cached per test.
+  missing answer stops it, and a *probe* run of the same test lists the calls it makes: asserts are non-fatal and
+  unknown results are placeholders that follow the path of a passing solution (the test's own ``==`` is true,
+  ``!=`` false, anything inside an assert true; any other use of an unknown value stops the probe), so the calls
+  asked are those a solution that passes would be asked, with the arguments the test computed. The solution's run
+  answers them (all calls so far, in order, so objects it returned can be passed back to it, as MBPP's trees are);
+  the trusted process replays with the answers. More rounds only when later arguments depend on earlier results,
+  at most :data:`MAX_ROUNDS`; a test that keeps asking new calls (it reads the clock, or the solution is not
+  deterministic) fails. Round 1 depends on the test alone, so its calls are cached per test. A program test
+  therefore takes at most ``MAX_ROUNDS`` x (one trusted run, limit ``max(10 s, timeout_s)``, rerun alone once if it
+  was shared and failed, plus one answer run, limit ``timeout_s``).
 - **Values, not verdicts, come out** of the solution's process: the encoder accepts exact plain types only
   (``type(x) is int``), so ``__eq__``-always-true objects and subclasses of plain types are not values; the
   host validates every answer (bounded: :mod:`.values`) before the trusted process sees it, and a forged record

@@ -128,10 +128,10 @@ def _rk_ask(target, kind, payload):
             _RK["flags"].add("missing")
             raise _RkMissing(qid)
         if qid not in _RK["asked_ids"]:
+            if len(asked) >= _RK_MAX_ASKED:
+                raise _RkBlocked()
             asked.append([qid, kind, target, encoded])
             _RK["asked_ids"].add(qid)
-            if len(asked) > _RK_MAX_ASKED:
-                raise _RkBlocked()
         return _RkPending(qid)
     if "value" in entry:
         return _rk_decode(entry["value"])

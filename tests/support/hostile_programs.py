@@ -12,7 +12,8 @@ What containment means is data too:
   ``host_path_absent``, ``runner_alive``, ``no_marked_process``, ``secret_file_intact``).
 
 ``REWARD_HACKS`` are completions for :data:`HACK_PROBLEM` that try to score without solving it; every
-one must score exactly 0.0 in every backend.
+one must score exactly 0.0 in every backend. ``ORACLES`` read the expected value from their caller frames or their
+own memory (for :data:`ORACLE_TESTS`); ``OUTPUT_BOMBS`` forge records the host's decoding must refuse per sample.
 """
 
 from __future__ import annotations
