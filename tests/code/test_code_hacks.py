@@ -1,7 +1,8 @@
 """Reward hacking: every trick scores exactly 0.0 (not None) on every sandbox backend.
 
-Tricks: ``tests/support/hostile_programs.py::REWARD_HACKS``, the assert tricks replayed against the record/replay
-formats (comprehension asserts, a HumanEval ``check``), and :data:`REPLAY_HACKS` aimed at record/replay itself.
+Tricks: ``tests/support/hostile_programs.py::REWARD_HACKS``, the assert tricks aimed at the program formats
+(comprehension asserts, a HumanEval ``check``: decided in the trusted process over rounds), and
+:data:`REPLAY_HACKS` aimed at the rounds themselves (patched builtins, forged answer records).
 The control rows show the same tests give the honest solution 1.0, so a zero is the verdict, not a broken setup.
 Backends: local always; docker when the engine and image are available; remote through a real
 ``rewardkit sandbox serve`` on 127.0.0.1 (local backend behind it).
@@ -24,7 +25,7 @@ TESTS = {
     "calls": {"language": "python", "fn_name": HACK_PROBLEM["fn_name"], "calls": HACK_PROBLEM["calls"]},
     "asserts": {"language": "python", "asserts": HACK_PROBLEM["asserts"]},
     "stdio": {"language": "python", "stdio": HACK_PROBLEM["stdio"]},
-    # record/replay formats: the solution's outputs are recorded, the verdict is replayed without it
+    # program formats: the test runs only in the trusted process; the solution's process answers its calls
     "comprehension": {
         "language": "python",
         "asserts": [
@@ -59,7 +60,7 @@ REPLAY_HACKS: tuple[RewardHack, ...] = (
         "patched_range_builtin",
         "humaneval",
         "import builtins\nbuiltins.range = lambda *a: []\ndef add(a, b):\n    return 3\n",
-        "empties the check's loop while recording: the trusted replay asks for results that were never recorded",
+        "patches range in its own process: the check's loop runs in the trusted process, untouched",
     ),
     RewardHack(
         "stop_iteration_ends_map",
@@ -86,7 +87,7 @@ REPLAY_HACKS: tuple[RewardHack, ...] = (
         "record = {'table': {}, 'passed': True}\n"
         "os.write(1, ('\\n' + spec['nonce'] + json.dumps(record) + '\\n').encode())\n"
         "os._exit(0)\n",
-        "finds the nonce in the harness frame and reports an empty table and a pass",
+        "finds the nonce in the harness frame and reports an empty table and a pass: answers must cover every call",
     ),
     RewardHack(
         "forge_table_claims_objects",
@@ -96,7 +97,7 @@ REPLAY_HACKS: tuple[RewardHack, ...] = (
         "table = {str(k) + '|' + json.dumps({'$tuple': []}): {'object': True} for k in range(10)}\n"
         "os.write(1, ('\\n' + spec['nonce'] + json.dumps({'table': table}) + '\\n').encode())\n"
         "os._exit(0)\n",
-        "a forged table may only choose the solution's outputs, never the verdict",
+        "a forged record may only choose the solution's outputs, never the verdict",
     ),
 )
 
