@@ -200,7 +200,7 @@ class LocalSandbox(BatchMixin):
             pass
 
     # -- internals -------------------------------------------------------------------------------
-    def _run_in_forkserver(self, request: RunRequest) -> RunResult:
+    def _run_in_forkserver(self, request: RunRequest, attempts: int = 2) -> RunResult:
         shipped = {f"{name}.py": source for name, source in self.warm_modules.items()}
         if any(request.files.get(path) == source for path, source in shipped.items()):
             # the warm interpreter already has these modules: no need to copy their sources into every run
@@ -230,7 +230,12 @@ class LocalSandbox(BatchMixin):
                 cgroup.kill_all()
                 memory_killed = cgroup.memory_killed()
                 cgroup.close()
-        self._idle.put(server)
+        if report.get("retire"):  # the forkserver cannot fork runs any more; the program never started
+            self._discard(server)
+            if attempts > 1:
+                return self._run_in_forkserver(request, attempts - 1)
+        else:
+            self._idle.put(server)
         return result_from_report(report, request.limits, memory_killed=memory_killed)
 
     def _checkout(self) -> ForkserverProcess:

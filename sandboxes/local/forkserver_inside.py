@@ -355,6 +355,10 @@ def drain(fd):
 
 
 # ------------------------------------------------------------------------------------------ forkserver
+class ZygoteGone(OSError):
+    """The zygote died: no run can start from this forkserver any more."""
+
+
 def handle(req, body, zygote):
     """Run one request (``body``: its raw frame) through a supervisor forked by the zygote; the controller's side."""
     limits = req["limits"]
@@ -368,13 +372,15 @@ def handle(req, body, zygote):
     try:
         socket.send_fds(zygote, [b"f"], list(child_ends))
         reply = zygote.recv(16)
+    except OSError:
+        reply = b""
     finally:
         for fd in child_ends:
             os.close(fd)
     if len(reply) != 8:
         for fd in (stdin_w, stdout_r, stderr_r, status_r, request_w):
             os.close(fd)
-        raise OSError("the zygote is gone")
+        raise ZygoteGone("the zygote is gone; this forkserver exits and the host starts another")
     supervisor = struct.unpack(">q", reply)[0]
     try:  # the request reaches only its own supervisor (and its program), never the zygote
         write_all(request_w, struct.pack(">I", len(body)) + body)
@@ -555,6 +561,9 @@ def main():
             return
         try:
             response = handle(json.loads(body), body, zygote)
+        except ZygoteGone as exc:
+            write_frame(RESPONSE_FD, {"supervisor_error": f"forkserver: {exc}", "retire": True})
+            return
         except Exception as exc:
             response = {"supervisor_error": f"forkserver: {type(exc).__name__}: {exc}"}
         write_frame(RESPONSE_FD, response)

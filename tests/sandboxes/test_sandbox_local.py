@@ -154,6 +154,32 @@ def test_a_killed_forkserver_is_replaced_and_reported_as_sandbox_error():
         assert result.ok and result.stdout == b"2\n", "a dead idle forkserver is replaced before the run"
 
 
+def test_a_dead_zygote_retires_its_forkserver():
+    """The zygote (the pristine process every run forks from) dies: its forkserver retires, and the run that found
+    out (its program never started) runs again on a fresh one."""
+    with LocalSandbox(tier="bwrap", concurrency=1) as sandbox:
+        assert sandbox.run(py("print(1)")).ok
+        parents, interpreters = {}, set()
+        for entry in Path("/proc").iterdir():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except (OSError, ValueError):
+                continue
+            if b"bwrap" not in argv[0] and b"/opt/rewardkit/forkserver.py" in argv:
+                interpreters.add(int(entry.name))
+        ours = {sandbox._all[0].process.pid}
+        while grown := {pid for pid, parent in parents.items() if parent in ours} - ours:
+            ours |= grown
+        zygotes = [pid for pid in interpreters & ours if parents[pid] in interpreters]
+        assert len(zygotes) == 1, (zygotes, interpreters & ours)
+        os.kill(zygotes[0], signal.SIGKILL)
+        dead_server = sandbox._all[0]
+        result = sandbox.run(py("print(2)"))
+        assert result.ok and result.stdout == b"2\n", result.message
+        assert dead_server not in sandbox._all and len(sandbox._all) == 1
+
+
 def test_weak_tier_runs_only_when_opted_in():
     with pytest.raises(ValueError, match="isolation='weak'"):
         LocalSandbox(tier="subprocess")
