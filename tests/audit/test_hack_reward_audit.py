@@ -20,12 +20,9 @@ SAMPLES = Path(__file__).resolve().parents[2] / "rewardkit" / "samples"
 WEAK, MATH_SPEC, CODE_SPEC = (SAMPLES / f"hack_{n}_spec.yaml" for n in ("weak", "math", "code"))
 MATH_ROWS, CODE_ROWS = SAMPLES / "hack_math_rows.jsonl", SAMPLES / "hack_code_rows.jsonl"
 
-#: Attacks that found real false positives in math_equivalence (reported; being fixed in the math verdicts):
-#: a hedge inside \texttt{} is read as the gold, a malformed "-3.-3.-3" equals -3, and "Answer \boxed{5}.
-#: Check: \boxed{4}" is read as 4.
+#: Attacks that found real false positives in math_equivalence (reported): "Answer \boxed{5}. Check: \boxed{4}" is
+#: read as 4 (the last box). Fixed since: a hedge inside \texttt{} read as the gold, "-3.-3.-3" equal to -3.
 MATH_KNOWN_FALSE_POSITIVES = {
-    "math_wrapped": r"\boxed{\texttt{5, 4}} is read as 4",
-    "math_giant_malformed": r"\boxed{-3.-3.-3} equals -3",
     "math_several_boxes": r"'Answer \boxed{5}. Check: \boxed{4}' is read as 4",
 }
 
