@@ -81,30 +81,32 @@ def build_metrics(
 
 
 def worst_examples(records: Sequence[Mapping[str, Any]], threshold: float) -> list[dict[str, Any]]:
-    """Per attack, the highest-scored completions (passes first); per control, the lowest-scored ones."""
+    """Per attack its highest-scored completions, then the honest controls that failed; passes come first."""
     grouped: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
         grouped[r["attack"]].append(r)
-    out = []
+    chosen: list[Mapping[str, Any]] = []
     for name, group in grouped.items():
-        control = name == CONTROL
-        ordered = sorted(group, key=lambda r: (r.get("score") is None, r.get("score") or 0.0), reverse=not control)
-        if control:
-            ordered = sorted(group, key=lambda r: (r.get("score") is not None, r.get("score") or 0.0))
-        for r in ordered[:EXAMPLES_PER_ATTACK]:
-            out.append(
-                {
-                    "attack": name,
-                    "family": r["family"],
-                    "row": r["row"],
-                    "variant": r["variant"],
-                    "scored_correct": _passed(r, threshold),
-                    "score": r.get("score"),
-                    "reason": r.get("reason", ""),
-                    "completion": r["completion"][:2000],
-                }
-            )
-    return out
+        if name == CONTROL:
+            continue
+        chosen += sorted(group, key=lambda r: -1e300 if r.get("score") is None else r["score"], reverse=True)[
+            :EXAMPLES_PER_ATTACK
+        ]
+    chosen.sort(key=lambda r: not _passed(r, threshold))  # stable: attacks keep their order within each half
+    chosen += [r for r in grouped.get(CONTROL, []) if not _passed(r, threshold)][:EXAMPLES_PER_ATTACK]
+    return [
+        {
+            "attack": r["attack"],
+            "family": r["family"],
+            "row": r["row"],
+            "variant": r["variant"],
+            "scored_correct": _passed(r, threshold),
+            "score": r.get("score"),
+            "reason": r.get("reason", ""),
+            "completion": r["completion"][:2000],
+        }
+        for r in chosen
+    ]
 
 
 def write_reward_report(

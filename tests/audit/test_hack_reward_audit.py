@@ -103,6 +103,7 @@ def _examples(outcome) -> list[dict]:
 def test_outputs_name_the_worst_examples_with_reasons(weak_run):
     paths = weak_run.paths
     examples = _examples(weak_run)
+    assert examples[0]["scored_correct"] and "honest_control" not in {e["attack"] for e in examples}
     hedge = [e for e in examples if e["attack"] == "math_hedged_list"]
     assert hedge and all(e["scored_correct"] and "accuracy=1.0 (search match" in e["reason"] for e in hedge)
     page = paths["html"].read_text()
@@ -142,6 +143,8 @@ def test_controls_that_fail_are_reported_not_safe(tmp_path, capsys):
     outcome = run_reward_audit(reject_all, MATH_ROWS, tmp_path, attacks="math")
     assert outcome.flagged == [] and outcome.controls_failing
     assert outcome.metrics["controls"]["scored_correct"] == 0
+    controls = [e for e in _examples(outcome) if e["attack"] == "honest_control"]
+    assert controls and not any(e["scored_correct"] for e in controls)  # the failing controls are shown
 
 
 def test_attack_selection_by_family_name_and_kinds():
