@@ -18,7 +18,6 @@ reason, never 0.0: an infrastructure failure must not look like a wrong answer.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
 import logging
 import os
@@ -28,6 +27,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from rewardkit.bridge import run_sync
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
 from rewardkit.types import RewardResult
@@ -97,7 +97,7 @@ class RemoteReward(Reward[RemoteConfig]):
 
     # -- the reward ------------------------------------------------------------------------------
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return _run_sync(self.ascore_batch(completions, rows))
+        return run_sync(self.ascore_batch(completions, rows))
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         import httpx
@@ -123,7 +123,7 @@ class RemoteReward(Reward[RemoteConfig]):
                 found = await asyncio.gather(*(self._probe(client, url) for url in self.config.urls))
             return dict(zip(self.config.urls, found, strict=True))
 
-        return _run_sync(probe_all())
+        return run_sync(probe_all())
 
     # -- chunks ----------------------------------------------------------------------------------
     def _chunks(self, rows: list[dict[str, Any]]) -> list[list[int]]:
@@ -320,13 +320,3 @@ def _retry_after(response: Any) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
-
-
-def _run_sync(coroutine: Any) -> Any:
-    """Run ``coroutine`` from sync code, also when this thread is already inside a running loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()

@@ -33,8 +33,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from rewardkit.bridge import run_sync
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
-from rewardkit.judges.group import closing, json_candidates
+from rewardkit.judges.group import json_candidates
 from rewardkit.judges.templates import check_template, render_messages
 
 Aggregation = Literal["weighted_mean", "min", "all_required"]
@@ -250,7 +251,7 @@ class CriteriaJudge:
         return self.client.model
 
     def score(self, prompt: str, response: str, *, reference: str | None = None) -> RubricScore:
-        return asyncio.run(closing(self.client, self.ascore(prompt, response, reference=reference)))
+        return run_sync(self.ascore(prompt, response, reference=reference), close=self.client)
 
     async def ascore(self, prompt: str, response: str, *, reference: str | None = None) -> RubricScore:
         parts = (

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from rewardkit.bridge import run_sync
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
 from rewardkit.judges.templates import check_template, render_messages
 
@@ -141,16 +142,6 @@ def _short_error(exc: Exception) -> str:
     return str(exc)
 
 
-async def closing(client: Any, coroutine: Any) -> Any:
-    """Await ``coroutine``, then close the client's connections of this loop (``asyncio.run`` is about to end it)."""
-    try:
-        return await coroutine
-    finally:
-        aclose = getattr(client, "aclose", None)
-        if aclose is not None:
-            await aclose()
-
-
 def answer_schema(n: int, scale: int) -> dict[str, Any]:
     """The JSON Schema of a group answer for ``n`` candidates: ``{"scores": {"1": int, ..., "n": int}}``.
 
@@ -256,7 +247,7 @@ class GroupJudge:
         return render_messages(self.template, prompt=prompt, candidates=shown, scale=self.scale, question=self.question)
 
     def judge(self, prompt: str, candidates: list[str]) -> GroupVerdict:
-        return asyncio.run(closing(self.client, self.ajudge(prompt, candidates)))
+        return run_sync(self.ajudge(prompt, candidates), close=self.client)
 
     async def ajudge(self, prompt: str, candidates: list[str]) -> GroupVerdict:
         n = len(candidates)

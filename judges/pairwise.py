@@ -23,13 +23,10 @@ abstain: the pair's ``prob_a`` is ``None`` and it has no winner.
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import threading
-from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from rewardkit.bridge import run_sync
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, OrderVerdict, PairwiseVerdict
 from rewardkit.judges.parsing import read_choice, verdict_distribution
 from rewardkit.judges.templates import check_template, render_messages
@@ -81,17 +78,8 @@ class PairwiseJudge:
         return render_messages(self.template, prompt=prompt, first=first, second=second, question=question)
 
     def judge(self, prompt: str, response_a: str, response_b: str, *, question: str | None = None) -> PairwiseVerdict:
-        """Both orders at once: the B-first order in a helper thread while this thread asks the A-first one.
-
-        Threads rather than an event loop, so it works the same from plain code, worker threads and a
-        coroutine whose loop is running (where ``asyncio.run`` would refuse); the client's concurrency
-        bound still applies to both requests.
-        """
-        ba = _in_thread(self._order, self.messages(prompt, response_b, response_a, question))
-        ab = self._order(self.messages(prompt, response_a, response_b, question))
-        return combine_orders(
-            ab, ba.result(), principle=question, model=self.model, require_both=self.require_both_orders
-        )
+        """:meth:`ajudge` from sync code (plain code, worker threads, or inside a running loop)."""
+        return run_sync(self.ajudge(prompt, response_a, response_b, question=question), close=self.client)
 
     async def ajudge(
         self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
@@ -101,13 +89,6 @@ class PairwiseJudge:
             self._aorder(self.messages(prompt, response_b, response_a, question)),
         )
         return combine_orders(ab, ba, principle=question, model=self.model, require_both=self.require_both_orders)
-
-    def _order(self, messages: list[dict[str, str]]) -> OrderVerdict:
-        try:
-            result = self.client.complete(messages, self.params)
-        except JudgeError as exc:
-            return OrderVerdict(source="error", reason=str(exc))
-        return self.read(result)
 
     async def _aorder(self, messages: list[dict[str, str]]) -> OrderVerdict:
         try:
@@ -149,21 +130,6 @@ def same_judge_settings(recorded: Any, current: dict[str, Any]) -> bool:
     if isinstance(recorded, dict) and "method" not in recorded:
         current = {key: value for key, value in current.items() if key != "method"}
     return recorded == current
-
-
-def _in_thread(function: Callable[..., Any], *args: Any) -> Future:
-    """``function(*args)`` in a new daemon thread (with the caller's context variables); its future."""
-    future: Future = Future()
-    context = contextvars.copy_context()
-
-    def run() -> None:
-        try:
-            future.set_result(context.run(function, *args))
-        except BaseException as exc:
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="rewardkit-judge-order", daemon=True).start()
-    return future
 
 
 def read_order(

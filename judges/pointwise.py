@@ -24,7 +24,6 @@ from an in-process ``transformers`` model; other OpenAI-compatible endpoints can
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import threading
@@ -35,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from rewardkit.bridge import to_async
 from rewardkit.judges.base import ChatClient, JudgeError, Message, OrderVerdict, PairwiseVerdict, Usage
 
 LOGLIKELIHOOD_ROUTE = "/rewardkit/loglikelihood"  # under the server's /v1 base URL
@@ -226,7 +226,7 @@ class LikelihoodJudge:
         return result
 
     async def ascore(self, prompt: str, responses: list[str]) -> LikelihoodScores:
-        return await asyncio.to_thread(self.score, prompt, responses)
+        return await to_async(self.score, prompt, responses)
 
     def judge(self, prompt: str, response_a: str, response_b: str, *, question: str | None = None) -> PairwiseVerdict:
         try:
@@ -238,11 +238,8 @@ class LikelihoodJudge:
     async def ajudge(
         self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
     ) -> PairwiseVerdict:
-        try:
-            result = await self.ascore(prompt, [response_a, response_b])
-        except JudgeError as exc:
-            return self._failed(str(exc), question)
-        return self.verdict(result, question)
+        """:meth:`judge` awaited: the scorer's transport is blocking (urllib, an in-process model)."""
+        return await to_async(self.judge, prompt, response_a, response_b, question=question)
 
     def verdict(self, result: LikelihoodScores, question: str | None) -> PairwiseVerdict:
         a, b = result.scores

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from rewardkit.bridge import run_sync
 from rewardkit.judges.base import ChatClient, ChatParams, JudgeError, PairwiseVerdict
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.parsing import parse_ranking
@@ -62,7 +63,7 @@ class RankJudge:
         return self.client.model
 
     def rank(self, prompt: str, candidates: list[str], *, question: str | None = None) -> RankVerdict:
-        return asyncio.run(self.arank(prompt, candidates, question=question))
+        return run_sync(self.arank(prompt, candidates, question=question), close=self.client)
 
     async def arank(self, prompt: str, candidates: list[str], *, question: str | None = None) -> RankVerdict:
         if len(candidates) < 2:

@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from rewardkit.bridge import run_sync
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
 from rewardkit.judges.parsing import expected_score, read_score_answer, verdict_distribution
 from rewardkit.judges.templates import check_template, render_messages
@@ -75,11 +76,7 @@ class RubricJudge:
         )
 
     def score(self, prompt: str, response: str, *, reference: str | None = None) -> RubricVerdict:
-        try:
-            result = self.client.complete(self.messages(prompt, response, reference), self.params)
-        except JudgeError as exc:
-            return RubricVerdict(source="error", reason=str(exc), model=self.model)
-        return read_score(result, self.scale).model_copy(update={"model": self.model})
+        return run_sync(self.ascore(prompt, response, reference=reference), close=self.client)
 
     async def ascore(self, prompt: str, response: str, *, reference: str | None = None) -> RubricVerdict:
         try:

@@ -16,8 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from rewardkit.bridge import run_inline
 from rewardkit.registry import get_reward, register_reward
-from rewardkit.reward import ConfigError, ConfigT, Reward, RewardConfig, run_inline
+from rewardkit.reward import ConfigError, ConfigT, Reward, RewardConfig
 from rewardkit.types import RewardResult
 
 

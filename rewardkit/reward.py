@@ -11,15 +11,15 @@ caller passed misaligned ("column 'solution' has 1 value for 2 completions").
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
-from collections.abc import Coroutine, Iterable, Mapping, Sized
+from collections.abc import Iterable, Mapping, Sized
 from collections.abc import Set as AbstractSet
 from typing import Any, ClassVar, Generic, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from rewardkit.bridge import run_inline, to_async
 from rewardkit.types import RewardResult, completion_text, describe_non_text
 
 logger = logging.getLogger(__name__)
@@ -40,7 +40,6 @@ class ConfigError(ValueError):
 
 
 ConfigT = TypeVar("ConfigT", bound=RewardConfig)
-T = TypeVar("T")
 
 
 class Reward(Generic[ConfigT]):
@@ -103,7 +102,7 @@ class Reward(Generic[ConfigT]):
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         """Async batch scoring; the default runs the sync path in a worker thread so the loop stays free."""
-        return await asyncio.to_thread(self.score_batch, completions, rows)
+        return await to_async(self.score_batch, completions, rows)
 
     # -- the contract ----------------------------------------------------------------------------
     def details(self, completions: Any, **kwargs: Any) -> list[RewardResult]:
@@ -206,20 +205,6 @@ class Reward(Generic[ConfigT]):
             reason = f"internal error: {len(results)} results for {n} samples"
             return [RewardResult.unscorable(reason) for _ in range(n)]
         return [_finite(r) for r in results]
-
-
-def run_inline(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine that never suspends (an async core on its sync path) to its result, without a loop.
-
-    This is what lets each family and composite write its scoring once as ``async def`` and still serve
-    TRL's plain sync call from any thread, inside or outside a running event loop.
-    """
-    try:
-        coroutine.send(None)
-    except StopIteration as done:
-        return done.value
-    coroutine.close()
-    raise RuntimeError("an inline (sync) scoring path awaited real I/O; use the async path instead")
 
 
 class AsyncReward:

@@ -19,11 +19,12 @@ sample is bounded by ``sample_timeout`` seconds, so a stuck endpoint cannot stal
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from rewardkit.bridge import run_sync
+from rewardkit.first_use import build_once
 from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient
 from rewardkit.registry import register_reward
 from rewardkit.reward import ConfigError, Reward, RewardConfig
@@ -67,18 +68,12 @@ class JudgeClientMixin:
 
     @property
     def client(self) -> ManagedChatClient:
-        if self._client is None:
-            self._client = self.config.client.build()  # type: ignore[attr-defined]
-        return self._client
+        """Built on first use, once: threads arriving together share one client (one embedded server)."""
+        return build_once(self, "_client", self.config.client.build)  # type: ignore[attr-defined]
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return run_on_private_loop(self._scored_on_private_loop(completions, rows))
-
-    async def _scored_on_private_loop(self, completions: list[str | None], rows: list[dict[str, Any]]):
-        try:
-            return await self.ascore_batch(completions, rows)  # type: ignore[attr-defined]
-        finally:  # the loop ends with this batch: close its connections now, not at garbage collection
-            await self.client.aclose()
+        # the private loop ends with this batch: its connections close now, not at garbage collection
+        return run_sync(self.ascore_batch(completions, rows), close=self.client)  # type: ignore[attr-defined]
 
 
 @register_reward("llm_judge")
@@ -118,23 +113,22 @@ class LLMJudge(JudgeClientMixin, Reward[LLMJudgeConfig]):
 
     @property
     def strategy(self):
-        if self._strategy is None:
-            cfg = self.config
-            if cfg.mode == "rubric":
-                from rewardkit.judges.rubric import RubricJudge
+        return build_once(self, "_strategy", self._build_strategy)
 
-                self._strategy = RubricJudge(
-                    self.client, rubric=cfg.rubric, scale=cfg.scale, template=cfg.template or "rubric",
-                    use_logprobs=cfg.use_logprobs,
-                )  # fmt: skip
-            else:
-                from rewardkit.judges.pairwise import PairwiseJudge
+    def _build_strategy(self):
+        cfg = self.config
+        if cfg.mode == "rubric":
+            from rewardkit.judges.rubric import RubricJudge
 
-                self._strategy = PairwiseJudge(
-                    self.client, template=cfg.template, use_logprobs=cfg.use_logprobs,
-                    chain_of_thought=cfg.chain_of_thought,
-                )  # fmt: skip
-        return self._strategy
+            return RubricJudge(
+                self.client, rubric=cfg.rubric, scale=cfg.scale, template=cfg.template or "rubric",
+                use_logprobs=cfg.use_logprobs,
+            )  # fmt: skip
+        from rewardkit.judges.pairwise import PairwiseJudge
+
+        return PairwiseJudge(
+            self.client, template=cfg.template, use_logprobs=cfg.use_logprobs, chain_of_thought=cfg.chain_of_thought
+        )
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         return list(await asyncio.gather(*(self._ascore_one(c, r) for c, r in zip(completions, rows, strict=True))))
@@ -173,14 +167,3 @@ class LLMJudge(JudgeClientMixin, Reward[LLMJudgeConfig]):
             reason=f"P(better than reference)={verdict.prob_a:.3f}; {verdict.reason}",
             flipped=verdict.flipped,
         )
-
-
-def run_on_private_loop(coroutine: Any) -> Any:
-    """Run ``coroutine`` to completion from sync code, also when the caller is already inside a running loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    # Called from inside a running loop: score on a private loop in a worker thread.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()

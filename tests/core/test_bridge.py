@@ -1,0 +1,174 @@
+"""The one sync/async bridge: each judge strategy's sync face works from plain code, from inside a running event loop
+(where ``asyncio.run`` refuses) and from many threads at once, against a real OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+
+import pytest
+
+from rewardkit.bridge import run_inline, run_sync, to_async
+from rewardkit.judges.clients.factory import make_client
+from rewardkit.judges.criteria import CriteriaJudge, Criterion, Rubric
+from rewardkit.judges.group import GroupJudge
+from rewardkit.judges.pairwise import PairwiseJudge
+from rewardkit.judges.rank import RankJudge
+from rewardkit.judges.rubric import RubricJudge
+from tests.support.fault_server import FaultServer
+
+RUBRIC = Rubric(criteria=(Criterion(id="correct", description="The answer is right.", required=True),))
+
+
+def _pairwise(client):
+    return lambda: PairwiseJudge(client).judge("What is 2+2?", "4", "5").prob_a
+
+
+def _rubric(client):
+    return lambda: RubricJudge(client, scale=5).score("What is 2+2?", "4").normalized
+
+
+def _rank(client):
+    return lambda: RankJudge(client).rank("What is 2+2?", ["4", "5", "four"]).order
+
+
+def _criteria(client):
+    return lambda: CriteriaJudge(client, RUBRIC, structured=False).score("What is 2+2?", "4").score
+
+
+def _group(client):
+    return lambda: GroupJudge(client, permutations=2, structured=False).judge("What is 2+2?", ["4", "5"]).scores
+
+
+# (strategy, the server's answer to every request, the verdict every face must give)
+STRATEGIES = [
+    # "A" at P=0.7 in both orders: 0.7 A-first, 1 - 0.7 B-first, averaged
+    (_pairwise, "A", pytest.approx(0.5)),
+    # " 4" at 0.7, " 3" at 0.3: expected score 3.7 on 1..5
+    (_rubric, "Score: 4", pytest.approx((3.7 - 1) / 4)),
+    (_rank, "A", [0, 1, 2]),  # every pair ties (position-driven), so the given order stands
+    (_criteria, '{"criteria": {"correct": {"met": true, "reason": "right"}}}', 1.0),
+    (_group, '{"scores": {"1": 9, "2": 3}}', [pytest.approx(0.6)] * 2),  # (9 + 3) / 2 / 10: reversed order swaps them
+]
+
+
+@pytest.fixture
+def server_answering():
+    servers: list[FaultServer] = []
+
+    def start(answer: str) -> FaultServer:
+        server = FaultServer(default_answer=answer)
+        servers.append(server.__enter__())
+        return server
+
+    yield start
+    for server in servers:
+        server.__exit__(None, None, None)
+
+
+def _client(server: FaultServer):
+    # retries: 8 threads open dozens of connections at once against a listen backlog of 5
+    return make_client("openai", model="fault-judge", base_url=server.base_url, timeout=10.0, max_retries=3)
+
+
+@pytest.mark.parametrize(("strategy", "answer", "expected"), STRATEGIES, ids=lambda v: getattr(v, "__name__", None))
+def test_sync_face_from_plain_code_and_inside_a_running_loop(server_answering, strategy, answer, expected):
+    client = _client(server_answering(answer))
+    call = strategy(client)
+    assert call() == expected
+
+    async def inside_a_loop():
+        return call()  # a sync face called by a coroutine: asyncio.run would refuse here
+
+    assert asyncio.run(inside_a_loop()) == expected
+    assert client.transport._async_clients == {}  # each private loop's connections were closed with it
+
+
+@pytest.mark.parametrize(("strategy", "answer", "expected"), STRATEGIES, ids=lambda v: getattr(v, "__name__", None))
+def test_sync_face_from_eight_threads_at_once(server_answering, strategy, answer, expected):
+    server = server_answering(answer)
+    client = _client(server)
+    call = strategy(client)
+    barrier = threading.Barrier(8)
+    results: list[object] = [None] * 8
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = call()
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors
+    assert results == [expected] * 8
+    assert client.transport._async_clients == {}
+
+
+def test_run_sync_keeps_context_variables_and_raises_what_the_coroutine_raised():
+    who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
+
+    async def read():
+        return who.get()
+
+    async def fail():
+        raise KeyError("lost")
+
+    async def outer():
+        who.set("caller")
+        return run_sync(read())
+
+    assert asyncio.run(outer()) == "caller"
+    with pytest.raises(KeyError, match="lost"):
+        run_sync(fail())
+    with pytest.raises(KeyError, match="lost"):
+        asyncio.run(_inside(fail))
+
+
+async def _inside(make):
+    return run_sync(make())
+
+
+def test_run_sync_closes_the_client_even_when_the_coroutine_fails():
+    closed: list[int] = []
+
+    class Client:
+        async def aclose(self) -> None:
+            closed.append(id(asyncio.get_running_loop()))
+
+    async def fail():
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        run_sync(fail(), close=Client())
+    assert len(closed) == 1
+
+
+def test_run_inline_needs_no_loop_and_refuses_real_io():
+    async def never_suspends():
+        return 7
+
+    async def suspends():
+        await asyncio.sleep(0)
+        return 7
+
+    assert run_inline(never_suspends()) == 7
+    with pytest.raises(RuntimeError, match="awaited real I/O"):
+        run_inline(suspends())
+
+
+def test_to_async_runs_a_blocking_call_off_the_loop():
+    loop_thread: list[int] = []
+
+    async def main():
+        loop_thread.append(threading.get_ident())
+        return await to_async(threading.get_ident)
+
+    worker = asyncio.run(main())
+    assert worker != loop_thread[0]
