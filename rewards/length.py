@@ -115,9 +115,11 @@ class CosineLength(Reward[CosineLengthConfig]):
     ``correctness`` reward scored ``>= correct_threshold``. An unscorable wrapped verdict stays
     unscorable (open-r1 gives 1.0 when the gold cannot be parsed).
 
-    >>> r = CosineLength(correctness={"name": "regex_match", "config": {"pattern": "42"}}, max_length=100, unit="chars")
-    >>> [round(x, 2) for x in r(["42", "41", "41" + " " * 98])]
-    [1.0, -1.0, -0.5]
+    Examples:
+        >>> spec = {"name": "regex_match", "config": {"pattern": "42"}}
+        >>> r = CosineLength(correctness=spec, max_length=100, unit="chars")
+        >>> [round(x, 2) for x in r(["42", "41", "41" + " " * 98])]
+        [1.0, -1.0, -0.5]
     """
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:

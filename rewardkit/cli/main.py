@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from rewardkit.cli.config_files import read_yaml_file
+from rewardkit.cli.docs_pages import add_doc_epilogs
 from rewardkit.cli.extras import check_command_needs, tag_commands
 
 #: Modules that contribute sub-commands (``add_commands(subparsers)``), in help order.
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).add_commands(sub)
     tag_commands(parser)
+    add_doc_epilogs(parser)
     return parser
 
 
