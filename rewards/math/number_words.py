@@ -1,8 +1,8 @@
 """Whole numbers written in English words (``forty two``, ``forty-two``, ``one hundred and five``).
 
-Compare keys have no whitespace, so the words arrive run together (``fortytwo``); they are read by
-longest match against a small vocabulary, and anything that is not a well-formed number name (``two two``,
-``fifty sixty``, a stray letter) is not a number.
+Each space- or hyphen-separated chunk is read by longest match against a small vocabulary (``fortytwo`` is
+forty, two); no word spans a space (``t e n`` is a product of three letters), and anything that is not a
+well-formed number name (``two two``, ``fifty sixty``, a stray letter) is not a number.
 
 >>> number_from_words("fortytwo"), number_from_words("Forty-Two"), number_from_words("onehundredandfive")
 (42, 42, 105)
@@ -30,7 +30,12 @@ def number_from_words(key: str) -> int | None:
     """The integer that ``key`` names in words, or ``None`` when it is not a number name."""
     if len(key) > _MAX_CHARS or not _ONLY_WORDS.fullmatch(key):
         return None
-    words = _tokens(re.sub(r"[\s\-]+", "", key.lower()))
+    words: list[str] = []
+    for chunk in re.split(r"[\s\-]+", key.lower().strip()):  # a word never spans a space: "t e n" is t*e*n
+        tokens = _tokens(chunk)
+        if not tokens:
+            return None
+        words += tokens
     if not words:
         return None
     sign = 1

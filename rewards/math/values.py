@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from rewardkit.rewards.math.normalize import MAX_PARSE_CHARS
-from rewardkit.rewards.math.number_words import number_from_words
 
 #: Largest power ``a^b`` evaluated exactly on the fast path, in bits of the result.
 MAX_POWER_BITS = 13_000  # about 3,900 digits, below the BigInt threshold
@@ -324,8 +323,6 @@ def parse_value(key: str, depth: int = 0) -> object:
     number = parse_number(key)
     if number is not None:
         return number
-    if key[:1].isalpha() and (named := number_from_words(key)) is not None:
-        return Num(Fraction(named), True)  # "forty two", "forty-two"
     if surd := parse_surd(key):
         return surd
     if plus_minus := _plus_minus(key, depth):

@@ -110,6 +110,9 @@ NUMBER_WORDS = [
     ("105", rf"{B}{{one hundred and five}}", 1.0),
     ("-5", rf"{B}{{minus five}}", 1.0),
     ("none", rf"{B}{{0}}", 0.0),
+    ("10", rf"{B}{{t e n}}", 0.0),  # letters with spaces are a product, not a word
+    ("1", rf"{B}{{o n e}}", 0.0),
+    ("10", rf"{B}{{ten}}", 1.0),
 ]
 
 ANSWER_TAGS = [
