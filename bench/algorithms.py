@@ -238,7 +238,7 @@ def main() -> int:
     parser.add_argument("--ppo-critic", choices=("separate", "value_head"), default="separate")
     parser.add_argument("--beta", type=float, default=0.04, help="KL coefficient (PPO, GRPO, RLOO: a reference)")
     parser.add_argument("--lr", type=float, default=1e-2)
-    parser.add_argument("--offline-lr", type=float, default=1e-3)
+    parser.add_argument("--offline-lr", type=float, default=1e-2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None)
