@@ -206,11 +206,18 @@ def _after_subject(line: str) -> str:
 
 
 _PROSE_WORD = re.compile(r"\b[A-Za-z]{2,}\b")
+#: Words that make a sentence's number something other than its answer.
+_PROSE_HEDGE = re.compile(
+    r"\b(?:not|no|never|isn't|wasn't|cannot|can't|approx\w*|about|around|roughly|nearly|almost|maybe|perhaps|"
+    r"probably|least|most|more|less|than|between|or|either|except|unless|if)\b",
+    re.I,
+)
 
 
 def _number_in_prose(candidate: str) -> str | None:
-    """The one number in a sentence of at least three words; ``None`` when it is not such a sentence."""
-    if len(_PROSE_WORD.findall(candidate)) < 3 or "\\" in candidate:
+    """The one number in a sentence of at least three words; ``None`` when it is not such a sentence, or when the
+    sentence hedges or negates (``it is not 7``, ``about 7``, ``at least 7``)."""
+    if len(_PROSE_WORD.findall(candidate)) < 3 or "\\" in candidate or _PROSE_HEDGE.search(candidate):
         return None
     numbers = _NUMBER.findall(candidate)
     return numbers[0].rstrip(",") if len(numbers) == 1 else None
@@ -237,6 +244,9 @@ def last_number(text: str) -> str | None:
     before, after = text[max(0, match.start() - 1) : match.start()], text[match.end() : match.end() + 4]
     if not (_STANDALONE_BEFORE.search(before) and _STANDALONE_AFTER.match(after)):
         return None
+    words_before = text[max(0, match.start() - 30) : match.start()].split()[-2:]
+    if _PROSE_HEDGE.search(" ".join(words_before)):
+        return None  # "it is not 7", "about 7": not a statement of the answer
     return match.group(0).rstrip(",")
 
 

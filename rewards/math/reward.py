@@ -56,7 +56,14 @@ class MathEquivalenceConfig(RewardConfig):
     float_rounding: int = Field(6, ge=0, le=30, description="math-verify's float rounding in the symbolic stage")
     symbolic: bool = Field(True, description="send undecided pairs to math-verify/sympy (else they are unscorable)")
     timeout_s: float = Field(
-        5.0, gt=0, le=600, description="hard limit for one symbolic comparison, waiting for a worker included"
+        5.0, gt=0, le=600, description="hard limit for the work of one symbolic comparison, from when a worker takes it"
+    )
+    startup_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        le=3600,
+        description="how long a comparison may wait for a ready worker (a cold start takes 5-9 s on a loaded "
+        "machine); past it the sample is unscorable with a reason naming this setting",
     )
     timeout_score: float | None = Field(
         None,
@@ -124,8 +131,10 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
     ``fallback_last_number``, ``reasoning_end`` ("</think>"), ``rel_tol`` (1e-6), ``timeout_s`` (5),
     ``workers`` (cpu count), ``symbolic`` (True), ``cache_size``, ``correct``/``wrong``, ``timeout_score``
     (None: an answer whose comparison overran is unscorable; a number scores it so, e.g. 0.0 for a policy
-    that learns to write answers too costly to check). A call that found no ready worker in time (a cold
-    start) is always unscorable, whatever ``timeout_score``. Timeouts are never cached. ``llm_fallback``
+    that learns to write answers too costly to check). ``timeout_s`` bounds the comparison's work only: a
+    cold start waits for a worker, up to ``startup_timeout_s`` (60); a comparison that found no ready worker
+    by then is always unscorable, whatever ``timeout_score``. :meth:`warm_up` starts the workers ahead.
+    Timeouts are never cached. ``llm_fallback``
     (off): a judge client config; pairs the rules leave undecided, and only those, get a strict yes/no
     from that model, and the reason says so.
 
@@ -162,6 +171,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
             preload=("rewardkit.rewards.math.symbolic", "math_verify", "latex2sympy2_extended"),
             warm_call=(symbolic_verdict, (r"\frac{x^2-1}{2}", r"\frac{(x-1)(x+1)}{2}", cfg.float_rounding)),
             memory_limit_mb=cfg.memory_limit_mb,
+            startup_timeout_s=cfg.startup_timeout_s,
         )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -170,6 +180,11 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._setup()
+
+    def warm_up(self) -> None:
+        """Start every symbolic worker now and wait until they are ready (a server does this before "ready")."""
+        if self.config.symbolic:
+            self.pool.warm_up()
 
     def close(self) -> None:
         """Stop the worker processes (they also stop when the reward is garbage-collected) and the judge."""
@@ -278,7 +293,9 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
                 # Not cached: an overrun under load may succeed later.
                 verdicts[i] = Verdict(None, f"timeout: symbolic comparison exceeded {cfg.timeout_s:g} s", True)
             elif outcome.status is CallStatus.TIMEOUT:
-                verdicts[i] = Verdict(None, f"timeout: no symbolic worker ready within {cfg.timeout_s:g} s")
+                verdicts[i] = Verdict(
+                    None, f"timeout: no symbolic worker ready within startup_timeout_s={cfg.startup_timeout_s:g} s"
+                )
             else:
                 verdicts[i] = Verdict(None, f"symbolic comparison failed ({outcome.status.value}: {outcome.error})")
         return verdicts  # type: ignore[return-value]

@@ -83,6 +83,9 @@ HEDGES = [  # an answer that hedges is not the gold
     ("7", "<answer>7?</answer>", 0.0),
     ("7", "The answer is not 7", 0.0),
     ("7", "The answer is 7 or maybe 8.", 0.0),
+    ("7", "<answer>It is not 7, sorry</answer>", 0.0),
+    ("7", "The answer is that it is not 7.", 0.0),
+    ("7", "The answer is that Jane planted 7 trees.", 1.0),
     (r"\approx 3", rf"{B}{{\approx 3}}", 1.0),
     ("-3", rf"{B}{{-3.-3.-3}}", 0.0),  # a malformed number: math-verify reads only its first part
     ("3", rf"{B}{{3.3.3}}", 0.0),
@@ -153,9 +156,11 @@ LAST_NUMBER = [  # with fallback_last_number and fallback_last_math
     ("3", "the index is a_3", 0.0),
     ("1000", "It costs 1,000 dollars", 1.0),
     ("-3", "The value is -3.", 1.0),
-    ("3.5", "about 3.5", 1.0),
+    ("3.5", "about 3.5", 0.0),  # a hedge
     ("3", "The result is $3$", 1.0),
     ("3", "so finally x = 3", 1.0),
+    ("7", "It is definitely not 7", 0.0),
+    ("7", "It is about 7", 0.0),
 ]
 
 
