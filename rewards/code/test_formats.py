@@ -25,6 +25,7 @@ helpers the check calls, minus the entry point itself).
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -220,17 +221,22 @@ def _check_program(value: dict) -> AssertTest:
     name = value.get("entry_point") or value.get("fn_name")
     if not isinstance(name, str) or not name.isidentifier():
         raise BadTestsFormat(f"check tests need a valid 'entry_point', got {name!r}")
+    prompt = value.get("prompt")
+    return _check_test(source, name, prompt if isinstance(prompt, str) else "")
+
+
+@functools.lru_cache(maxsize=4096)  # a GRPO group, and every epoch, scores the same row again: parse it once
+def _check_test(source: str, name: str, prompt: str) -> AssertTest:
     tree = _parse(source, "check")
     if not any(isinstance(s, ast.FunctionDef) and s.name == "check" for s in tree.body):
         raise BadTestsFormat("check tests must define 'def check(candidate)'")
-    return AssertTest(f"{_prompt_helpers(value, name)}{source.rstrip()}\n\ncheck({name})\n", program=True)
+    return AssertTest(f"{_prompt_helpers(prompt, name)}{source.rstrip()}\n\ncheck({name})\n", program=True)
 
 
-def _prompt_helpers(value: dict, entry_point: str) -> str:
+def _prompt_helpers(prompt: str, entry_point: str) -> str:
     """HumanEval ``prompt`` minus the entry point's stub: helpers the check uses (``poly``) come from the
     dataset, not from the solution, which could otherwise redefine them to pass."""
-    prompt = value.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
+    if not prompt.strip():
         return ""
     tree = _parse(prompt, "prompt")
     tree.body = [s for s in tree.body if not (isinstance(s, ast.FunctionDef) and s.name == entry_point)]
