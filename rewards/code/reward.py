@@ -53,6 +53,7 @@ from rewardkit.rewards.code.checking import Sample as _Sample
 from rewardkit.rewards.code.extract import extract_code
 from rewardkit.rewards.code.test_formats import BadTestsFormat, TestSuite, normalize_language, parse_tests
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
+from rewardkit.sandboxes.factory import SandboxName
 from rewardkit.types import RewardResult
 
 
@@ -66,7 +67,7 @@ class CodeTestsConfig(RewardConfig):
     memory_mb: int = Field(512, gt=0)
     compile_timeout_s: float = Field(60.0, gt=0)
     max_tests: int | None = Field(None, gt=0, description="use only the first N tests of each sample")
-    backend: Literal["local", "docker", "remote"] = "local"
+    backend: SandboxName = Field("local", description="sandbox backend (rewardkit.sandboxes.factory.SANDBOXES)")
     base_url: str | None = Field(None, description="remote backend URL (SandboxFusion-compatible)")
     backend_options: dict[str, Any] = Field(default_factory=dict, description="extra backend constructor options")
     isolation: Literal["strong", "weak"] = Field(
@@ -298,7 +299,11 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             jobs.append((sample, index, nonce, request))
         results = self._run([job[3] for job in jobs])
         for (sample, index, nonce, _), result in zip(jobs, results, strict=True):
-            self._judge(sample, index, nonce, result)
+            try:
+                self._judge(sample, index, nonce, result)
+            except Exception as exc:  # a host bug on one sample's output: that sample is unscorable, not the batch
+                sample.outcomes[index] = None
+                sample.notes[index] = f"host failed to judge the output: {type(exc).__name__}"
 
     def _judge(self, sample: _Sample, index: int, nonce: str, result: RunResult) -> None:
         if result.infrastructure_failure:
