@@ -135,7 +135,10 @@ class TrustedChecks:
         if "undecidable" in result:
             sample.undecidable[index] = result["undecidable"]
             return False
-        state = sample.programs[index]
+        state = sample.programs.get(index)
+        if state is None:  # only program tests ask; anything else is a malformed reply of the trusted stage
+            self._stage_failed(sample, index, "malformed trusted-stage result", provoked=False)
+            return False
         known = {q[0] for q in state.queries}
         fresh = [q for q in result["asked"] if q[0] not in known]
         state.rounds += 1
