@@ -1,18 +1,31 @@
-"""Sandbox backends by name, imported lazily so that an unused backend's dependencies are never needed."""
+"""Sandbox backends by name: the one table of them, imported lazily so an unused backend's dependencies are never
+needed. A new backend is its module plus one line in :data:`SANDBOXES` (or a ``rewardkit.sandboxes`` entry point)."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from rewardkit.backends import Backend, BackendTable
 from rewardkit.sandboxes.base import SandboxBackend
 
-#: name -> (module, class); modules are imported only when their backend is opened.
-BACKENDS = {
-    "local": ("rewardkit.sandboxes.local.backend", "LocalSandbox"),
-    "docker": ("rewardkit.sandboxes.docker.backend", "DockerSandbox"),
-    "remote": ("rewardkit.sandboxes.fusion.client", "RemoteSandbox"),
-}
+SANDBOXES = BackendTable(
+    "sandbox backend",
+    "rewardkit.sandboxes",
+    [
+        Backend("local", "rewardkit.sandboxes.local.backend:LocalSandbox"),
+        Backend(
+            "docker",
+            "rewardkit.sandboxes.docker.backend:DockerSandbox",
+            extra="docker",
+            needs=(("docker",),),
+            install="the 'docker' extra: pip install 'rewardkit[docker]'",
+        ),
+        Backend("remote", "rewardkit.sandboxes.fusion.client:RemoteSandbox", forwards=True),
+    ],
+)
+
+#: the type of a config field naming a sandbox backend
+SandboxName = SANDBOXES.literal()
 
 
 def open_backend(name: str, **options: Any) -> SandboxBackend:
@@ -21,12 +34,4 @@ def open_backend(name: str, **options: Any) -> SandboxBackend:
     >>> open_backend("local").name
     'local'
     """
-    try:
-        module_name, class_name = BACKENDS[name]
-    except KeyError:
-        raise ValueError(f"unknown sandbox backend {name!r}; known: {', '.join(BACKENDS)}") from None
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise ValueError(f"sandbox backend {name!r} is unavailable: {exc}") from exc
-    return getattr(module, class_name)(**options)
+    return SANDBOXES.load(name)(**options)

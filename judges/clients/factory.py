@@ -12,13 +12,14 @@ configured.
 
 from __future__ import annotations
 
-import importlib.util
+import inspect
 import logging
 import os
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rewardkit.backends import Backend, BackendTable
 from rewardkit.judges.accounting import Accountant, Price, UsageReport
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
 from rewardkit.judges.cache import RequestCache, cache_key
@@ -26,14 +27,46 @@ from rewardkit.judges.limits import ConcurrencyLimit, RateLimiter, estimate_toke
 
 logger = logging.getLogger(__name__)
 
-Backend = Literal["embedded", "openai", "transformers"]
+#: The judge clients: a new one is its transport module plus one line here (or a ``rewardkit.judge_clients`` entry
+#: point). A transport's constructor receives ``model`` under ``model_parameter`` and those of ``base_url``,
+#: ``api_key``, ``timeout`` and ``max_retries`` it names.
+JUDGE_CLIENTS = BackendTable(
+    "judge backend",
+    "rewardkit.judge_clients",
+    [
+        Backend(
+            "embedded",
+            "rewardkit.judges.clients.embedded:embedded_transport",
+            extra="judge-local",
+            needs=(("openai",), ("transformers", "torch")),
+            install="the 'judge-local' extra (or the 'judge' extra with llama-cpp-python): "
+            "pip install 'rewardkit[judge-local]'",
+        ),
+        Backend(
+            "openai",
+            "rewardkit.judges.clients.openai_compat:OpenAIChatClient",
+            extra="judge",
+            needs=(("openai",),),
+            install="the 'judge' extra (openai missing): pip install 'rewardkit[judge]'",
+            model_parameter="model",
+            model_help="a model name",
+            argument="MODEL",
+        ),
+        Backend(
+            "transformers",
+            "rewardkit.judges.clients.transformers_local:TransformersChatClient",
+            extra="judge-local",
+            needs=(("transformers", "torch"),),
+            install="the 'judge-local' extra: pip install 'rewardkit[judge-local]'",
+            model_parameter="model_path",
+            model_help="a model directory or GGUF path",
+            argument="PATH",
+        ),
+    ],
+)
 
-
-def _importable(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
+#: the type of a config field naming a judge client
+ClientName = JUDGE_CLIENTS.literal()
 
 
 def missing_backend_packages(backend: str) -> str | None:
@@ -42,16 +75,7 @@ def missing_backend_packages(backend: str) -> str | None:
     Checked when a judge config is built, so a missing extra fails at construction with the fix, not as a
     failed judgment on every sample mid-training.
     """
-    if backend == "openai" and not _importable("openai"):
-        return "judge backend 'openai' needs the 'judge' extra (openai missing): pip install 'rewardkit[judge]'"
-    if backend == "transformers" and not (_importable("transformers") and _importable("torch")):
-        return "judge backend 'transformers' needs the 'judge-local' extra: pip install 'rewardkit[judge-local]'"
-    if backend == "embedded" and not (_importable("openai") or (_importable("transformers") and _importable("torch"))):
-        return (
-            "judge backend 'embedded' needs the 'judge-local' extra (or the 'judge' extra with llama-cpp-python): "
-            "pip install 'rewardkit[judge-local]'"
-        )
-    return None
+    return JUDGE_CLIENTS.missing_packages(backend)
 
 
 class JudgeClientConfig(BaseModel):
@@ -59,7 +83,7 @@ class JudgeClientConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    backend: Backend = "embedded"
+    backend: ClientName = "embedded"
     model: str | None = Field(None, description="model name (openai), model dir or GGUF path (transformers)")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     api_key: str | None = Field(None, description="default: $OPENAI_API_KEY; any string for local servers")
@@ -73,10 +97,9 @@ class JudgeClientConfig(BaseModel):
 
     @model_validator(mode="after")
     def _backend_needs(self) -> JudgeClientConfig:
-        if self.backend == "openai" and not self.model:
-            raise ValueError("backend 'openai' needs a model name")
-        if self.backend == "transformers" and not self.model:
-            raise ValueError("backend 'transformers' needs a model directory or GGUF path")
+        model_help = JUDGE_CLIENTS.get(self.backend).model_help
+        if model_help and not self.model:
+            raise ValueError(f"backend {self.backend!r} needs {model_help}")
         missing = missing_backend_packages(self.backend)
         if missing:
             raise ValueError(missing)
@@ -172,7 +195,7 @@ class ManagedChatClient:
 
 
 def make_client(
-    backend: Backend = "embedded",
+    backend: ClientName = "embedded",
     model: str | None = None,
     base_url: str | None = None,
     api_key: str | None = None,
@@ -193,26 +216,16 @@ def make_client(
     - ``"openai"``: any OpenAI-compatible endpoint (``base_url``; default api.openai.com).
     - ``"transformers"``: a local model directory or ``.gguf`` file, in-process.
     """
-    if backend == "openai":
-        if not model:
-            raise ValueError("backend 'openai' needs model=")
-        from rewardkit.judges.clients.openai_compat import OpenAIChatClient
-
-        transport: ChatClient = OpenAIChatClient(
-            model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
-        )
-    elif backend == "transformers":
-        if not model:
-            raise ValueError("backend 'transformers' needs model= (a model directory or a .gguf path)")
-        from rewardkit.judges.clients.transformers_local import TransformersChatClient
-
-        transport = TransformersChatClient(model)
-    elif backend == "embedded":
-        from rewardkit.judges.clients.embedded import embedded_transport
-
-        transport = embedded_transport(base_url=base_url, timeout=timeout, max_retries=max_retries)
-    else:
-        raise ValueError(f"unknown judge backend {backend!r}; expected 'embedded', 'openai' or 'transformers'")
+    plugin = JUDGE_CLIENTS.get(backend)
+    if plugin.model_help and not model:
+        raise ValueError(f"backend {backend!r} needs model= ({plugin.model_help})")
+    build = JUDGE_CLIENTS.load(backend)
+    accepted = inspect.signature(build).parameters
+    given = {"base_url": base_url, "api_key": api_key, "timeout": timeout, "max_retries": max_retries}
+    options = {name: value for name, value in given.items() if name in accepted}
+    if plugin.model_parameter:
+        options[plugin.model_parameter] = model
+    transport: ChatClient = build(**options)
     return ManagedChatClient(
         transport,
         cache=RequestCache(cache_dir) if cache_dir else None,

@@ -15,17 +15,29 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-BACKENDS = ("embedded", "openai", "transformers")
+
+def client_specs() -> list[str]:
+    """The SPEC forms ``--ROLE`` accepts, one per judge client in the table: ``embedded``, ``openai:MODEL``, ..."""
+    from rewardkit.judges.clients.factory import JUDGE_CLIENTS
+
+    backends = [JUDGE_CLIENTS.get(name) for name in JUDGE_CLIENTS.names()]
+    return [f"{b.name}:{b.argument}" if b.argument else b.name for b in backends]
+
+
+def spec_help() -> str:
+    """``embedded, openai:MODEL or transformers:PATH``."""
+    specs = client_specs()
+    return f"{', '.join(specs[:-1])} or {specs[-1]}" if len(specs) > 1 else specs[0]
 
 
 def parse_client_spec(spec: str, flag: str = "--judge") -> tuple[str, str | None]:
     """``embedded`` → (embedded, None); ``openai:MODEL`` / ``transformers:PATH`` → (backend, model)."""
+    from rewardkit.judges.clients.factory import JUDGE_CLIENTS
+
     backend, _, model = spec.partition(":")
-    if backend == "embedded":
-        return "embedded", model or None
-    if backend in ("openai", "transformers") and model:
-        return backend, model
-    raise ValueError(f"{flag} {spec!r}: use embedded, openai:MODEL or transformers:PATH")
+    if backend in JUDGE_CLIENTS.names() and (model or not JUDGE_CLIENTS.get(backend).model_help):
+        return backend, model or None
+    raise ValueError(f"{flag} {spec!r}: use {spec_help()}")
 
 
 def add_client_args(parser: argparse.ArgumentParser, role: str, what: str, *, default: str | None) -> None:
@@ -38,7 +50,7 @@ def add_client_args(parser: argparse.ArgumentParser, role: str, what: str, *, de
         f"--{role}",
         default=default,
         metavar="SPEC",
-        help=f"{what}: embedded, openai:MODEL or transformers:PATH{needed}",
+        help=f"{what}: {spec_help()}{needed}",
     )
     parser.add_argument(f"--{role}-base-url", default=None, help=f"{what}: OpenAI-compatible endpoint URL")
     parser.add_argument(f"--{role}-api-key", default=None, help=f"{what}: API key (default: $OPENAI_API_KEY)")
@@ -116,7 +128,7 @@ def client_from_args(
 
     spec = getattr(args, role)
     if spec is None:
-        raise ValueError(f"--{role} is required here (embedded, openai:MODEL or transformers:PATH)")
+        raise ValueError(f"--{role} is required here ({spec_help()})")
     backend, model = parse_client_spec(spec, f"--{role}")
     options: dict[str, Any] = {"cache_dir": str(cache_dir) if cache_dir is not None else None}
     api_key = getattr(args, f"{role}_api_key", None)

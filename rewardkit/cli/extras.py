@@ -74,7 +74,7 @@ def check_client_needs(spec: str, role: str, what: str) -> None:
     from rewardkit.judges.clients.factory import missing_backend_packages
 
     backend = spec.partition(":")[0]
-    problem = missing_backend_packages(backend) if backend in ("embedded", "openai", "transformers") else None
+    problem = missing_backend_packages(backend)  # None for a name that is no judge client: parsing reports it
     if problem:
         raise MissingExtra(f"{what} --{role} {spec}: {problem}")
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from rewardkit.sandboxes.base import Limits, RunRequest
+from rewardkit.sandboxes.factory import SANDBOXES, open_backend
 
 
 def add_commands(subparsers) -> None:
@@ -17,12 +18,12 @@ def add_commands(subparsers) -> None:
     serve = sub.add_parser("serve", help="serve the SandboxFusion /run_code API on top of a backend")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1: local only)")
     serve.add_argument("--port", type=int, default=8080, help="port (0 picks a free one; the chosen one is printed)")
-    serve.add_argument("--backend", default="local", choices=["local", "docker"], help="where programs run")
+    serve.add_argument("--backend", default="local", choices=served_backends(), help="where programs run")
     serve.add_argument("--concurrency", type=int, default=4, help="programs running at once")
     serve.add_argument("--max-run-timeout", type=float, default=60.0, help="ceiling on a request's run_timeout (s)")
     serve.add_argument("--max-memory-mb", type=int, default=4096, help="ceiling on a request's memory_limit_MB")
     add_isolation_argument(serve)
-    serve.set_defaults(func=cmd_serve, needs=lambda args: ("docker",) if args.backend == "docker" else ())
+    serve.set_defaults(func=cmd_serve, needs=backend_extras)
 
     build = sub.add_parser("build-image", help="build the docker sandbox image offline (debootstrap + docker import)")
     build.add_argument("--image", default=None, help="image name (default rewardkit-sandbox:latest)")
@@ -37,19 +38,28 @@ def add_commands(subparsers) -> None:
     run = sub.add_parser("run", help="run one program through a backend and print the result as JSON")
     run.add_argument("file", help="source file; its suffix picks the language unless --language is given")
     run.add_argument("--language", default=None, help="python, cpp, nodejs, java, go or rust (SandboxFusion names)")
-    run.add_argument("--backend", default="local", choices=["local", "docker", "remote"])
+    run.add_argument("--backend", default="local", choices=SANDBOXES.names())
     run.add_argument("--url", default=None, help="server URL for --backend remote")
     run.add_argument("--stdin", default=None, help="file whose content is the program's stdin")
     run.add_argument("--timeout", type=float, default=10.0, help="wall-clock limit in seconds")
     run.add_argument("--memory-mb", type=int, default=512)
     add_isolation_argument(run)
-    run.set_defaults(func=cmd_run, needs=lambda args: ("docker",) if args.backend == "docker" else ())
+    run.set_defaults(func=cmd_run, needs=backend_extras)
+
+
+def served_backends() -> list[str]:
+    """The backends ``sandbox serve`` can put behind the API: every one that runs programs itself."""
+    return [name for name in SANDBOXES.names() if not SANDBOXES.get(name).forwards]
+
+
+def backend_extras(args: argparse.Namespace) -> tuple[str, ...]:
+    """The extra the chosen ``--backend`` needs (checked before the command starts)."""
+    extra = SANDBOXES.get(args.backend).extra
+    return (extra,) if extra else ()
 
 
 def make_backend(name: str, url: str | None = None, concurrency: int = 2, isolation: str = "strong"):
-    """A backend by name through the sandbox registry (imported lazily: a light install needs only what it uses)."""
-    from rewardkit.sandboxes.factory import open_backend
-
+    """A backend by name through the sandbox table (imported lazily: a light install needs only what it uses)."""
     if name == "remote":
         if not url:
             raise ValueError("--backend remote needs --url (e.g. http://127.0.0.1:8080)")
