@@ -6,10 +6,13 @@ worker process; on overrun the worker's process group is killed and a fresh one 
 background, so the caller gets :data:`CallStatus.TIMEOUT` after ``timeout_s`` plus a few milliseconds,
 from any thread and from inside spawned or daemonic processes.
 
-The timeout is one deadline on the caller's clock that covers *everything*, waiting for a ready worker
-included: a cold pool or one whose workers were all just killed answers TIMEOUT (``started=False``)
-rather than letting the caller wait for a start-up. A spare process is kept started beyond ``workers``,
-so that a call right after a kill normally finds a ready worker.
+Two budgets, because they bound different things. ``timeout_s`` bounds the *work* of a call: it starts
+when a worker takes the call, so a slow start-up (5-9 s for python + sympy on a loaded 2-core machine)
+never turns a call that would have finished into a timeout. Waiting for a ready worker (a cold pool, one
+whose workers were just killed, all workers busy) has its own bound, ``startup_timeout_s`` (60 s): past
+it the call answers TIMEOUT with ``started=False`` and a reason naming ``startup_timeout_s``. So a call
+never takes longer than ``startup_timeout_s + timeout_s`` plus the kill. A spare process is kept started
+beyond ``workers``, so that a call right after a kill normally finds a ready worker.
 
 Workers are plain ``python -m rewardkit.hard_timeout`` subprocesses talking over a socketpair (no
 ``multiprocessing``: no re-import of the caller's ``__main__``, no "daemonic processes are not allowed
@@ -41,7 +44,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-#: How long a fresh worker may take to import its preload modules and say it is ready.
+#: How long a fresh worker may take to import its preload modules and say it is ready, and how long a call
+#: may wait for a ready worker.
 DEFAULT_STARTUP_TIMEOUT_S = 60.0
 
 
@@ -284,13 +288,13 @@ class HardTimeoutPool:
 
     Args:
         workers: worker processes, and the calls :meth:`map` runs at once (default ``os.cpu_count()``).
-        timeout_s: per-call limit on the caller's clock, *waiting for a ready worker included*: a call
-            that finds no ready worker in time ends as :data:`CallStatus.TIMEOUT` with ``started=False``.
+        timeout_s: per-call limit on the work, from when a worker takes the call (an overrun is killed).
         preload: modules each worker imports before it reports ready (so the first call is not slow).
         warm_call: ``(fn, args)`` run once in each new worker before it takes calls (lazy caches, parsers);
             it runs in the background, before the worker counts as ready.
         memory_limit_mb: ``RLIMIT_AS`` of each worker; an allocation past it fails inside the worker.
-        startup_timeout_s: how long a worker may take to start.
+        startup_timeout_s: how long a worker may take to start, and how long a call may wait for a ready
+            worker; a call that finds none in time ends as :data:`CallStatus.TIMEOUT` with ``started=False``.
         spares: processes kept started beyond ``workers``, so that a call arriving right after a kill
             finds a ready worker instead of waiting for a replacement to start (1-2 s here).
 
@@ -310,6 +314,8 @@ class HardTimeoutPool:
     ) -> None:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
+        if startup_timeout_s <= 0:
+            raise ValueError(f"startup_timeout_s must be > 0, got {startup_timeout_s}")
         n = workers if workers is not None else (os.cpu_count() or 1)
         if n < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -342,25 +348,27 @@ class HardTimeoutPool:
 
     # -- public API ------------------------------------------------------------------------------
     def call(self, fn: Callable[..., Any], *args: Any, timeout_s: float | None = None) -> CallOutcome:
-        """Run ``fn(*args)`` in a worker; never raises, never takes longer than the timeout (plus the kill)."""
+        """Run ``fn(*args)`` in a worker; never raises.
+
+        ``timeout_s`` (default: the pool's) bounds the work from when a worker takes the call; waiting for a
+        ready worker is bounded by ``startup_timeout_s`` on its own, so a cold start costs time, not the result.
+        """
         budget = self.timeout_s if timeout_s is None else timeout_s
         start = time.monotonic()
-        deadline = start + budget
         try:
             payload = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             return CallOutcome(CallStatus.ERROR, error=f"cannot send call: {type(exc).__name__}: {exc}")
         generation = self._ensure_generation()
-        worker, why = generation.acquire(deadline)
+        worker, why = generation.acquire(start + self.startup_timeout_s)
         if worker is None:
             elapsed = time.monotonic() - start
             if why == "timeout":
-                return CallOutcome(
-                    CallStatus.TIMEOUT, error=f"no worker ready within {budget:g} s", elapsed_s=elapsed, started=False
-                )
+                error = f"no worker ready within startup_timeout_s={self.startup_timeout_s:g} s"
+                return CallOutcome(CallStatus.TIMEOUT, error=error, elapsed_s=elapsed, started=False)
             return CallOutcome(CallStatus.CRASHED, error=why, elapsed_s=elapsed, started=False)
         try:
-            outcome = worker.run(payload, max(deadline - time.monotonic(), 0.0))
+            outcome = worker.run(payload, budget)
         except Exception as exc:
             worker.kill(wait=False)
             outcome = CallOutcome(CallStatus.CRASHED, error=f"worker failed: {type(exc).__name__}: {exc}")

@@ -87,6 +87,14 @@ class Reward(Generic[ConfigT]):
         reference = getattr(self.config, "reference_column", None)
         return (reference,) if isinstance(reference, str) and reference else ()
 
+    def warm_up(self) -> None:
+        """Start what this reward otherwise starts on first use (worker pools, a sandbox), and wait until ready.
+
+        A server calls it before it says "ready", so its first request does not pay a cold start. The default
+        warms the rewards this one holds (a composite's parts, a wrapper's inner reward), at the same time.
+        """
+        warm_up_all(_held_rewards(self))
+
     # -- what subclasses implement -------------------------------------------------------------
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
         """Score one completion given its dataset row (every column plus ``prompt``)."""
@@ -224,6 +232,35 @@ class AsyncReward:
 
     async def adetails(self, completions: Any, **kwargs: Any) -> list[RewardResult]:
         return await self.reward.adetails(completions, **kwargs)
+
+
+def warm_up_all(rewards: Iterable[Reward]) -> None:
+    """:meth:`Reward.warm_up` on each reward at once (each may wait seconds for a process to start); a reward
+    whose warm-up fails is logged and starts on first use instead."""
+    import threading
+
+    def warm(reward: Reward) -> None:
+        try:
+            reward.warm_up()
+        except Exception:
+            logger.warning("warming up %s failed; it starts on first use", reward.__name__, exc_info=True)
+
+    threads = [threading.Thread(target=warm, args=(r,), name=f"warm-{r.__name__}") for r in rewards]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def _held_rewards(owner: Reward) -> list[Reward]:
+    """The rewards ``owner`` holds in its attributes, directly or in a list, tuple or dict (each once)."""
+    found: dict[int, Reward] = {}
+    for value in vars(owner).values():
+        items = value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            if isinstance(item, Reward) and item is not owner:
+                found.setdefault(id(item), item)
+    return list(found.values())
 
 
 def build_config(
