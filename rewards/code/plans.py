@@ -304,8 +304,9 @@ def plan_program(source: str, defined: frozenset[str] = frozenset()) -> ProgramP
     sites = _Sites(user_names)
     replay_tree = sites.visit(ast.parse(source))  # unparsed to text (and compiled from it): no locations needed
     replay = ast.unparse(replay_tree)
-    probe = ast.unparse(_NonFatalAsserts().visit(ast.parse(replay)))
+    # SyntaxError (e.g. `return` outside a function): the test is unusable. The probe differs from the replay only
+    # in its asserts (each an equivalent `with` statement), so it compiles wherever the replay does.
+    compile(replay, "<test>", "exec")
+    probe = ast.unparse(_NonFatalAsserts().visit(replay_tree))
     untrusted = "; ".join(dict.fromkeys(sites.problems)) or _untrusted_reason(tree, user_names)
-    for text in (tree, replay, probe):
-        compile(text, "<test>", "exec")  # SyntaxError (e.g. `return` outside a function): the test is unusable
     return ProgramPlan(source, replay, probe, tuple(sites.chains), modules, untrusted or None)
