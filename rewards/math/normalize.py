@@ -47,10 +47,12 @@ _HEDGE = re.compile(
     re.I,
 )
 _TRAILING_UNIT_MARKUP = re.compile(
-    r"(?<=[\d}\s])\s*\\(?:text[a-z]*|mbox|mathrm)\s*\{\s*(?P<unit>[A-Za-z][A-Za-z\s.]*)\}(\^\{?\d\}?)?\s*$"
+    r"(?<=[\d}\s])\s*\\(?:text[a-z]*|mbox|mathrm)\s*\{\s*(?P<unit>[A-Za-z][A-Za-z\s.]*)\}(?:\^\{?(?P<power>\d)\}?)?\s*$"
 )
 #: ``5 m`` written with the unit the other side marks up (``5\text{ m}``): that lone letter is the unit.
-_LONE_LETTER_TAIL = re.compile(r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?P<unit>[A-Za-z])(?:\^\{?[23]\}?)?")
+_LONE_LETTER_TAIL = re.compile(
+    r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?P<unit>[A-Za-z])(?:\^\{?(?P<power>[23])\}?)?"
+)
 
 
 def clean_latex(text: str) -> str:
@@ -121,8 +123,15 @@ def different_units(gold_unit: str | None, answer_unit: str | None) -> str | Non
     """``"cm vs m"`` when both sides name known units that differ; ``None`` when they agree or one is unknown."""
     if not gold_unit or not answer_unit:
         return None
-    g, a = (_UNIT_CANONICAL.get(re.sub(r"\^\{?\d\}?|[\s.]", "", u).lower()) for u in (gold_unit, answer_unit))
+    g, a = (_canonical_unit(u) for u in (gold_unit, answer_unit))
     return f"{answer_unit} vs {gold_unit}" if g and a and g != a else None
+
+
+def _canonical_unit(unit: str) -> str | None:
+    """``"meters^2"`` → ``"m^2"``; ``None`` for a unit not in :data:`_UNIT_NAMES`."""
+    name, _, power = unit.partition("^")
+    canonical = _UNIT_CANONICAL.get(re.sub(r"[\s.]", "", name).lower())
+    return None if canonical is None else canonical + (f"^{power}" if power and power != "1" else "")
 
 
 _HEDGE_WORD = re.compile(
@@ -156,10 +165,10 @@ def agree_units(gold: str, gold_unit: str | None, answer: str, answer_unit: str 
     unit the other side wrote as a unit (``5\\text{ m}``); everywhere else the letter stays a variable."""
     for unit, side in ((gold_unit, "answer"), (answer_unit, "gold")):
         text = answer if side == "answer" else gold
-        if unit is None or len(unit) != 1:
+        if unit is None or len(unit.split("^")[0]) != 1:
             continue
         m = _LONE_LETTER_TAIL.fullmatch(text)
-        if m and m.group("unit") == unit:
+        if m and m.group("unit") + (f"^{m.group('power')}" if m.group("power") else "") == unit:
             if side == "answer":
                 answer = m.group("num")
             else:
@@ -187,14 +196,16 @@ def _strip_text_units(s: str) -> tuple[str, str | None]:
     found = None
     marked = _TRAILING_UNIT_MARKUP.search(s)
     if marked and not _HEDGE.search(marked.group("unit")) and marked.group("unit").strip() not in ("e", "i", "d"):
-        s, found = s[: marked.start()], marked.group("unit").strip().rstrip(".").strip()
+        power = f"^{marked.group('power')}" if marked.group("power") else ""
+        s, found = s[: marked.start()], marked.group("unit").strip().rstrip(".").strip() + power
     s = _TEXT_CMD.sub(lambda m: m.group(1), s)
     s = re.sub(r"\s*(?:\\%|%)\s*$", r"\\%", s)
     unit = _UNIT_TAIL.fullmatch(s)
     if unit and re.fullmatch(r"[^A-Za-z\\]*\d[^A-Za-z\\]*", unit.group("num").replace(r"\frac", "")):
         words = unit.group("unit").strip()
         if len(words) >= 2 and not _HEDGE.search(words):  # a lone letter is a variable
-            return unit.group("num").strip(), words
+            power = re.search(r"[23]", s[unit.end("unit") :])
+            return unit.group("num").strip(), words + (f"^{power.group(0)}" if power else "")
     return s, found
 
 

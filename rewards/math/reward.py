@@ -160,18 +160,17 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         self._setup()
 
     def _setup(self) -> None:
-        cfg: MathEquivalenceConfig = self.config
         self._judge: JudgeFallback | None = None  # built on first undecided pair, when llm_fallback is set
-        self._golds = _LruCache(cfg.cache_size)
-        self._symbolic_cache = _LruCache(cfg.cache_size)
+        self._golds = _LruCache(self.config.cache_size)
+        self._symbolic_cache = _LruCache(self.config.cache_size)
         # Started on first need; pickles as its settings only, so the reward ships to spawned workers.
         self.pool = HardTimeoutPool(
-            workers=cfg.workers,
-            timeout_s=cfg.timeout_s,
+            workers=self.config.workers,
+            timeout_s=self.config.timeout_s,
             preload=("rewardkit.rewards.math.symbolic", "math_verify", "latex2sympy2_extended"),
-            warm_call=(symbolic_verdict, (r"\frac{x^2-1}{2}", r"\frac{(x-1)(x+1)}{2}", cfg.float_rounding)),
-            memory_limit_mb=cfg.memory_limit_mb,
-            startup_timeout_s=cfg.startup_timeout_s,
+            warm_call=(symbolic_verdict, (r"\frac{x^2-1}{2}", r"\frac{(x-1)(x+1)}{2}", self.config.float_rounding)),
+            memory_limit_mb=self.config.memory_limit_mb,
+            startup_timeout_s=self.config.startup_timeout_s,
         )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -207,19 +206,17 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         return value
 
     def answer_of(self, completion: str) -> Extraction:
-        cfg: MathEquivalenceConfig = self.config
         return extract_answer(
             completion,
-            boxed=cfg.boxed,
-            anchors=cfg.anchors,
-            fallback_last_number=cfg.fallback_last_number,
-            reasoning_end=cfg.reasoning_end,
-            fallback_last_math=cfg.fallback_last_math,
-            answer_tag=cfg.answer_tag,
+            boxed=self.config.boxed,
+            anchors=self.config.anchors,
+            fallback_last_number=self.config.fallback_last_number,
+            reasoning_end=self.config.reasoning_end,
+            fallback_last_math=self.config.fallback_last_math,
+            answer_tag=self.config.answer_tag,
         )
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        cfg: MathEquivalenceConfig = self.config
         results: list[RewardResult | None] = []
         compared: dict[int, tuple[Extraction, Extraction, str, Verdict]] = {}
         units: dict[int, str | None] = {}
@@ -228,7 +225,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
             results.append(result)
             if pending is not None:
                 compared[index] = pending
-        waiting = {i: c for i, c in compared.items() if c[3].parts and cfg.symbolic}
+        waiting = {i: c for i, c in compared.items() if c[3].parts and self.config.symbolic}
         if waiting:
             parts = list(dict.fromkeys(part for *_, verdict in waiting.values() for part in verdict.parts))
             oracle = dict(zip(parts, self._symbolic(parts), strict=True))
@@ -236,14 +233,14 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
                 verdict = fast_verdict(
                     gold_clean,
                     answer.text or "",
-                    cfg.rel_tol,
-                    decimal_comma=cfg.decimal_comma,
+                    self.config.rel_tol,
+                    decimal_comma=self.config.decimal_comma,
                     oracle=oracle,
                     gold_unit=units[index],
                 )
                 compared[index] = (gold, answer, gold_clean, verdict)
         unsettled = [i for i, c in compared.items() if c[3].equal is None]
-        if unsettled and cfg.llm_fallback is not None:
+        if unsettled and self.config.llm_fallback is not None:
             judged = self._fallback().judge(
                 [(compared[i][2], compared[i][1].text or "") for i in unsettled], [compared[i][3] for i in unsettled]
             )
@@ -251,25 +248,25 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
                 gold, answer, gold_clean, _ = compared[index]
                 compared[index] = (gold, answer, gold_clean, verdict)
         for index, (gold, answer, _, verdict) in compared.items():
-            if verdict.equal is None and verdict.parts and not cfg.symbolic:
+            if verdict.equal is None and verdict.parts and not self.config.symbolic:
                 verdict = Verdict(None, "needs symbolic comparison, which is off")
             results[index] = self._result(gold, answer, verdict)
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]
 
     def _fallback(self) -> JudgeFallback:
-        cfg: MathEquivalenceConfig = self.config
-        return build_once(self, "_judge", lambda: JudgeFallback(cfg.llm_fallback or {}, cfg.llm_fallback_max_tokens))
+        return build_once(
+            self, "_judge", lambda: JudgeFallback(self.config.llm_fallback or {}, self.config.llm_fallback_max_tokens)
+        )
 
     def _first_stage(
         self, completion: Any, row: dict[str, Any]
     ) -> tuple[RewardResult | None, tuple[Extraction, Extraction, str, Verdict] | None, str | None]:
         """A result when settled without comparing (no gold, no answer), else what the comparison found;
         and the gold's unit."""
-        cfg: MathEquivalenceConfig = self.config
-        if cfg.gold_column not in row:
-            return RewardResult.unscorable(f"no gold: column {cfg.gold_column!r} missing"), None, None
-        gold, gold_clean, unit = self.gold_of(row[cfg.gold_column])
+        if self.config.gold_column not in row:
+            return RewardResult.unscorable(f"no gold: column {self.config.gold_column!r} missing"), None, None
+        gold, gold_clean, unit = self.gold_of(row[self.config.gold_column])
         if gold_clean is None:
             return RewardResult.unscorable(f"gold unreadable: {gold.describe()}"), None, None
         if not isinstance(completion, str):
@@ -277,34 +274,37 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         answer = self.answer_of(completion)
         if answer.text is None:
             return self._result(gold, answer, Verdict(False, "no final answer found")), None, None
-        verdict = fast_verdict(gold_clean, answer.text, cfg.rel_tol, decimal_comma=cfg.decimal_comma, gold_unit=unit)
+        verdict = fast_verdict(
+            gold_clean, answer.text, self.config.rel_tol, decimal_comma=self.config.decimal_comma, gold_unit=unit
+        )
         return None, (gold, answer, gold_clean, verdict), unit
 
     def _symbolic(self, pairs: list[tuple[str, str]]) -> list[Verdict]:
-        cfg: MathEquivalenceConfig = self.config
         verdicts: list[Verdict | None] = [self._symbolic_cache.get(p) for p in pairs]
         todo = [i for i, v in enumerate(verdicts) if v is None]
-        outcomes = self.pool.map(symbolic_verdict, [(*pairs[i], cfg.float_rounding, cfg.rel_tol) for i in todo])
+        outcomes = self.pool.map(
+            symbolic_verdict, [(*pairs[i], self.config.float_rounding, self.config.rel_tol) for i in todo]
+        )
         for i, outcome in zip(todo, outcomes, strict=True):
             if outcome.status is CallStatus.OK:
                 verdicts[i] = outcome.value
                 self._symbolic_cache.put(pairs[i], outcome.value)  # computed to the end: the same next time
             elif outcome.status is CallStatus.TIMEOUT and outcome.started:
                 # Not cached: an overrun under load may succeed later.
-                verdicts[i] = Verdict(None, f"timeout: symbolic comparison exceeded {cfg.timeout_s:g} s", True)
+                verdicts[i] = Verdict(None, f"timeout: symbolic comparison exceeded {self.config.timeout_s:g} s", True)
             elif outcome.status is CallStatus.TIMEOUT:
                 verdicts[i] = Verdict(
-                    None, f"timeout: no symbolic worker ready within startup_timeout_s={cfg.startup_timeout_s:g} s"
+                    None,
+                    f"timeout: no symbolic worker ready within startup_timeout_s={self.config.startup_timeout_s:g} s",
                 )
             else:
                 verdicts[i] = Verdict(None, f"symbolic comparison failed ({outcome.status.value}: {outcome.error})")
         return verdicts  # type: ignore[return-value]
 
     def _result(self, gold: Extraction, answer: Extraction, verdict: Verdict) -> RewardResult:
-        cfg: MathEquivalenceConfig = self.config
-        score = None if verdict.equal is None else (cfg.correct if verdict.equal else cfg.wrong)
+        score = None if verdict.equal is None else (self.config.correct if verdict.equal else self.config.wrong)
         reason = f"gold {gold.describe()}; answer {answer.describe()}; {verdict.why}"
-        if verdict.timed_out and cfg.timeout_score is not None:
-            score = cfg.timeout_score
-            reason += f" (scored timeout_score={cfg.timeout_score:g})"
+        if verdict.timed_out and self.config.timeout_score is not None:
+            score = self.config.timeout_score
+            reason += f" (scored timeout_score={self.config.timeout_score:g})"
         return RewardResult(score=score, reason=reason, gold=gold.text, extracted=answer.text)

@@ -63,6 +63,10 @@ UNITS = [  # units written as units are stripped; a lone letter only where the o
     ("5 meters", rf"{B}{{5\text{{ m}}}}", 1.0),
     (r"5\text{ cm}", rf"{B}{{5 centimeters}}", 1.0),
     ("3", rf"{B}{{3 \mathrm{{e}}}}", 0.0),  # \mathrm{e} is Euler's number, not a unit
+    (r"5\text{ m}^2", rf"{B}{{5\text{{ m}}}}", 0.0),  # an area is not a length
+    (r"5\text{ m}^2", rf"{B}{{5 m^2}}", 1.0),
+    (r"5\text{ m}^2", rf"{B}{{5 m}}", 0.0),
+    ("5 square meters", rf"{B}{{5\text{{ m}}^2}}", 1.0),
 ]
 
 HEDGES = [  # an answer that hedges is not the gold
