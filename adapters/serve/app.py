@@ -52,6 +52,9 @@ def create_app(
         # Sync rewards run in this pool (asyncio.to_thread), sized by the settings, not by the CPU count.
         executor = ThreadPoolExecutor(max_workers=service.settings.threads, thread_name_prefix="rewardkit-score")
         asyncio.get_running_loop().set_default_executor(executor)
+        # Before uvicorn listens (it awaits the lifespan first): nothing answers, not even /healthz, until every
+        # served reward has started its pools, so "ready" means the first request is scored warm.
+        await asyncio.to_thread(service.warm_up)
         yield
 
     app = FastAPI(title="rewardkit reward server", lifespan=lifespan)

@@ -18,7 +18,7 @@ from rewardkit.adapters.serve.metrics import ServeMetrics
 from rewardkit.adapters.serve.scoring import BadRequest, prepare
 from rewardkit.adapters.serve.settings import ServeSettings
 from rewardkit.adapters.serve.specs import ServedReward
-from rewardkit.reward import Reward
+from rewardkit.reward import Reward, warm_up_all
 from rewardkit.types import RewardResult
 
 
@@ -68,6 +68,13 @@ class RewardService:
 
     def describe(self) -> list[dict[str, Any]]:
         return [served.describe(name) for name, served in self.rewards.items()]
+
+    def warm_up(self) -> None:
+        """Start every served reward's pools and sandboxes (at once) and wait until they are ready.
+
+        The app runs this before it listens, so the ready line and ``/healthz`` come after it: the first request
+        does not meet a cold pool (a math worker starts in 5-9 s on a loaded machine)."""
+        warm_up_all(served.reward for served in self.rewards.values())
 
     @property
     def idle(self) -> bool:

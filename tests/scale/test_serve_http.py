@@ -7,8 +7,10 @@ a known time and, once done, scores 1.0. Every refusal is checked together with 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from tests.support.extras import require_extras
@@ -128,6 +130,36 @@ def test_metrics_count_requests_latency_and_unscorable_reasons(server: str) -> N
         assert name in text, name
     assert 'rewardkit_requests_total{endpoint="/v1/score",status="200"}' in text
     assert 'rewardkit_unscorable_total{reason="gold unreadable",reward="math_equivalence"}' in text
+
+
+def _hard_timeout_workers(pid: int) -> list[int]:
+    """Pids of the hard-timeout worker processes (math's symbolic stage) that process ``pid`` started."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == pid and b"rewardkit.hard_timeout" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def test_the_first_request_after_ready_meets_warm_workers() -> None:
+    # timeout_s=1 is shorter than a worker's start on a loaded machine: a server that said "ready" with its
+    # pool cold used to answer this first request None ("no symbolic worker ready").
+    spec = [{"name": "math_equivalence", "config": {"timeout_s": 1, "workers": 1}}]
+    with ServerProcess(spec) as running:
+        assert len(_hard_timeout_workers(running.pid)) == 2  # the worker and its spare, started before "ready"
+        completions = [r"\boxed{(x-1)(x+1)}", r"\boxed{(x-1)(x+2)}"]
+        body = {"reward": "math_equivalence", "completions": completions, "columns": {"solution": ["x^2-1"] * 2}}
+        first = post(running.url, "/v1/score", body).json()
+        assert first["scores"] == [1.0, 0.0], first["reasons"]
+        assert all("sympy" in reason for reason in first["reasons"]), first["reasons"]
 
 
 # -- bad input -------------------------------------------------------------------------------------------
