@@ -138,6 +138,12 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         self._backend_lock = threading.Lock()
         self._compiled: dict[str, RunResult] = {}
 
+    def warm_up(self) -> None:
+        """Open the sandbox and start it (the local sandbox's first forkserver, Docker's container pool)."""
+        start = getattr(self._sandbox(), "warm_up", None)
+        if callable(start):
+            start()
+
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()

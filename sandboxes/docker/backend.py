@@ -139,6 +139,10 @@ class DockerSandbox(BatchMixin):
                 self._client = docker.from_env(version="auto", timeout=int(self.config.start_timeout_s))
         return self._client
 
+    def warm_up(self) -> None:
+        """Start the container pool now rather than on the first run."""
+        self._ensure_pool()
+
     def _ensure_pool(self) -> None:
         with self._lock:
             if self._started:

@@ -163,6 +163,10 @@ class LocalSandbox(BatchMixin):
         self._resolve_tier()
         return self._cgroups.controllers if self._cgroups is not None else frozenset()
 
+    def warm_up(self) -> None:
+        """Resolve the tier now (under ``auto`` or ``bwrap`` that starts the first forkserver), not on the first run."""
+        self._resolve_tier()
+
     def run(self, request: RunRequest) -> RunResult:
         if request.limits.network:
             return RunResult(status=RunStatus.SANDBOX_ERROR, message="the local sandbox never grants network access")

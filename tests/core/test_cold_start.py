@@ -105,3 +105,22 @@ def test_warm_up_reaches_a_pool_nested_in_composites():
         assert len(generation.idle) == math.pool.workers + math.pool.spares  # every worker ready, none busy
     finally:
         math.close()
+
+
+def test_code_tests_warm_up_starts_its_sandbox():
+    from rewardkit import get_reward
+
+    reward = get_reward("code_tests")
+    try:
+        assert reward._backend is None  # building the reward opens no sandbox
+        reward.warm_up()
+        backend = reward._backend
+        assert backend is not None and backend._tier is not None  # the tier was resolved before any run
+        if backend._tier == "bwrap":
+            assert backend._idle.qsize() == 1  # its first forkserver is up and waiting
+        scores = reward(
+            [f"```python\ndef f():\n    return {v}\n```" for v in (1, 2)], tests=[{"asserts": ["assert f() == 1"]}] * 2
+        )
+        assert scores == [1.0, 0.0]
+    finally:
+        reward.close()
