@@ -198,7 +198,7 @@ def _score_served(url: str, work: Workload, clients: int, request_size: int) -> 
 
 
 def run_on_ray(work: Workload, actors: int, repeat: int) -> Row:
-    from rewardkit.adapters.ray import RayPool
+    from rewardkit.ray import RayPool
 
     path = f"ray, {actors} actor{'s' if actors > 1 else ''}"
     pool = RayPool({"reward": work.spec, "num_actors": actors, "actor_num_cpus": 1})
@@ -230,7 +230,7 @@ def math_verify_cost(work: Workload) -> float:
 
 def ray_batch_latency() -> float:
     """Seconds for a one-sample batch through a warm one-actor pool: the fixed cost of a batch on Ray."""
-    from rewardkit.adapters.ray import RayPool
+    from rewardkit.ray import RayPool
 
     pool = RayPool({"reward": "think_format", "num_actors": 1, "actor_num_cpus": 1})
     try:

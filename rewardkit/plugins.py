@@ -84,6 +84,8 @@ class PluginRegistry(Generic[T]):
                     try:
                         target = ep.load()
                     except Exception:
+                        if _ours(ep):  # rewardkit's own entry point is a built-in: its failure is a bug
+                            raise
                         self._log.warning(
                             "could not load %s plugin %s (%s)", self.kind, ep.name, ep.value, exc_info=True
                         )
@@ -93,6 +95,11 @@ class PluginRegistry(Generic[T]):
             finally:
                 self._loading = False
             self._loaded = True
+
+
+def _ours(ep: object) -> bool:
+    dist = getattr(ep, "dist", None)
+    return getattr(dist, "name", None) == "rewardkit"
 
 
 def _qualname(target: object) -> str:

@@ -1,12 +1,24 @@
-"""``from rewardkit.ray import RayPool, serve_on_ray``: the Ray scale-out, loaded on first use.
+"""Ray scale-out, the one door: ``from rewardkit.ray import RayPool, serve_on_ray``.
 
-Nothing here imports Ray or the adapter when ``rewardkit`` is imported; the names resolve on first access.
+- :class:`RayPool` (registered as ``ray_pool``): any reward spec, scored by a pool of actors that each build the
+  reward once, placed across nodes, with bounded in-flight chunks and reruns when an actor or node dies;
+- :func:`serve_on_ray`: ``rewardkit serve`` as a Ray Serve deployment with N (or autoscaled) replicas.
+
+Nothing here imports Ray or the implementation (``rewardkit.adapters.ray``) when ``rewardkit`` is imported; the names
+resolve on first access, and Ray itself on the first batch (or deployment), so the reward pickles and registers
+anywhere and reports a missing Ray as the reason of an unscorable sample.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what IDEs and type checkers resolve; at run time the names load lazily
+    from rewardkit.adapters.ray.config import RayPoolConfig
+    from rewardkit.adapters.ray.connect import ClusterUnavailable
+    from rewardkit.adapters.ray.pool import RayPool
+    from rewardkit.adapters.ray.serve import serve_on_ray
 
 _EXPORTS = {
     "RayPool": "rewardkit.adapters.ray.pool",
@@ -15,7 +27,7 @@ _EXPORTS = {
     "serve_on_ray": "rewardkit.adapters.ray.serve",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["ClusterUnavailable", "RayPool", "RayPoolConfig", "serve_on_ray"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,9 +1,10 @@
 """The reward registry: names to reward classes, built-ins plus entry-point plugins.
 
 The registry is the one piece of module-level state in rewardkit. Built-in families register
-themselves when their module (listed in :data:`BUILTIN_MODULES`) is imported; third-party packages register through the
-``rewardkit.rewards`` entry-point group, whose targets are reward classes (or modules that
-register on import).
+themselves when their module (listed in :data:`BUILTIN_MODULES`) is imported; everything else registers through the
+``rewardkit.rewards`` entry-point group, whose targets are reward classes (or modules that register on import):
+third-party packages, and rewardkit's own transports (``remote``, ``ray_pool``) and demo rewards, which pyproject.toml
+declares there, so the core never imports the adapters above it.
 """
 
 from __future__ import annotations
@@ -20,13 +21,9 @@ logger = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "rewardkit.rewards"
 
 #: Modules whose rewards are built in: imported (and so registered) before any lookup, whatever was imported
-#: before. An error importing one is a bug and propagates; only third-party plugins are skipped with a warning.
-BUILTIN_MODULES = (
-    "rewardkit.rewards",
-    "rewardkit.adapters.demo.tasks",
-    "rewardkit.adapters.remote",
-    "rewardkit.adapters.ray.pool",
-)
+#: before. An error importing one is a bug and propagates, as does one importing rewardkit's own entry points;
+#: only third-party plugins are skipped with a warning.
+BUILTIN_MODULES = ("rewardkit.rewards",)
 
 
 def _is_reward_class(target: object) -> bool:

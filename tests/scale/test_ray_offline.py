@@ -38,7 +38,7 @@ def test_chunks_cover_the_batch_in_order() -> None:
 
 
 def test_config_is_checked_at_construction() -> None:
-    from rewardkit.adapters.ray import RayPool
+    from rewardkit.ray import RayPool
 
     with pytest.raises(ConfigError, match="unknown reward 'no_such_reward'"):
         RayPool({"reward": "no_such_reward"})
@@ -49,7 +49,7 @@ def test_config_is_checked_at_construction() -> None:
 
 
 def test_pool_is_a_drop_in_under_the_inner_name_and_pickles() -> None:
-    from rewardkit.adapters.ray import RayPool
+    from rewardkit.ray import RayPool
 
     pool = RayPool({"reward": {"name": "math_equivalence", "config": {"workers": 1}}})
     assert pool.__name__ == "math_equivalence" and pool.required_columns == ("solution",)
@@ -82,7 +82,7 @@ def test_without_ray_installed_every_sample_is_none_with_the_reason() -> None:
 
 @pytest.mark.skipif(ray_missing() is not None, reason=str(ray_missing()))
 def test_unreachable_cluster_is_none_with_the_reason_within_the_connect_timeout() -> None:
-    from rewardkit.adapters.ray import RayPool
+    from rewardkit.ray import RayPool
 
     port = _closed_port()
     pool = RayPool({"reward": "think_format", "address": f"ray://127.0.0.1:{port}", "connect_timeout_s": 2})
@@ -106,7 +106,7 @@ def test_addresses_resolve_as_ray_resolves_them_without_any_traffic() -> None:
 
 @pytest.mark.skipif(ray_missing() is not None, reason=str(ray_missing()))
 def test_a_malformed_address_is_none_with_the_reason() -> None:
-    from rewardkit.adapters.ray import RayPool
+    from rewardkit.ray import RayPool
 
     (result,) = RayPool({"reward": "think_format", "address": "ray://no-port-here"}).details(["x"])
     assert result.score is None and "bad Ray address 'ray://no-port-here'" in result.reason

@@ -39,7 +39,7 @@ def _dumps(results):
 
 
 def _pool(inner, **config):
-    from rewardkit.adapters.ray import RayPool
+    from rewardkit.ray import RayPool
 
     defaults = {"num_actors": 2, "actor_num_cpus": 0.5, "address": shared_cluster().address}
     return RayPool({"reward": inner, **defaults, **config})
