@@ -1,0 +1,61 @@
+"""Every fenced example of README.md and docs/ runs as its info string says, with its printed values compared.
+
+One test per fence, in page order: the examples of a page share a scratch directory (files one writes, the next
+reads) and ``python continue`` shares the previous example's namespace.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.docs.fences import Fence, pages, problems
+from tests.docs.runner import PageState, check_output, run_python, run_shell, server, unmet_need, write_file
+
+PAGES = pages()
+FENCES = [fence for page in PAGES for fence in page.fences]
+RUNNABLE = [f for f in FENCES if f.is_example() or "file" in f.options or "output" in f.options]
+_states: dict[str, PageState] = {}
+_failed: set[str] = set()
+
+
+def test_the_docs_have_examples():
+    assert len(PAGES) > 20 and sum(f.language == "python" for f in FENCES) > 15
+
+
+@pytest.mark.parametrize("fence", FENCES, ids=[f.id for f in FENCES])
+def test_fence_info_string_is_valid(fence: Fence):
+    assert not problems(fence), f"{fence.id}: {'; '.join(problems(fence))}"
+
+
+@pytest.mark.parametrize("fence", RUNNABLE, ids=[f.id for f in RUNNABLE])
+def test_example_runs(fence: Fence, tmp_path_factory):
+    if "skip" in fence.options:
+        pytest.skip(f"{fence.id}: {fence.options['skip']}")
+    for need in fence.needs():
+        reason = unmet_need(need)
+        if reason:
+            _failed.add(fence.page)  # later `continue`/output fences of the page depend on this one
+            pytest.skip(f"{fence.id}: {reason}")
+    if fence.page in _failed and ("continue" in fence.options or "output" in fence.options):
+        pytest.skip(f"{fence.id}: the example it continues did not run")
+    state = _states.get(fence.page)
+    if state is None:
+        state = _states[fence.page] = PageState(tmp_path_factory.mktemp(fence.page.replace("/", "_")))
+    try:
+        if "file" in fence.options:
+            write_file(fence, state)
+        elif "output" in fence.options:
+            check_output(fence, state)
+        else:
+            with server(fence.options.get("server"), state.workdir):
+                if fence.language == "python":
+                    run_python(fence, state)
+                else:
+                    note = run_shell(fence, state)
+                    if note:
+                        print(f"{fence.id}: {note}")
+    except BaseException:
+        _failed.add(fence.page)
+        raise
+    else:
+        _failed.discard(fence.page)
