@@ -178,13 +178,14 @@ class TagCount(Reward[TagCountConfig]):
     """
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: TagCountConfig = self.config
-        masked = mask_code(completion) if cfg.ignore_code else completion
-        counts = {tag: masked.count(tag) for tag in cfg.tags}
+        masked = mask_code(completion) if self.config.ignore_code else completion
+        counts = {tag: masked.count(tag) for tag in self.config.tags}
         good = [t for t, c in counts.items() if c == 1]
         problems = [f"{t} x{c}" for t, c in counts.items() if c != 1]
-        reason = f"{len(good)}/{len(cfg.tags)} tags once" + (f"; wrong: {', '.join(problems)}" if problems else "")
-        return RewardResult(score=len(good) / len(cfg.tags), reason=reason)
+        reason = f"{len(good)}/{len(self.config.tags)} tags once" + (
+            f"; wrong: {', '.join(problems)}" if problems else ""
+        )
+        return RewardResult(score=len(good) / len(self.config.tags), reason=reason)
 
 
 # -- regex_match -------------------------------------------------------------------------------------
@@ -215,29 +216,29 @@ class RegexMatch(Reward[RegexMatchConfig]):
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        cfg: RegexMatchConfig = self.config
-        flags = (re.IGNORECASE if cfg.ignore_case else 0) | (re.MULTILINE if cfg.multiline else 0)
-        flags |= re.DOTALL if cfg.dotall else 0
+        flags = (re.IGNORECASE if self.config.ignore_case else 0) | (re.MULTILINE if self.config.multiline else 0)
+        flags |= re.DOTALL if self.config.dotall else 0
         try:
-            re.compile(cfg.pattern, flags)  # the documented grammar is Python's `re`
+            re.compile(self.config.pattern, flags)  # the documented grammar is Python's `re`
             engine = _regex_engine or re
-            self.compiled = engine.compile(cfg.pattern, flags)
+            self.compiled = engine.compile(self.config.pattern, flags)
         except Exception as exc:  # re.error, or the `regex` engine's own error
-            raise ConfigError(f"reward 'regex_match': invalid pattern {cfg.pattern!r}: {exc}") from None
+            raise ConfigError(f"reward 'regex_match': invalid pattern {self.config.pattern!r}: {exc}") from None
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: RegexMatchConfig = self.config
-        text = completion.strip() if cfg.strip else completion
-        if len(text) > cfg.max_chars:
-            return RewardResult(score=cfg.overlong_score, reason=f"{len(text)} chars > max_chars={cfg.max_chars}")
-        matcher = self.compiled.fullmatch if cfg.mode == "fullmatch" else self.compiled.search
+        text = completion.strip() if self.config.strip else completion
+        if len(text) > self.config.max_chars:
+            return RewardResult(
+                score=self.config.overlong_score, reason=f"{len(text)} chars > max_chars={self.config.max_chars}"
+            )
+        matcher = self.compiled.fullmatch if self.config.mode == "fullmatch" else self.compiled.search
         try:
-            found = matcher(text, timeout=cfg.timeout_s) if _regex_engine is not None else matcher(text)
+            found = matcher(text, timeout=self.config.timeout_s) if _regex_engine is not None else matcher(text)
         except TimeoutError:
-            return RewardResult.unscorable(f"pattern timed out after {cfg.timeout_s}s")
+            return RewardResult.unscorable(f"pattern timed out after {self.config.timeout_s}s")
         if found is None:
-            return RewardResult(score=0.0, reason=f"no {cfg.mode} match")
-        return RewardResult(score=1.0, reason=f"{cfg.mode} match {found.group()[:80]!r}")
+            return RewardResult(score=0.0, reason=f"no {self.config.mode} match")
+        return RewardResult(score=1.0, reason=f"{self.config.mode} match {found.group()[:80]!r}")
 
 
 # -- json_schema -------------------------------------------------------------------------------------
@@ -352,14 +353,12 @@ class JsonSchema(Reward[JsonSchemaConfig]):
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        cfg: JsonSchemaConfig = self.config
-        self.model = import_model(cfg.pydantic_model) if cfg.pydantic_model else None
+        self.model = import_model(self.config.pydantic_model) if self.config.pydantic_model else None
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: JsonSchemaConfig = self.config
-        if len(completion) > cfg.max_chars:
-            return RewardResult.unscorable(f"{len(completion)} chars > max_chars={cfg.max_chars}")
-        candidate = extract_json_text(completion, cfg.extract)
+        if len(completion) > self.config.max_chars:
+            return RewardResult.unscorable(f"{len(completion)} chars > max_chars={self.config.max_chars}")
+        candidate = extract_json_text(completion, self.config.extract)
         if candidate is None:
             return RewardResult(score=0.0, reason="no fenced JSON block")
         try:

@@ -70,13 +70,12 @@ class SoftOverlong(Reward[SoftOverlongConfig]):
     """
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: SoftOverlongConfig = self.config
-        measured = completion_length(completion, row, cfg.unit)
+        measured = completion_length(completion, row, self.config.unit)
         if measured is None:
             return RewardResult.unscorable("unit='tokens' but no completion_ids were passed")
         length, unit = measured
-        score = soft_overlong_penalty(length, cfg.max_length, cfg.buffer)
-        zone = f"{cfg.max_length - cfg.buffer}-{cfg.max_length}"
+        score = soft_overlong_penalty(length, self.config.max_length, self.config.buffer)
+        zone = f"{self.config.max_length - self.config.buffer}-{self.config.max_length}"
         return RewardResult(score=score, reason=f"{length} {unit} (soft zone {zone})")
 
 
@@ -133,23 +132,26 @@ class CosineLength(Reward[CosineLengthConfig]):
         return await self._scale(completions, rows, inline=False)
 
     async def _scale(self, texts: list[str | None], rows: list[dict[str, Any]], inline: bool) -> list[RewardResult]:
-        cfg: CosineLengthConfig = self.config
         verdicts = await self.correctness.score_core(texts, rows, None, inline=inline)
         out = []
         for text, row, verdict in zip(texts, rows, verdicts, strict=True):
             if verdict.score is None:
                 out.append(RewardResult.unscorable(f"correctness unscorable: {verdict.reason}"))
                 continue
-            measured = completion_length(text, row, cfg.unit) if text is not None else None
+            measured = completion_length(text, row, self.config.unit) if text is not None else None
             if measured is None:
                 out.append(RewardResult.unscorable("no length to scale by"))
                 continue
             length, unit = measured
-            correct = verdict.score >= cfg.correct_threshold
+            correct = verdict.score >= self.config.correct_threshold
             if correct:
-                score = cosine_scaled(length, cfg.max_length, cfg.max_value_correct, cfg.min_value_correct)
+                score = cosine_scaled(
+                    length, self.config.max_length, self.config.max_value_correct, self.config.min_value_correct
+                )
             else:
-                score = cosine_scaled(length, cfg.max_length, cfg.min_value_wrong, cfg.max_value_wrong)
+                score = cosine_scaled(
+                    length, self.config.max_length, self.config.min_value_wrong, self.config.max_value_wrong
+                )
             verdict_word = "correct" if correct else "wrong"
             out.append(RewardResult(score=score, reason=f"{verdict_word} at {length} {unit}: {verdict.reason}"))
         return out
@@ -183,12 +185,11 @@ class RepetitionPenalty(Reward[RepetitionPenaltyConfig]):
     """
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: RepetitionPenaltyConfig = self.config
-        fraction, total = repeated_ngram_fraction(completion, cfg.ngram_size)
+        fraction, total = repeated_ngram_fraction(completion, self.config.ngram_size)
         if total == 0:
-            return RewardResult(score=0.0, reason=f"fewer than {cfg.ngram_size} words")
-        score = cfg.max_penalty * fraction if fraction else 0.0
-        return RewardResult(score=score, reason=f"{fraction:.0%} of {total} {cfg.ngram_size}-grams repeated")
+            return RewardResult(score=0.0, reason=f"fewer than {self.config.ngram_size} words")
+        score = self.config.max_penalty * fraction if fraction else 0.0
+        return RewardResult(score=score, reason=f"{fraction:.0%} of {total} {self.config.ngram_size}-grams repeated")
 
 
 __all__ = [

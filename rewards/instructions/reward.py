@@ -49,7 +49,7 @@ def loose_variants(response: str) -> list[str]:
 
 
 @register_reward("instruction_following")
-class InstructionFollowing(Reward):
+class InstructionFollowing(Reward[InstructionFollowingConfig]):
     """Verifiable instruction following (IFEval / RLVR): score = instructions followed / instructions.
 
     Each row carries its constraints as Google IFEval's ``instruction_id_list`` + ``kwargs`` columns or an RLVR
@@ -66,11 +66,10 @@ class InstructionFollowing(Reward):
     """
 
     name = "instruction_following"
-    Config = InstructionFollowingConfig
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        if self.config.language_checks:  # type: ignore[attr-defined]
+        if self.config.language_checks:
             try:
                 language.require()
             except language.LanguageUnavailable:
@@ -81,13 +80,12 @@ class InstructionFollowing(Reward):
                 ) from None
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        cfg: InstructionFollowingConfig = self.config  # type: ignore[assignment]
         try:
             constraints = self._constraints(row)
         except ConstraintError as exc:
             return RewardResult.unscorable(str(exc))
-        response = after_thinking(completion) if cfg.strip_thinking else completion
-        variants = loose_variants(response) if cfg.mode == "loose" else [response]
+        response = after_thinking(completion) if self.config.strip_thinking else completion
+        variants = loose_variants(response) if self.config.mode == "loose" else [response]
         failed: list[str] = []
         for constraint in constraints:
             try:
@@ -99,16 +97,17 @@ class InstructionFollowing(Reward):
                 failed.append(constraint.id)
         total = len(constraints)
         followed_count = total - len(failed)
-        score = (0.0 if failed else 1.0) if cfg.aggregate == "all" else followed_count / total
-        reason = f"{followed_count}/{total} instructions followed ({cfg.mode})"
+        score = (0.0 if failed else 1.0) if self.config.aggregate == "all" else followed_count / total
+        reason = f"{followed_count}/{total} instructions followed ({self.config.mode})"
         if failed:
             reason += "; failed: " + ", ".join(failed)
         return RewardResult(score=score, reason=reason, failed=failed)
 
     def _constraints(self, row: Mapping[str, Any]) -> list[Constraint]:
-        cfg: InstructionFollowingConfig = self.config  # type: ignore[assignment]
-        if row.get(cfg.instruction_column) is not None:
-            return constraints_from_ifeval(row[cfg.instruction_column], row.get(cfg.kwargs_column))
-        if row.get(cfg.ground_truth_column) is not None:
-            return constraints_from_ground_truth(row[cfg.ground_truth_column])
-        raise ConstraintError(f"row has no {cfg.instruction_column!r} or {cfg.ground_truth_column!r} column")
+        if row.get(self.config.instruction_column) is not None:
+            return constraints_from_ifeval(row[self.config.instruction_column], row.get(self.config.kwargs_column))
+        if row.get(self.config.ground_truth_column) is not None:
+            return constraints_from_ground_truth(row[self.config.ground_truth_column])
+        raise ConstraintError(
+            f"row has no {self.config.instruction_column!r} or {self.config.ground_truth_column!r} column"
+        )
