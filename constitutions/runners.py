@@ -203,8 +203,8 @@ def build_pairwise_judge(
     ``rlaif pairs``, ``audit run`` and ``judge pair`` all build their judge here, so an audit can judge
     exactly as a labelling run does. Without a constitution the judge uses ``template`` as it is.
     """
+    from rewardkit.judges.likelihood_default import embedded_default_judge
     from rewardkit.judges.pairwise import PairwiseJudge
-    from rewardkit.judges.pointwise import embedded_default_judge
 
     likelihood = embedded_default_judge(
         client, template=template, use_logprobs=use_logprobs, chain_of_thought=chain_of_thought

@@ -263,33 +263,5 @@ class LikelihoodJudge:
         )  # fmt: skip
 
 
-EMBEDDED_NOTE = (
-    "note: the embedded judge ({model}) scores each response by its likelihood under the model: no position, "
-    "and the principle is recorded, not read. On the bundled demo pairs it picks the marked-better response "
-    "16/18 times; on verified math/code/format pairs it is at chance. Use these labels as a demo; for real data "
-    "use a stronger judge (--judge openai:MODEL), or --judge-template pairwise to ask SmolLM2 'A or B' instead."
-)
-
-
-def is_embedded(client: ChatClient) -> bool:
-    """``client`` talks to the packaged SmolLM2 (``make_client("embedded")``, its server or in-process)."""
-    from rewardkit.judges.clients.embedded import INPROCESS_MODEL_NAME, SERVER_MODEL_NAME
-
-    return getattr(client, "model", None) in (SERVER_MODEL_NAME, INPROCESS_MODEL_NAME)
-
-
-def embedded_default_judge(
-    client: ChatClient, *, template: str | None, use_logprobs: bool, chain_of_thought: bool
-) -> LikelihoodJudge | None:
-    """The likelihood judge when ``client`` is the embedded model and no letter-judge option was asked for.
-
-    SmolLM2-135M's "A or B" answer follows the position (100% flips on the demo); its likelihood does not.
-    An explicit template, chain of thought or ``use_logprobs=False`` keeps the letter judge (``None`` here).
-    """
-    if template is not None or chain_of_thought or not use_logprobs or not is_embedded(client):
-        return None
-    return LikelihoodJudge(client, note=EMBEDDED_NOTE.format(model=client.model))
-
-
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from rewardkit.adapters.mini.checkpoints import Resumed
+from tqdm import tqdm
+
+
+class ResumePoint(Protocol):
+    """Where a resumed run picks up (a checkpoint's :class:`~rewardkit.adapters.mini.checkpoints.Resumed`)."""
+
+    step: int
+    history: Sequence[dict[str, float]]
+    elapsed_s: float
+    cpu_s: float
 
 
 class MetricsLog:
@@ -21,10 +29,8 @@ class MetricsLog:
     """
 
     def __init__(
-        self, path: str | None, total: int, desc: str, progress: bool = True, resumed: Resumed | None = None
+        self, path: str | None, total: int, desc: str, progress: bool = True, resumed: ResumePoint | None = None
     ) -> None:
-        from tqdm import tqdm
-
         self.path = Path(path) if path else None
         done = resumed.step if resumed else 0
         if self.path:

@@ -14,13 +14,13 @@ from rewardkit.constitutions.runners import build_pairwise_judge
 from rewardkit.judges.base import ChatParams, JudgeError
 from rewardkit.judges.clients.embedded import INPROCESS_MODEL_NAME, SERVER_MODEL_NAME
 from rewardkit.judges.clients.factory import ManagedChatClient, make_client
+from rewardkit.judges.likelihood_default import embedded_default_judge
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.judges.pointwise import (
     ContinuationScore,
     LikelihoodJudge,
     LikelihoodScores,
     TransformersLikelihood,
-    embedded_default_judge,
     pair_probability,
 )
 

@@ -1,0 +1,36 @@
+"""The embedded judge's default pairwise method: the likelihood judge, unless a letter-judge option was asked for.
+
+Apart from :mod:`.pointwise` because it needs to know the embedded client's model names: the embedded client
+scores log-likelihoods through :mod:`.pointwise`, so :mod:`.pointwise` itself must not import it (no import cycle).
+"""
+
+from __future__ import annotations
+
+from rewardkit.judges.base import ChatClient
+from rewardkit.judges.clients.embedded import INPROCESS_MODEL_NAME, SERVER_MODEL_NAME
+from rewardkit.judges.pointwise import LikelihoodJudge
+
+EMBEDDED_NOTE = (
+    "note: the embedded judge ({model}) scores each response by its likelihood under the model: no position, "
+    "and the principle is recorded, not read. On the bundled demo pairs it picks the marked-better response "
+    "16/18 times; on verified math/code/format pairs it is at chance. Use these labels as a demo; for real data "
+    "use a stronger judge (--judge openai:MODEL), or --judge-template pairwise to ask SmolLM2 'A or B' instead."
+)
+
+
+def is_embedded(client: ChatClient) -> bool:
+    """``client`` talks to the packaged SmolLM2 (``make_client("embedded")``, its server or in-process)."""
+    return getattr(client, "model", None) in (SERVER_MODEL_NAME, INPROCESS_MODEL_NAME)
+
+
+def embedded_default_judge(
+    client: ChatClient, *, template: str | None, use_logprobs: bool, chain_of_thought: bool
+) -> LikelihoodJudge | None:
+    """The likelihood judge when ``client`` is the embedded model and no letter-judge option was asked for.
+
+    SmolLM2-135M's "A or B" answer follows the position (100% flips on the demo); its likelihood does not.
+    An explicit template, chain of thought or ``use_logprobs=False`` keeps the letter judge (``None`` here).
+    """
+    if template is not None or chain_of_thought or not use_logprobs or not is_embedded(client):
+        return None
+    return LikelihoodJudge(client, note=EMBEDDED_NOTE.format(model=client.model))
