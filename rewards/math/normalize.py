@@ -68,8 +68,9 @@ def clean_latex(text: str) -> str:
 def clean_latex_with_unit(text: str) -> tuple[str, str | None]:
     r""":func:`clean_latex`, and the unit it removed (``"cm"`` for ``5\text{ cm}`` or ``5 cm``), if any.
 
-    What counts as a unit: a ``\text{}``/``\mbox{}``/``\mathrm{}`` after a value (``5\text{ m}``), or a word of
-    two letters or more after a number (``5 cm``, ``12 apples``). A lone letter is a variable: ``2s``, ``3t``,
+    What counts as a unit: a ``\text{}``/``\mbox{}``/``\mathrm{}`` after a value (``5\text{ m}``), or a unit word
+    after a number (``5 cm``, ``12 apples``: a known short unit or a word of four letters or more; ``5 ab`` is a
+    product). A lone letter is a variable: ``2s``, ``3t``,
     ``5 m`` and ``x+2t`` keep it (``2s`` is twice ``s``); only :func:`agree_units` reads one as a unit, when
     the other side writes that same unit as a unit.
     """
@@ -125,6 +126,19 @@ def different_units(gold_unit: str | None, answer_unit: str | None) -> str | Non
         return None
     g, a = (_canonical_unit(u) for u in (gold_unit, answer_unit))
     return f"{answer_unit} vs {gold_unit}" if g and a and g != a else None
+
+
+#: Unit words shorter than four letters; any other short run of letters after a number (``5 ab``) is a product.
+_SHORT_UNIT_WORDS = frozenset({
+    "cm", "mm", "km", "kg", "mg", "ml", "dm", "nm", "ft", "in", "yd", "mi", "hr", "hrs", "min", "sec", "lb", "lbs",
+    "oz", "sq", "mph", "kmh", "day", "yr", "yrs", "cup", "usd", "eur", "deg", "rad", "gal", "pct",
+})  # fmt: skip
+
+
+def _is_unit_word(words: str) -> bool:
+    """``5 cm``, ``5 apples``, ``5 square units``: a known short unit or words of four letters or more."""
+    parts = words.lower().split()
+    return bool(parts) and all(w in _SHORT_UNIT_WORDS or len(w) >= 4 for w in parts)
 
 
 def _canonical_unit(unit: str) -> str | None:
@@ -203,7 +217,7 @@ def _strip_text_units(s: str) -> tuple[str, str | None]:
     unit = _UNIT_TAIL.fullmatch(s)
     if unit and re.fullmatch(r"[^A-Za-z\\]*\d[^A-Za-z\\]*", unit.group("num").replace(r"\frac", "")):
         words = unit.group("unit").strip()
-        if len(words) >= 2 and not _HEDGE.search(words):  # a lone letter is a variable
+        if _is_unit_word(words) and not _HEDGE.search(words):  # a lone letter, or "ab", is a product
             power = re.search(r"[23]", s[unit.end("unit") :])
             return unit.group("num").strip(), words + (f"^{power.group(0)}" if power else "")
     return s, found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any  # sympy ships no type information: its expressions are Any here
 
 from rewardkit.rewards.math.verdict import Verdict
 
@@ -77,7 +78,7 @@ _RELATION = re.compile(r"[=<>:]|\\(?:approx|leq?|geq?|neq?|lt|gt|to|in|sim|equiv
 _CONSTANT_LETTERS = frozenset("eiEI")
 
 
-def lost_letters(text: str, parsed: object) -> list[str]:
+def lost_letters(text: str, parsed: Any) -> list[str]:
     """Lone letters written in ``text`` (no relation in it) that the parse ``parsed`` no longer has.
 
     A parse that dropped a letter (a unit-like ``t`` in ``x+2t``, a ``c`` after ``\\frac{a}{b}``) is not a
@@ -98,7 +99,7 @@ def lost_letters(text: str, parsed: object) -> list[str]:
     return sorted(written - kept)
 
 
-def _symbols_differ(gold: object, answer: object) -> bool:
+def _symbols_differ(gold: Any, answer: Any) -> bool:
     """Two expressions with different free symbols (``a`` against ``a c``): equal only if their difference is 0."""
     import sympy
 
@@ -107,7 +108,7 @@ def _symbols_differ(gold: object, answer: object) -> bool:
     return gold.free_symbols != answer.free_symbols
 
 
-def _simplify_skipped(gold: object, answer: object) -> bool:
+def _simplify_skipped(gold: Any, answer: Any) -> bool:
     """math-verify simplifies ``gold - answer`` itself, except when a side is a bare symbol (``x`` against
     ``(x+1)^2-(x+1)^2+x``): only then is a second simplify worth its time."""
     import sympy
@@ -119,7 +120,7 @@ def _simplify_skipped(gold: object, answer: object) -> bool:
 _PROOF_DIGITS = 50
 
 
-def prove_equal(gold: object, answer: object, rel_tol: float) -> bool | None:
+def prove_equal(gold: Any, answer: Any, rel_tol: float) -> bool | None:
     """Confirm math-verify's "equal": exactly, or within ``rel_tol`` where a side was written as a decimal.
 
     True when proven, False when exact arithmetic (or a 50-digit evaluation) shows a difference,
@@ -148,7 +149,7 @@ def prove_equal(gold: object, answer: object, rel_tol: float) -> bool | None:
         return _all_proven([prove_equal(g, a, rel_tol) for g, a in zip(gold.args, items, strict=True)])
     if isinstance(gold, sympy.FiniteSet) and isinstance(answer, (sympy.FiniteSet, sympy.Tuple)):
         remaining = list(answer.args)
-        verdicts = []
+        verdicts: list[bool | None] = []
         for g in gold.args:
             found = next((i for i, a in enumerate(remaining) if prove_equal(g, a, rel_tol)), None)
             verdicts.append(found is not None or None)
@@ -165,7 +166,7 @@ def prove_equal(gold: object, answer: object, rel_tol: float) -> bool | None:
         if gold.free_symbols or answer.free_symbols:
             return True if difference_is_zero(gold, answer) or not _has_float(gold, answer) else None
         if not _has_float(gold, answer):
-            exact = sympy.expand((gold - answer).doit())  # type: ignore[operator]
+            exact = sympy.expand((gold - answer).doit())
             if exact.is_Rational:  # integers and fractions: settled exactly, however large
                 return bool(exact == 0)
         g_value, a_value = sympy.N(gold, _PROOF_DIGITS), sympy.N(answer, _PROOF_DIGITS)
@@ -184,10 +185,10 @@ def prove_equal(gold: object, answer: object, rel_tol: float) -> bool | None:
         return None
 
 
-def _has_float(*exprs: object) -> bool:
+def _has_float(*exprs: Any) -> bool:
     import sympy
 
-    return any(e.has(sympy.Float) for e in exprs)  # type: ignore[attr-defined]
+    return any(e.has(sympy.Float) for e in exprs)
 
 
 def _all_proven(verdicts: list[bool | None]) -> bool | None:
@@ -202,7 +203,7 @@ SYMBOLIC_MAX_POWER_BITS = 1 << 22  # about 1.3 million digits: well under a seco
 SYMBOLIC_MAX_EXPANDED_EXPONENT = 200
 
 
-def difference_is_zero(gold: object, answer: object) -> bool:
+def difference_is_zero(gold: Any, answer: Any) -> bool:
     """``simplify(gold - answer) == 0`` for two scalar sympy expressions, math-verify's blind spot
     (``x`` against ``(x+1)^2-(x+1)^2+x``); refused for powers too large to evaluate safely."""
     import sympy
@@ -212,7 +213,7 @@ def difference_is_zero(gold: object, answer: object) -> bool:
     if _has_huge_power(gold) or _has_huge_power(answer):
         return False
     try:
-        difference = sympy.expand(gold - answer)  # type: ignore[operator]
+        difference = sympy.expand(gold - answer)
         if difference == 0:
             return True
         if _differs_at_a_point(difference, gold, answer):
@@ -222,21 +223,21 @@ def difference_is_zero(gold: object, answer: object) -> bool:
         return False
 
 
-def _differs_at_a_point(difference: object, gold: object, answer: object) -> bool:
+def _differs_at_a_point(difference: Any, gold: Any, answer: Any) -> bool:
     """True when the difference is clearly non-zero at one rational point (a 30-digit evaluation)."""
     import sympy
 
-    symbols = sorted(difference.free_symbols, key=str)  # type: ignore[attr-defined]
+    symbols = sorted(difference.free_symbols, key=str)
     point = {s: sympy.Rational(37 + 11 * i, 101 + 7 * i) for i, s in enumerate(symbols)}
     try:
-        value = abs(sympy.N(difference.subs(point), 30))  # type: ignore[attr-defined]
-        scale = max(abs(sympy.N(gold.subs(point), 30)), abs(sympy.N(answer.subs(point), 30)), 1)  # type: ignore[attr-defined]
+        value = abs(sympy.N(difference.subs(point), 30))
+        scale = max(abs(sympy.N(gold.subs(point), 30)), abs(sympy.N(answer.subs(point), 30)), 1)
         return bool(value.is_number and value.is_finite and value > scale * sympy.Float(10) ** -20)
     except Exception:
         return False
 
 
-def _has_huge_power(expr: object) -> bool:
+def _has_huge_power(expr: Any) -> bool:
     import sympy
 
     for node in sympy.preorder_traversal(expr):
@@ -265,7 +266,7 @@ def _has_huge_power(expr: object) -> bool:
     return False
 
 
-def _short(value: object) -> str:
+def _short(value: Any) -> str:
     try:
         text = " ".join(str(value).split())
     except Exception:

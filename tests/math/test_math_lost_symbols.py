@@ -67,6 +67,10 @@ UNITS = [  # units written as units are stripped; a lone letter only where the o
     (r"5\text{ m}^2", rf"{B}{{5 m^2}}", 1.0),
     (r"5\text{ m}^2", rf"{B}{{5 m}}", 0.0),
     ("5 square meters", rf"{B}{{5\text{{ m}}^2}}", 1.0),
+    ("5", rf"{B}{{5 ab}}", 0.0),  # a short run of letters is a product, not a unit word
+    ("5", rf"{B}{{5 abc}}", 0.0),
+    ("5", rf"{B}{{5 hrs}}", 1.0),
+    ("12", rf"{B}{{12 cups}}", 1.0),
 ]
 
 HEDGES = [  # an answer that hedges is not the gold
