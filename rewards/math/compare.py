@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Callable
 from fractions import Fraction
+from typing import cast
 
 from rewardkit.rewards.math.values import (
     BigInt,
@@ -86,8 +87,8 @@ def compare_values(gold: object, answer: object, rel_tol: float, ask: Ask | None
     if isinstance(gold, Opaque) or isinstance(answer, Opaque):
         if _is_prose(gold) or _is_prose(answer):
             return False  # a sentence is not a value; sympy would read a number out of it
-        opaque, other = (gold, answer) if isinstance(gold, Opaque) else (answer, gold)
-        if not isinstance(other, Opaque) and _is_words(opaque.key):  # type: ignore[attr-defined]
+        opaque, other = (gold, answer) if isinstance(gold, Opaque) else (cast(Opaque, answer), gold)  # one is
+        if not isinstance(other, Opaque) and _is_words(opaque.key):
             return False  # a word is never a number, an interval or a tuple
         return ask(gold, answer) if ask is not None else None
     if isinstance(gold, Num) and isinstance(answer, Num):
@@ -115,7 +116,7 @@ def compare_values(gold: object, answer: object, rel_tol: float, ask: Ask | None
 
 def _compare_huge(gold: object, answer: object) -> bool | None:
     """A power with thousands of digits against an ordinary number differs; two such powers need sympy."""
-    huge, other = (gold, answer) if isinstance(gold, Huge) else (answer, gold)
+    huge, other = (gold, answer) if isinstance(gold, Huge) else (cast(Huge, answer), gold)  # the caller checked
     if isinstance(other, Num):
         return False  # a Num has at most ~4,000 digits, a Huge more than that
     if isinstance(other, BigInt) and math.isfinite(huge.log10):
@@ -154,10 +155,10 @@ def _compare_surd(gold: object, answer: object, rel_tol: float) -> bool:
     """Canonical surds are equal iff identical; against a decimal they compare within ``rel_tol``."""
     if isinstance(gold, Surd) and isinstance(answer, Surd):
         return gold == answer
-    surd, other = (gold, answer) if isinstance(gold, Surd) else (answer, gold)
+    surd, other = (gold, answer) if isinstance(gold, Surd) else (cast(Surd, answer), gold)  # the caller checked
     if not isinstance(other, Num) or other.exact or other.percent:
         return False  # an irrational number never equals a fraction, an interval, ...
-    value = float(surd.coef) * math.sqrt(surd.radicand)  # type: ignore[union-attr]
+    value = float(surd.coef) * math.sqrt(surd.radicand)
     return abs(value - float(other.value)) <= rel_tol * max(abs(value), abs(float(other.value)))
 
 

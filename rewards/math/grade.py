@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from typing import cast
 
 from rewardkit.rewards.math.compare import choice_letter, compare_values, describe_kind, numbers_equal
 from rewardkit.rewards.math.normalize import (
@@ -118,7 +119,7 @@ def fast_verdict(
             return Verdict(None, asker.reasons[0])
         return Verdict(None, "undecided: " + "; ".join(asker.reasons[:3]) if asker.reasons else "undecided")
     if isinstance(g, Huge) or isinstance(a, Huge):
-        digits = (g if isinstance(g, Huge) else a).log10  # type: ignore[union-attr]
+        digits = (g if isinstance(g, Huge) else cast(Huge, a)).log10  # one of the two is
         return Verdict(
             verdict,
             f"{'equal' if verdict else 'different'}: a power with about {digits + 1:.3g} digits "
@@ -127,10 +128,10 @@ def fast_verdict(
     if asker.whole and asker.reasons:
         return Verdict(verdict, asker.reasons[0])
     if isinstance(g, Scientific) or isinstance(a, Scientific):
-        sci, other = (g, a) if isinstance(g, Scientific) else (a, g)
+        sci, other = (g, a) if isinstance(g, Scientific) else (cast(Scientific, a), g)  # one of the two is
         return Verdict(
             verdict,
-            f"{'equal' if verdict else 'different'}: a number of order 10^{sci.magnitude} "  # type: ignore[union-attr]
+            f"{'equal' if verdict else 'different'}: a number of order 10^{sci.magnitude} "
             f"(not evaluated) against {describe_kind(other)}",
         )
     kind = describe_kind(g) if describe_kind(g) == describe_kind(a) else f"{describe_kind(g)} vs {describe_kind(a)}"

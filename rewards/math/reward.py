@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import Field, field_validator
 
@@ -151,7 +151,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
     """
 
     @property
-    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]  # a property: the column is configured
         """A misaligned column this reward reads makes a sample unscorable with a reason that names it."""
         return (self.config.gold_column,)
 
@@ -252,7 +252,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
                 verdict = Verdict(None, "needs symbolic comparison, which is off")
             results[index] = self._result(gold, answer, verdict)
         assert all(r is not None for r in results)
-        return results  # type: ignore[return-value]
+        return cast("list[RewardResult]", results)  # every slot is filled (asserted above)
 
     def _fallback(self) -> JudgeFallback:
         return build_once(
@@ -299,7 +299,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
                 )
             else:
                 verdicts[i] = Verdict(None, f"symbolic comparison failed ({outcome.status.value}: {outcome.error})")
-        return verdicts  # type: ignore[return-value]
+        return cast("list[Verdict]", verdicts)  # every uncached slot is in todo, and each outcome fills its slot
 
     def _result(self, gold: Extraction, answer: Extraction, verdict: Verdict) -> RewardResult:
         score = None if verdict.equal is None else (self.config.correct if verdict.equal else self.config.wrong)

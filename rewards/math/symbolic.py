@@ -8,6 +8,7 @@ this module costs nothing in the trainer process.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from typing import Any  # sympy ships no type information: its expressions are Any here
@@ -24,17 +25,11 @@ def symbolic_verdict(gold: str, answer: str, float_rounding: int, rel_tol: float
     SIGALRM timeouts: the caller runs it in a :class:`rewardkit.hard_timeout.HardTimeoutPool`, which
     kills it on overrun.
     """
-    from latex2sympy2_extended.latex2sympy2 import NormalizationConfig
-    from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+    from math_verify import parse, verify
 
     for name in ("math_verify", "math_verify.parser", "math_verify.grader", "latex2sympy2_extended"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    # units=False: math-verify would strip a trailing c, d, g, h, m, s, t, ... as a unit (``x+2t`` read as
-    # ``x+2``); rewardkit's own normalisation has already removed what is written as a unit.
-    normalization = NormalizationConfig(
-        basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="all", equations=False
-    )
-    config = [LatexExtractionConfig(boxed_match_priority=0, normalization_config=normalization), ExprExtractionConfig()]
+    config = _extraction_config()
     gold_parsed = parse(f"${gold}$", extraction_config=config, fallback_mode="no_fallback", parsing_timeout=None)
     if not gold_parsed:
         return Verdict(None, "math-verify could not parse the gold")
@@ -106,6 +101,22 @@ def _symbols_differ(gold: Any, answer: Any) -> bool:
     if not (isinstance(gold, sympy.Expr) and isinstance(answer, sympy.Expr)):
         return False  # a relation is compared by its value side (x = 5 against 5), a set item by item
     return gold.free_symbols != answer.free_symbols
+
+
+@functools.cache
+def _extraction_config() -> list:
+    """math-verify's extraction config, built once per process (its parse cache is keyed on it).
+
+    ``units=False``: math-verify would strip a trailing c, d, g, h, m, s, t, ... as a unit (``x+2t`` read as
+    ``x+2``); rewardkit's own normalisation has already removed what is written as a unit.
+    """
+    from latex2sympy2_extended.latex2sympy2 import NormalizationConfig
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig
+
+    normalization = NormalizationConfig(
+        basic_latex=True, units=False, malformed_operators=True, nits=True, boxed="all", equations=False
+    )
+    return [LatexExtractionConfig(boxed_match_priority=0, normalization_config=normalization), ExprExtractionConfig()]
 
 
 def _simplify_skipped(gold: Any, answer: Any) -> bool:

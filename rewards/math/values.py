@@ -14,6 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TypeGuard, cast
 
 from rewardkit.rewards.math.normalize import MAX_PARSE_CHARS
 
@@ -164,7 +165,7 @@ def _split_square(n: int) -> tuple[int, int]:
     return root, radicand
 
 
-def parse_number(key: str) -> Num | BigInt | Huge | Inf | None:
+def parse_number(key: str) -> Num | Scientific | BigInt | Huge | Inf | None:
     """An exact rational (or a huge integer, or ±∞) from a compare key; ``None`` when it is not one."""
     percent = key.endswith(r"\%")
     body = key[:-2] if percent else key
@@ -186,11 +187,11 @@ def parse_number(key: str) -> Num | BigInt | Huge | Inf | None:
                 value *= Fraction(10) ** int(exponent)
             return Num(-value if m.group("sign") == "-" else value, exact, percent)
         if m := _MIXED.fullmatch(body):
-            n, d = int(m.group("n")), int(m.group("d"))
-            if d == 0 or n >= d:
+            num, den = int(m.group("n")), int(m.group("d"))
+            if den == 0 or num >= den:
                 return None
-            value = int(m.group("w")) + Fraction(n, d)
-            return Num(-value if m.group("sign") == "-" else value, True, percent)
+            mixed = int(m.group("w")) + Fraction(num, den)
+            return Num(-mixed if m.group("sign") == "-" else mixed, True, percent)
         if m := (_FRAC.fullmatch(body) or _SLASH.fullmatch(body)):
             (n, n_exact), (d, d_exact) = _dec(m.group("n")), _dec(m.group("d"))
             if d == 0:
@@ -378,7 +379,7 @@ def _enclosing_layers(key: str, opening: str, closing: str) -> int:
     return max(0, j + low)
 
 
-def is_labelled_list(value: object) -> bool:
+def is_labelled_list(value: object) -> TypeGuard[Seq]:
     """``p=5, q=2``: a bare list of assignments to distinct names, i.e. a tuple written with labels."""
     if not (isinstance(value, Seq) and value.open == "" and len(value.items) > 1):
         return False
@@ -389,7 +390,7 @@ def is_labelled_list(value: object) -> bool:
 def _labelled_tuple(value: object) -> object:
     """One group of ``p=5,q=2; p=7,q=2`` as the ordered tuple ``(5, 2)``."""
     if is_labelled_list(value):
-        return Seq("(", ")", tuple(item.rhs for item in value.items))  # type: ignore[attr-defined]
+        return Seq("(", ")", tuple(cast(Equation, item).rhs for item in value.items))  # all are (is_labelled_list)
     return value
 
 
