@@ -284,7 +284,8 @@ class _Workers:
 
 
 class HardTimeoutPool:
-    """A lazily started pool of worker processes; no call takes longer than its timeout.
+    """A lazily started pool of worker processes; no call works longer than ``timeout_s`` or waits longer than
+    ``startup_timeout_s`` for a worker.
 
     Args:
         workers: worker processes, and the calls :meth:`map` runs at once (default ``os.cpu_count()``).
