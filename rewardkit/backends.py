@@ -69,7 +69,7 @@ class BackendTable:
 
     def literal(self) -> Any:
         """``Literal[...]`` of :meth:`names`: the type of a config field naming a backend of this kind."""
-        return Literal[self.names()]  # type: ignore[valid-type]
+        return Literal[self.names()]
 
     def get(self, name: str) -> Backend:
         backend = self.builtins.get(name) or self.plugins().get(name)

@@ -15,7 +15,7 @@ import logging
 import re
 from collections.abc import Iterable, Mapping, Sized
 from collections.abc import Set as AbstractSet
-from typing import Any, ClassVar, Generic, TypeVar, get_args
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -71,7 +71,8 @@ class Reward(Generic[ConfigT]):
                 return
 
     def __init__(self, config: ConfigT | Mapping[str, Any] | None = None, **overrides: Any) -> None:
-        self.config = build_config(self.Config, config, overrides, reward_name=self.name)  # type: ignore[assignment]
+        # build_config validates into self.Config, which __init_subclass__ took from the type argument ConfigT
+        self.config = cast(ConfigT, build_config(self.Config, config, overrides, reward_name=self.name))
         self.__name__ = self.name
 
     def __repr__(self) -> str:
@@ -182,8 +183,7 @@ class Reward(Generic[ConfigT]):
             if text is None:
                 early.append(RewardResult.unscorable(not_text[i] if not_text else "completion is not text"))
                 continue
-            problems = [column_problem(row, c) for c in required if c not in row]
-            problems = [p for p in problems if p]
+            problems = [p for p in (column_problem(row, c) for c in required if c not in row) if p]
             early.append(RewardResult.unscorable("; ".join(problems)) if problems else None)
         return early
 
@@ -372,10 +372,9 @@ def _count(k: int, noun: str) -> str:
 def _merge(
     early: list[RewardResult | None], todo: list[int], scored: list[RewardResult], rows: list[dict[str, Any]]
 ) -> list[RewardResult]:
-    out = list(early)
-    for i, result in zip(todo, scored, strict=True):
-        out[i] = result
-    return [_explained(r, row) for r, row in zip(out, rows, strict=True)]  # type: ignore[arg-type]
+    by_index = dict(zip(todo, scored, strict=True))  # todo holds exactly the indices whose early answer is None
+    out = [r if r is not None else by_index[i] for i, r in enumerate(early)]
+    return [_explained(r, row) for r, row in zip(out, rows, strict=True)]
 
 
 def _explained(result: RewardResult, row: Mapping[str, Any]) -> RewardResult:

@@ -29,7 +29,7 @@ from rewardkit.types import RewardResult
 
 
 @register_reward("ray_pool")
-class RayPool(Reward):
+class RayPool(Reward[RayPoolConfig]):
     """Scores batches on Ray actors that each hold one warm copy of the inner reward.
 
     Connects lazily on the first batch and holds no live Ray handle in its pickled state, so it ships to a
@@ -37,18 +37,16 @@ class RayPool(Reward):
     """
 
     name = "ray_pool"
-    Config = RayPoolConfig
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        cfg: RayPoolConfig = self.config  # type: ignore[assignment]
-        self.inner = build_reward(cfg.reward)
-        self.__name__ = cfg.name or self.inner.__name__
+        self.inner = build_reward(self.config.reward)
+        self.__name__ = self.config.name or self.inner.__name__
         self._actors: Any = None
         self._lock = threading.Lock()
 
     @property
-    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]  # a property: the inner reward's columns
         """The inner reward's: a misaligned column is answered here, without a round trip to the cluster."""
         return tuple(self.inner.required_columns)
 
@@ -92,7 +90,7 @@ class RayPool(Reward):
         with self._lock:
             actors = self._actor_set()
             actors.fill()
-            deadline = time.monotonic() + (timeout_s or self.config.actor_start_timeout_s)  # type: ignore[attr-defined]
+            deadline = time.monotonic() + (timeout_s or self.config.actor_start_timeout_s)
             while actors.starting() and time.monotonic() < deadline:
                 actors.poll(timeout_s=0.5)
             return [m.node_id for m in actors.ready()]
@@ -110,11 +108,10 @@ class RayPool(Reward):
         from rewardkit.adapters.ray.dispatch import ActorSet
 
         if self._actors is None:
-            cfg: RayPoolConfig = self.config  # type: ignore[assignment]
             connect(
-                cfg.address,
-                connect_timeout_s=cfg.connect_timeout_s,
-                namespace=cfg.namespace,
+                self.config.address,
+                connect_timeout_s=self.config.connect_timeout_s,
+                namespace=self.config.namespace,
             )
-            self._actors = ActorSet(cfg.reward, cfg)
+            self._actors = ActorSet(self.config.reward, self.config)
         return self._actors

@@ -39,20 +39,21 @@ def own_generation_items(
         except JudgeError as exc:
             logger.warning("could not generate an own answer for %s: %s", item.id, exc)
             continue
-        if not answer:
+        check = item.check
+        if not answer or check is None:  # the list holds checked items only; this tells the type checker
             continue
         try:
-            reward = get_reward(item.check.reward, item.check.config)  # type: ignore[union-attr]
+            reward = get_reward(check.reward, check.config)
         except ConfigError as exc:
             logger.warning("no verifier for %s: %s", item.id, exc)
             continue
-        columns = {c: [v] for c, v in item.check.columns.items()}  # type: ignore[union-attr]
+        columns = {c: [v] for c, v in check.columns.items()}
         score = reward.details([answer], prompts=[item.prompt], **columns)[0].score
         if score is None:
             continue
         own_right = score >= 1.0
         other = (item.response_b if item.gold == "a" else item.response_a) if own_right else item.gold_response
-        if other == answer:
+        if other is None or other == answer:  # never None: the gold is a or b
             continue
         own_first = rng.random() < 0.5
         a, b = (answer, other) if own_first else (other, answer)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rewardkit.heldout.sets import AuditItem
+from rewardkit.heldout.sets import AuditItem, GoldCheck
 from rewardkit.reward import ConfigError
 
 Status = Literal["verified", "contradicted", "unverified", "unchecked"]
@@ -34,28 +34,28 @@ def verify_gold(items: Sequence[AuditItem]) -> list[GoldVerdict]:
     from rewardkit.registry import get_reward
 
     out: dict[int, GoldVerdict] = {}
-    groups: dict[tuple[str, str], list[tuple[int, AuditItem]]] = {}
+    groups: dict[tuple[str, str], list[tuple[int, AuditItem, GoldCheck]]] = {}
     for index, item in enumerate(items):
         if item.check is None or item.gold == "tie":
             out[index] = GoldVerdict(item_id=item.id, status="unchecked", reason="no verifier for this item")
             continue
         key = (item.check.reward, json.dumps(item.check.config, sort_keys=True))
-        groups.setdefault(key, []).append((index, item))
+        groups.setdefault(key, []).append((index, item, item.check))
     for (name, config_json), group in groups.items():
         try:
             reward = get_reward(name, json.loads(config_json))
         except ConfigError as exc:
-            for index, item in group:
+            for index, item, _ in group:
                 out[index] = GoldVerdict(item_id=item.id, status="unverified", reward=name, reason=str(exc))
             continue
         completions: list[str] = []
-        columns: dict[str, list] = {c: [] for _, item in group for c in item.check.columns}  # type: ignore[union-attr]
-        for _, item in group:
+        columns: dict[str, list] = {c: [] for _, _, check in group for c in check.columns}
+        for _, item, check in group:
             completions += [item.gold_response or "", _wrong_response(item)]
             for column, values in columns.items():
-                values += [item.check.columns.get(column)] * 2  # type: ignore[union-attr]
-        results = reward.details(completions, prompts=[it.prompt for _, it in group for _ in (0, 1)], **columns)
-        for k, (index, item) in enumerate(group):
+                values += [check.columns.get(column)] * 2
+        results = reward.details(completions, prompts=[it.prompt for _, it, _ in group for _ in (0, 1)], **columns)
+        for k, (index, item, _) in enumerate(group):
             gold, wrong = results[2 * k], results[2 * k + 1]
             out[index] = _decide(item.id, name, gold.score, wrong.score, gold.reason, wrong.reason)
     return [out[index] for index in range(len(items))]

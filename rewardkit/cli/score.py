@@ -6,9 +6,13 @@ The work is :func:`rewardkit.scoring.score_file`; this module only parses argume
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from rewardkit.cli.main import load_config_arg
 from rewardkit.scoring import INDEX_KEY, score_file
+
+if TYPE_CHECKING:
+    from rewardkit.adapters.ray.pool import RayPool
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -38,7 +42,8 @@ def cmd_score(args: argparse.Namespace) -> int:
     from rewardkit.registry import get_reward
 
     config = load_config_arg(args.config)
-    reward = get_reward(args.reward, config) if not args.ray else _ray_reward(args, config)
+    pool = _ray_reward(args, config) if args.ray else None
+    reward = pool if pool is not None else get_reward(args.reward, config)
     try:
         # the scorer id names the inner reward and config: a run resumes across local and --ray
         tally = score_file(
@@ -52,13 +57,13 @@ def cmd_score(args: argparse.Namespace) -> int:
             overwrite=args.overwrite,
         )
     finally:
-        if args.ray:
-            reward.close()  # type: ignore[attr-defined]
+        if pool is not None:
+            pool.close()
     print(f"{tally.total} samples: {tally.summary()} -> {args.out}")
     return 0
 
 
-def _ray_reward(args: argparse.Namespace, config: dict):
+def _ray_reward(args: argparse.Namespace, config: dict) -> RayPool:
     """The reward as a pool of actors on the cluster at ``--ray``; a missing cluster is a one-line error."""
     from rewardkit.adapters.ray.connect import ClusterUnavailable
     from rewardkit.adapters.ray.score import cluster_pool

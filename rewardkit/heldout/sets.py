@@ -62,7 +62,9 @@ class AuditItem(BaseModel):
 
     @property
     def wrong_slot(self) -> Literal["a", "b"] | None:
-        return {"a": "b", "b": "a"}.get(self.gold)  # type: ignore[return-value]
+        if self.gold == "a":
+            return "b"
+        return "a" if self.gold == "b" else None
 
 
 def content_hash(text: str, length: int = 12) -> str:
@@ -123,7 +125,7 @@ def read_set(path: str | os.PathLike[str]) -> list[AuditItem]:
     return items
 
 
-_GOLD_ALIASES = {
+_GOLD_ALIASES: dict[str, Gold] = {
     "a": "a",
     "model_a": "a",
     "response_a": "a",
@@ -144,7 +146,7 @@ def normalize_gold(value: Any) -> Gold:
     key = str(value).strip().lower() if value is not None else ""
     if key not in _GOLD_ALIASES:
         raise ValueError(f"unknown gold label {value!r} (use a, b or tie)")
-    return _GOLD_ALIASES[key]  # type: ignore[return-value]
+    return _GOLD_ALIASES[key]
 
 
 def item_from_row(row: Mapping[str, Any]) -> AuditItem:
