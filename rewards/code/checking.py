@@ -60,6 +60,8 @@ class Sample:
     undecidable: dict[int, str] = field(default_factory=dict)
     untrusted: str | None = None
     shape: str = ""
+    #: call tests: the LeetCode/LiveCodeBench import prelude is run before the solution (:mod:`.preludes`)
+    prelude: str = ""
 
 
 class TrustedChecks:
@@ -131,6 +133,10 @@ class TrustedChecks:
             sample.outcomes[index] = result["passed"]
             if not result["passed"]:
                 sample.notes.setdefault(index, "assert failed")
+            return False
+        if "errored" in result:  # the test raised something other than AssertionError (e.g. the solution's error)
+            sample.outcomes[index] = False
+            sample.notes.setdefault(index, f"test errored: raised {result['errored']} (not a failed assertion)")
             return False
         if "undecidable" in result:
             sample.undecidable[index] = result["undecidable"]

@@ -109,13 +109,15 @@ def _codecontests(row: Mapping[str, Any]) -> dict | None:
     return {"stdio": stdio} if stdio else None
 
 
+LIVECODEBENCH = "LiveCodeBench test cases"
+
 #: (name for reasons, builder) in the order tried; a builder returns the tests or None when its columns are absent
 SHAPES: tuple[tuple[str, Callable[[Mapping[str, Any]], dict | None]], ...] = (
     ("HumanEval columns (test, entry_point)", _humaneval),
     ("MBPP columns (test_list)", _mbpp),
     ("verification_info (open-r1 / PrimeIntellect)", _verification_info),
     ("APPS/TACO input_output", _input_output),
-    ("LiveCodeBench test cases", _livecodebench),
+    (LIVECODEBENCH, _livecodebench),
     ("CodeContests tests", _codecontests),
 )
 

@@ -274,8 +274,10 @@ def _rk_run_program(source, check, modules, asked):
     try:
         exec(compile(source, "<test>", "exec"), _rk_test_scope(base, check["seed"], modules))
         outcome = "passed"
-    except BaseException:  # the test's own failure, whatever it raised
+    except AssertionError:
         outcome = "failed"
+    except BaseException as exc:  # the test errored (whatever it raised): reported by the exception's type name
+        outcome = "errored:" + type(exc).__name__[:60]
     flags = _RK["flags"]  # set even when the test caught the exception with a bare `except:`
     for flag in ("undecidable", "missing", "fails"):
         if flag in flags:
@@ -287,6 +289,8 @@ def _rk_program_check(check, modules):
     outcome = _rk_run_program(check["replay"], check, modules, None)
     if outcome == "undecidable":
         return {"undecidable": "passes the solution a value that is not plain data (a function or an object)"}
+    if outcome.startswith("errored:"):
+        return {"errored": outcome[8:]}
     if outcome != "missing":
         return {"passed": outcome == "passed"}
     asked = []
@@ -299,8 +303,8 @@ def _rk_glue_check(check, modules):
     scope = dict(modules, __builtins__=builtins, __rk_v=[_rk_decode(v) for v in check["values"]])
     try:
         return {"passed": bool(eval(compile(check["source"], "<test>", "eval"), scope))}
-    except Exception:
-        return {"passed": False}
+    except Exception as exc:
+        return {"errored": type(exc).__name__[:60]}
 
 
 # --------------------------------------------------------------------------------------- solution side: answering
@@ -371,6 +375,8 @@ def _rk_main():
         source = handle.read()
     scope = {"__name__": "__rk_solution__", "__builtins__": builtins, "__file__": "solution.py"}
     try:
+        exec(compile(spec.get("prelude") or "", "<prelude>", "exec"), scope)
+        preluded = dict(scope)  # what the prelude bound: never the solution's function unless the solution rebinds it
         exec(compile(source, "solution.py", "exec"), scope)
     except BaseException as exc:  # whatever the solution raised while loading fails it
         emit({"error": "solution raised " + type(exc).__name__ + " while loading"})
@@ -379,9 +385,10 @@ def _rk_main():
         scope.setdefault(name, module)
     try:
         if spec["mode"] == "call":
-            target = scope.get(spec["fn_name"])
-            if not callable(target) and isinstance(scope.get("Solution"), type):
-                target = getattr(scope["Solution"](), spec["fn_name"], None)
+            own = {k: v for k, v in scope.items() if k not in preluded or preluded[k] is not v}
+            target = own.get(spec["fn_name"])
+            if not callable(target) and isinstance(own.get("Solution"), type):
+                target = getattr(own["Solution"](), spec["fn_name"], None)
             if not callable(target):
                 emit({"error": "no function named " + spec["fn_name"]})
                 os._exit(0)
@@ -393,8 +400,10 @@ def _rk_main():
             try:
                 exec(compile(spec["program"], "<test>", "exec"), test_scope)
                 record = {"passed": True}
-            except BaseException:
+            except AssertionError:
                 record = {"passed": False}
+            except BaseException as exc:
+                record = {"passed": False, "error": "test raised " + type(exc).__name__[:60]}
         else:
             record = {"values": [_rk_encode(eval(compile(e, "<test>", "eval"), scope)) for e in spec["exprs"]]}
     except BaseException as exc:  # the solution's failure, whatever it raised

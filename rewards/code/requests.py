@@ -49,8 +49,12 @@ def _spec_file(spec: dict[str, Any]) -> str:
     return json.dumps(spec)
 
 
-def python_call_request(code: str, fn_name: str, test: CallTest, nonce: str, limits: Limits) -> RunRequest:
-    spec = {"nonce": nonce, "mode": "call", "fn_name": fn_name, "args": list(test.args)}
+def python_call_request(
+    code: str, fn_name: str, test: CallTest, nonce: str, limits: Limits, prelude: str = ""
+) -> RunRequest:
+    """One call of the solution's function; ``prelude`` (imports a dataset's harness prepends) runs first, in the
+    solution's scope, and none of its names is taken for the function or the ``Solution`` class."""
+    spec = {"nonce": nonce, "mode": "call", "fn_name": fn_name, "args": list(test.args), "prelude": prelude}
     files = {**_harness_files(), "solution.py": code, SPEC_FILE: _spec_file(spec)}
     return RunRequest(argv=["python3", "main.py"], files=files, limits=limits)
 

@@ -47,7 +47,7 @@ from pydantic import Field, model_validator
 
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
-from rewardkit.rewards.code import datasets, harness
+from rewardkit.rewards.code import datasets, harness, preludes
 from rewardkit.rewards.code.checking import ProgramState, TrustedChecks
 from rewardkit.rewards.code.checking import Sample as _Sample
 from rewardkit.rewards.code.extract import extract_code
@@ -187,7 +187,16 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         if code is None:
             reason = f"no {suite.language} code block{shape}"
             return RewardResult(score=0.0, reason=reason, passed=0, total=len(suite))
-        sample = _Sample(suite, code, program=code, outcomes=[False] * len(suite), shape=shape)
+        prelude = ""
+        if suite.language == "python" and (suite.kind == "calls" or source == datasets.LIVECODEBENCH):
+            # as LeetCode/LiveCodeBench harnesses do (List, defaultdict ...): call tests run it before the solution
+            # (its names never stand in for the solution's function), stdio programs get it prepended
+            if suite.kind == "calls":
+                prelude = preludes.IMPORT_PRELUDE
+            else:
+                code = preludes.with_prelude(code)
+            shape = f"{shape[:-1]}; {preludes.NOTE})" if shape else f" ({preludes.NOTE})"
+        sample = _Sample(suite, code, program=code, outcomes=[False] * len(suite), shape=shape, prelude=prelude)
         if suite.kind == "asserts":
             try:
                 defined = harness.solution_names(code)
@@ -292,7 +301,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             if suite.kind == "stdio":
                 request = harness.stdio_request(suite.language, sample.program, test, limits)
             elif suite.kind == "calls":
-                request = harness.python_call_request(sample.code, suite.fn_name, test, nonce, limits)
+                request = harness.python_call_request(sample.code, suite.fn_name, test, nonce, limits, sample.prelude)
             elif isinstance(plan := sample.plans[index], harness.ProgramPlan):
                 if plan.untrusted is not None:
                     request = harness.python_whole_request(sample.code, plan, nonce, limits)

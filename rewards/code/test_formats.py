@@ -273,7 +273,7 @@ def _stdio(items: Any, key: str) -> list[StdioTest]:
             raise BadTestsFormat(f"each {key} entry needs 'input' and 'output'")
         if item.get("type", "stdin_stdout") not in ("stdin_stdout", "stdin", "stdio"):
             raise BadTestsFormat(f"unsupported test case type {item.get('type')!r}")
-        tests.append(StdioTest(_text(item["input"]), _text(item["output"])))
+        tests.append(StdioTest(_input_text(item["input"]), _text(item["output"])))
     return tests
 
 
@@ -317,7 +317,7 @@ def _input_output(value: dict, language: str) -> TestSuite:
                 raise BadTestsFormat("call inputs must be argument lists")
             tests.append(CallTest(tuple(args), expected, from_json=True, apps_unwrap=True))
         return TestSuite(language, "calls", tuple(tests), name)
-    tests = tuple(StdioTest(_text(i), _text(o)) for i, o in zip(inputs, outputs, strict=True))
+    tests = tuple(StdioTest(_input_text(i), _text(o)) for i, o in zip(inputs, outputs, strict=True))
     return TestSuite(language, "stdio", tests)
 
 
@@ -327,3 +327,9 @@ def _text(value: Any) -> str:
     if isinstance(value, list) and all(isinstance(v, str) for v in value):  # APPS: a list of lines
         return "\n".join(value) + "\n"
     raise BadTestsFormat(f"stdio input/output must be text, got {type(value).__name__}")
+
+
+def _input_text(value: Any) -> str:
+    """A stdio input; ``None`` is empty input, as APPS/TACO and LiveCodeBench harnesses treat it (a problem that
+    reads nothing)."""
+    return "" if value is None else _text(value)
