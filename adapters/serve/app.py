@@ -5,7 +5,8 @@ Endpoints:
 - ``POST /v1/score`` — ``{"reward", "completions", "columns", "deadline_s"?, "request_id"?}`` →
   ``{"scores", "reasons", "timings_s", "unscorable", "elapsed_s"}``;
 - ``POST /get_reward`` (and ``/get_reward/{reward}``) — OpenRLHF's remote reward protocol;
-- ``GET /healthz``, ``GET /v1/rewards``, ``GET /metrics`` (Prometheus text).
+- ``GET /healthz``, ``GET /v1/rewards``, ``GET /metrics`` (Prometheus text);
+- ``GET /monitor`` — the reward-hacking monitor's signals and alarms (with ``settings.monitor``, :mod:`.monitoring`).
 
 Every error is ``{"error": "<one line>"}`` with a 4xx/5xx status, and the server keeps serving.
 The factory is what a Ray Serve deployment wraps (``serve.ingress(create_app(...))``).
@@ -77,6 +78,8 @@ def create_app(
             "queued": admission.queued,
             "max_queue": admission.max_queue,
         }
+        if service.monitor is not None:
+            body["alarm"] = service.monitor.alarm
         return JSONResponse(body, status_code=503 if admission.draining else 200)
 
     @app.get("/v1/rewards")
@@ -86,6 +89,12 @@ def create_app(
     @app.get("/metrics")
     async def metrics() -> Response:
         return Response(service.metrics.render(), media_type=CONTENT_TYPE)
+
+    @app.get("/monitor")
+    async def monitor() -> JSONResponse:
+        if service.monitor is None:
+            return _error(404, "the reward monitor is off; start the server with --monitor-shadow SPEC")
+        return JSONResponse(service.monitor.describe())
 
     @app.post("/v1/score")
     async def score(request: Request) -> Response:

@@ -89,6 +89,8 @@ def run_server(
         server.run(sockets=[sock])
     finally:
         _close_rewards(service.rewards.values())
+        if service.monitor is not None:
+            service.monitor.close()
     return 0
 
 

@@ -41,6 +41,7 @@ class RewardService:
         self.metrics.queue_depth.set_function(lambda: self.admission.queued)
         self.metrics.busy_workers.set_function(lambda: self.admission.active)
         self.http_in_flight = 0
+        self.monitor = self._monitor()
         self.batchers = {
             name: MicroBatcher(
                 served.reward,
@@ -54,6 +55,20 @@ class RewardService:
             )
             for name, served in self.rewards.items()
         }
+
+    def _monitor(self) -> Any:
+        config = self.settings.monitor
+        if config is None:
+            return None
+        from rewardkit.adapters.serve.monitoring import ServeMonitor
+
+        watched = list(self.settings.monitor_rewards or self.rewards)
+        unknown = [name for name in watched if name not in self.rewards]
+        if unknown:
+            raise ValueError(
+                f"monitor_rewards names rewards not served: {', '.join(unknown)}; served: {', '.join(self.rewards)}"
+            )
+        return ServeMonitor(config, watched, self.metrics.registry)
 
     # -- lookup ----------------------------------------------------------------------------------
     def served(self, name: str) -> ServedReward:
@@ -74,7 +89,9 @@ class RewardService:
 
         The app runs this before it listens, so the ready line and ``/healthz`` come after it: the first request
         does not meet a cold pool (a math worker starts in 5-9 s on a loaded machine)."""
-        warm_up_all(served.reward for served in self.rewards.values())
+        warm_up_all(
+            [*(served.reward for served in self.rewards.values()), *(self.monitor.shadows if self.monitor else [])]
+        )
 
     @property
     def idle(self) -> bool:
@@ -115,4 +132,6 @@ class RewardService:
                 merged[i], timings[i] = result, seconds
             results = [r for r in merged if r is not None]
         self.metrics.observe_samples(name, results, timings)
+        if self.monitor is not None:
+            self.monitor.record(name, completions, results, columns)
         return results, timings

@@ -6,6 +6,8 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rewardkit.monitor.config import MonitorConfig
+
 #: End-of-turn markers a decoded OpenRLHF ``query`` may end with (it is decoded with special tokens kept).
 DEFAULT_EOS_MARKERS = (
     "<|im_end|>",
@@ -58,6 +60,12 @@ class ServeSettings(BaseModel):
     )
     eos_markers: tuple[str, ...] = Field(DEFAULT_EOS_MARKERS, description="stripped from the end of an OpenRLHF query")
     log_level: str = Field("warning", description="uvicorn log level")
+    monitor: MonitorConfig | None = Field(
+        None, description="reward-hacking monitor (rewardkit.monitor) over the scored samples; None: off"
+    )
+    monitor_rewards: tuple[str, ...] | None = Field(
+        None, description="served rewards the monitor watches (None: every served reward)"
+    )
 
     def token(self) -> str | None:
         """The bearer token from ``token_env``; a named but empty variable is a configuration error."""

@@ -40,6 +40,23 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         "--unscorable-score", type=float, default=0.0, help="what /get_reward reports for an unscorable sample"
     )
     serve.add_argument("--drain-timeout-s", type=float, default=300.0, help="on SIGTERM, time for in-flight requests")
+    serve.add_argument(
+        "--monitor-shadow",
+        default=None,
+        metavar="SPEC",
+        help="watch for reward hacking: shadow-score a sample with this reward (a name, JSON or @FILE); see /monitor",
+    )
+    serve.add_argument("--monitor-every", type=int, default=1, help="shadow-check every N batches of scored samples")
+    serve.add_argument(
+        "--monitor-sample", type=int, default=64, help="completions per monitored batch, all shadow-scored (default 64)"
+    )
+    serve.add_argument(
+        "--monitor-reward",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="served reward to monitor (repeatable; default: every served reward)",
+    )
     serve.add_argument("--settings", default=None, help="more ServeSettings as JSON, or @FILE (JSON or YAML)")
     serve.add_argument(
         "--ray",
@@ -77,6 +94,12 @@ def settings_from_args(args: argparse.Namespace):
         "drain_timeout_s": args.drain_timeout_s,
         "log_level": "info" if getattr(args, "verbose", False) else "warning",
     }
+    shadow = getattr(args, "monitor_shadow", None)
+    if shadow:
+        spec = load_config_arg(shadow) if shadow.startswith(("{", "@")) else shadow
+        values["monitor"] = {"shadow": spec, "every": args.monitor_every, "sample": args.monitor_sample}
+        if args.monitor_reward:
+            values["monitor_rewards"] = tuple(args.monitor_reward)
     values.update(load_config_arg(args.settings))
     return ServeSettings.model_validate(values)
 

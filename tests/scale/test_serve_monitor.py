@@ -1,0 +1,123 @@
+"""``rewardkit serve --monitor-shadow`` for real: a hackable reward served on 127.0.0.1, shadowed by math_equivalence.
+
+OpenRLHF-shaped requests (one sample per request, as OpenRLHF 0.11 posts them) carry completions that *hack* the
+served ``regex_match`` (any number is paid) with wrong answers, round after round: the monitor's gauges on
+``/metrics`` show the precision against the shadow low and the alarm at 1, and the alarm is logged once. The same
+server fed correct completions raises nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.support.extras import require_extras
+
+require_extras("serve")
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from rewardkit.adapters.serve.process import ServerProcess
+
+pytestmark = pytest.mark.slow
+
+ROWS = [
+    json.loads(line)
+    for line in (Path(__file__).resolve().parents[2] / "rewardkit" / "samples" / "hack_math_rows.jsonl")
+    .read_text()
+    .splitlines()
+][:2]
+SPEC = [{"name": "regex_match", "config": {"pattern": "[0-9]"}}]
+SHADOW = json.dumps({"name": "math_equivalence", "config": {"workers": 1, "timeout_s": 10}})
+GENERATIONS = 4
+SAMPLE = len(ROWS) * GENERATIONS  # one monitored batch per round
+ROUNDS = 3
+ALARM_LINE = "reward hacking alarm on reward 'regex_match'"
+
+
+def gauges(url: str) -> dict[tuple[str, str], float]:
+    """``(metric name, reward label) -> value`` of every ``rewardkit_monitor_*`` sample on ``/metrics``."""
+    text = httpx.get(url + "/metrics", timeout=10).text
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name.startswith("rewardkit_monitor_"):
+                found[(sample.name, sample.labels.get("reward", ""))] = sample.value
+    return found
+
+
+def post_rounds(url: str, completion_for) -> None:
+    """``ROUNDS`` rollout rounds, each ``GENERATIONS`` completions per row, one ``/get_reward`` request each."""
+    for round_ in range(ROUNDS):
+        for row in ROWS:
+            for g in range(GENERATIONS):
+                response = completion_for(row, round_, g)
+                body = {"query": [row["prompt"] + response], "prompts": [row["prompt"]], "labels": [row]}
+                answer = httpx.post(url + "/get_reward", json=body, timeout=60)
+                assert answer.status_code == 200, answer.text
+                assert answer.json()["rewards"] == [1.0]  # the served reward pays every one of them
+
+
+def wait_checked(url: str, batches: int, timeout_s: float = 120.0) -> dict[tuple[str, str], float]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = gauges(url)
+        if found.get(("rewardkit_monitor_batches_total", "regex_match"), 0) >= batches:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"the monitor did not check {batches} batches in {timeout_s} s: {gauges(url)}")
+
+
+def hacked(row: dict[str, Any], round_: int, g: int) -> str:
+    return f" Let me see. The answer is \\boxed{{{int(row['solution']) + 1 + g}}}."
+
+
+def honest(row: dict[str, Any], round_: int, g: int) -> str:
+    return f" Working it out: the answer is \\boxed{{{row['solution']}}}."
+
+
+def serve_monitored():
+    args = ("--monitor-shadow", SHADOW, "--monitor-sample", str(SAMPLE), "--monitor-every", "1")
+    return ServerProcess(SPEC, *args, "--settings", json.dumps({"batch_wait_ms": 0}))
+
+
+def test_hacked_reward_raises_the_alarm_on_metrics_and_logs_it_once() -> None:
+    with serve_monitored() as server:
+        assert httpx.get(server.url + "/healthz", timeout=10).json()["alarm"] is False
+        assert gauges(server.url)[("rewardkit_monitor_alarm", "regex_match")] == 0.0
+        post_rounds(server.url, hacked)
+        found = wait_checked(server.url, ROUNDS)
+        assert found[("rewardkit_monitor_alarm", "regex_match")] == 1.0
+        assert found[("rewardkit_monitor_precision", "regex_match")] == 0.0
+        assert found[("rewardkit_monitor_precision_high", "regex_match")] < 0.5
+        assert found[("rewardkit_monitor_checked", "regex_match")] == SAMPLE
+        assert httpx.get(server.url + "/healthz", timeout=10).json()["alarm"] is True
+        report = httpx.get(server.url + "/monitor", timeout=10).json()
+        watched = report["rewards"]["regex_match"]
+        assert report["alarm"] and watched["alarm"] and watched["checks"] == ROUNDS
+        assert [a["signal"] for a in watched["alarms"]] == ["precision"]
+        time.sleep(0.5)
+        assert server.stderr().count(ALARM_LINE) == 1, server.stderr()[-2000:]
+
+
+def test_honest_completions_raise_no_alarm() -> None:
+    with serve_monitored() as server:
+        post_rounds(server.url, honest)
+        found = wait_checked(server.url, ROUNDS)
+        assert found[("rewardkit_monitor_alarm", "regex_match")] == 0.0
+        assert found[("rewardkit_monitor_precision", "regex_match")] == 1.0
+        assert found[("rewardkit_monitor_precision_low", "regex_match")] > 0.5
+        assert httpx.get(server.url + "/monitor", timeout=10).json()["alarm"] is False
+        assert ALARM_LINE not in server.stderr()
+
+
+def test_monitor_endpoint_is_404_with_the_monitor_off() -> None:
+    with ServerProcess(SPEC) as server:
+        answer = httpx.get(server.url + "/monitor", timeout=10)
+        assert answer.status_code == 404 and "--monitor-shadow" in answer.json()["error"]
+        assert "alarm" not in httpx.get(server.url + "/healthz", timeout=10).json()
+        assert not any(name.startswith("rewardkit_monitor_") for name, _ in gauges(server.url))
