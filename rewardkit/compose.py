@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from rewardkit.bridge import run_inline
+from rewardkit.groups import merge_groups
 from rewardkit.registry import get_reward, register_reward
 from rewardkit.reward import ConfigError, ConfigT, Reward, RewardConfig
 from rewardkit.types import RewardResult
@@ -294,13 +295,22 @@ class Route(_Composite[RouteConfig]):
     def gold_columns(self) -> tuple[str, ...]:
         return _gold_union([*self.routes.values(), self.default])
 
+    def groups(self, rows: list[dict[str, Any]]) -> list[list[int]]:
+        """Each part groups only the rows routed to it, as :meth:`combine` hands them over."""
+        if self.batch_dependency() != "group":
+            return super().groups(rows)
+        plan = self._plan(rows)
+        partitions = []
+        for key, idx in plan.items():
+            target = self.routes[key] if key is not None else self.default
+            if target is not None and target.batch_dependency() is not None:
+                partitions.append([[idx[i] for i in g] for g in target.groups([rows[i] for i in idx])])
+        return merge_groups(len(rows), partitions)
+
     async def combine(
         self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool
     ) -> list[RewardResult]:
-        plan: dict[str | None, list[int]] = {}
-        for i, row in enumerate(rows):
-            key = row.get(self.config.column)
-            plan.setdefault(key if isinstance(key, str) and key in self.routes else None, []).append(i)
+        plan = self._plan(rows)
         jobs = list(plan.items())
         results = await _each([self._run(key, idx, completions, rows, inline) for key, idx in jobs], inline)
         out: list[RewardResult] = [RewardResult.unscorable("not routed")] * len(rows)
@@ -308,6 +318,14 @@ class Route(_Composite[RouteConfig]):
             for i, r in zip(idx, res, strict=False):
                 out[i] = r
         return out
+
+    def _plan(self, rows: list[dict[str, Any]]) -> dict[str | None, list[int]]:
+        """Row indices per route key (``None``: the default route)."""
+        plan: dict[str | None, list[int]] = {}
+        for i, row in enumerate(rows):
+            key = row.get(self.config.column)
+            plan.setdefault(key if isinstance(key, str) and key in self.routes else None, []).append(i)
+        return plan
 
     async def _run(
         self, key: str | None, idx: list[int], completions: list[str | None], rows: list[dict[str, Any]], inline: bool

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast, get_args
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rewardkit.bridge import run_inline, to_async
+from rewardkit.groups import BatchDependency, dependency_of, merge_groups, strongest
 from rewardkit.types import RewardResult, completion_text, describe_non_text
 
 logger = logging.getLogger(__name__)
@@ -87,6 +88,20 @@ class Reward(Generic[ConfigT]):
             return tuple(self.required_columns)
         reference = getattr(self.config, "reference_column", None)
         return (reference,) if isinstance(reference, str) and reference else ()
+
+    def batch_dependency(self) -> BatchDependency:
+        """Whether a score depends on other samples of the call: ``None`` (no), ``"group"`` (on its group's, see
+        :meth:`groups`) or ``"batch"`` (on all of them). Transports that split batches read it to keep groups
+        whole. A group reward overrides it; the default is the strongest of the rewards this one holds."""
+        return strongest(dependency_of(r) for r in _held_rewards(self))
+
+    def groups(self, rows: list[dict[str, Any]]) -> list[list[int]]:
+        """Indices of ``rows`` that this reward scores together (each group whole in one call). The default keeps
+        whole the groups of every reward this one holds; samples of no group are groups of one."""
+        held = [r for r in _held_rewards(self) if dependency_of(r) is not None]
+        if self.batch_dependency() == "batch":
+            return [list(range(len(rows)))] if rows else []
+        return merge_groups(len(rows), [r.groups(rows) for r in held])
 
     def warm_up(self) -> None:
         """Start what this reward otherwise starts on first use (worker pools, a sandbox), and wait until ready.

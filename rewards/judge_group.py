@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from rewardkit.groups import BatchDependency
 from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient
 from rewardkit.registry import register_reward
 from rewardkit.reward import ConfigError, Reward, RewardConfig
@@ -74,6 +75,13 @@ class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
             raise ConfigError(f"reward {self.name!r}: group_by='num_generations' needs num_generations")
         self._client: ManagedChatClient | None = None
 
+    def batch_dependency(self) -> BatchDependency:
+        return "group"
+
+    def groups(self, rows: list[dict[str, Any]]) -> list[list[int]]:
+        cfg = self.config
+        return assign_groups(rows, cfg.group_by, cfg.num_generations, cfg.group_column)
+
     def judge(self):
         from rewardkit.judges.group import GroupJudge
 
@@ -84,8 +92,7 @@ class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
         )  # fmt: skip
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        cfg = self.config
-        groups = assign_groups(rows, cfg.group_by, cfg.num_generations, cfg.group_column)
+        groups = self.groups(rows)
         out: list[RewardResult] = [RewardResult.unscorable("not grouped")] * len(completions)
         judge = self.judge()
         judged = await asyncio.gather(*(self._judge_group(judge, completions, rows, g) for g in groups))
