@@ -95,34 +95,3 @@ def _post_json(url: str, body: dict, timeout: float) -> dict:
     if not isinstance(payload, dict):
         raise ValueError(f"not a JSON object: {str(payload)[:200]}")
     return payload
-
-
-def main() -> int:
-    """``python -m rewardkit.judges.clients.embedded_health``: start the embedded server once and self-test it.
-
-    Exit 0 when it judges, 1 (with the reason and the fix) when it cannot, 2 when llama.cpp or the model is absent;
-    ``.ci/run`` rebuilds llama-cpp-python when this fails, so a wheel cached from another CPU never runs the tests.
-    """
-    import sys
-
-    from rewardkit.judges.clients.embedded_server import EmbeddedServer, llama_server_missing, packaged_model_path
-
-    missing = llama_server_missing()
-    try:
-        packaged_model_path()
-    except FileNotFoundError as exc:
-        missing = missing or str(exc)
-    if missing:
-        print(f"embedded llama.cpp server unavailable: {missing}", file=sys.stderr)
-        return 2
-    try:
-        with EmbeddedServer(startup_timeout=300) as server:
-            print(f"embedded llama.cpp server passed its self-test (chat and log-likelihood) at {server.base_url}")
-    except JudgeError as exc:
-        print(f"embedded llama.cpp server self-test failed: {exc}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -22,6 +22,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from rewardkit.judges.base import JudgeError
 from rewardkit.judges.clients.embedded_health import (
     REBUILD_HINT,
     ServerCrashed,
@@ -274,3 +275,30 @@ def _terminate(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=10)
+
+
+def main() -> int:
+    """``python -m rewardkit.judges.clients.embedded_server``: start the embedded server once and self-test it.
+
+    Exit 0 when it judges, 1 (with the reason and the fix) when it cannot, 2 when llama.cpp or the model is absent;
+    ``.ci/run`` rebuilds llama-cpp-python when this fails, so a wheel cached from another CPU never runs the tests.
+    """
+    missing = llama_server_missing()
+    try:
+        packaged_model_path()
+    except FileNotFoundError as exc:
+        missing = missing or str(exc)
+    if missing:
+        print(f"embedded llama.cpp server unavailable: {missing}", file=sys.stderr)
+        return 2
+    try:
+        with EmbeddedServer(startup_timeout=300) as server:
+            print(f"embedded llama.cpp server passed its self-test (chat and log-likelihood) at {server.base_url}")
+    except JudgeError as exc:
+        print(f"embedded llama.cpp server self-test failed: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
