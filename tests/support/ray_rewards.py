@@ -25,25 +25,23 @@ class SleepyLengthConfig(RewardConfig):
 
 
 @register_reward("sleepy_length")
-class SleepyLength(Reward):
+class SleepyLength(Reward[SleepyLengthConfig]):
     """Score = number of characters; ``None`` for an empty completion (so unscorable results travel too)."""
 
     name = "sleepy_length"
-    Config = SleepyLengthConfig
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        if self.config.fail_in_actor and _inside_ray_worker():  # type: ignore[attr-defined]
+        if self.config.fail_in_actor and _inside_ray_worker():
             raise RuntimeError("this node cannot build sleepy_length")
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        if self.config.fail_in_actor and _inside_ray_worker():  # type: ignore[attr-defined]
+        if self.config.fail_in_actor and _inside_ray_worker():
             raise RuntimeError("this node cannot build sleepy_length")
 
     def score_one(self, completion: str, row: dict[str, Any]) -> RewardResult:
-        cfg: SleepyLengthConfig = self.config  # type: ignore[assignment]
-        time.sleep(cfg.hang_s if cfg.hang_marker in completion else cfg.delay_s)
+        time.sleep(self.config.hang_s if self.config.hang_marker in completion else self.config.delay_s)
         if not completion:
             return RewardResult.unscorable("empty completion")
         return RewardResult(score=float(len(completion)), reason=f"{len(completion)} chars", tag=row.get("tag"))
