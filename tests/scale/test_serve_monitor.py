@@ -121,3 +121,54 @@ def test_monitor_endpoint_is_404_with_the_monitor_off() -> None:
         assert answer.status_code == 404 and "--monitor-shadow" in answer.json()["error"]
         assert "alarm" not in httpx.get(server.url + "/healthz", timeout=10).json()
         assert not any(name.startswith("rewardkit_monitor_") for name, _ in gauges(server.url))
+
+
+# -- in process: batching of the scored stream, flags ---------------------------------------------------------------
+def test_requests_are_cut_into_batches_of_sample_with_columns_aligned() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from rewardkit.adapters.serve.monitoring import ServeMonitor
+    from rewardkit.monitor import MonitorConfig
+    from rewardkit.types import RewardResult
+
+    config = MonitorConfig(shadow={"name": "math_equivalence", "config": {"workers": 1}}, sample=4, min_passes=2)
+    monitor = ServeMonitor(config, ["served"], CollectorRegistry())
+    try:
+        paid = [RewardResult(score=1.0, reason="")] * 2
+        monitor.record("served", ["\\boxed{5}", "\\boxed{6}"], paid, {"solution": ["4", "4"]})
+        monitor.record("other", ["\\boxed{4}"], paid[:1], {})  # not watched: ignored
+        assert monitor.wait_idle() and monitor.streams["served"].batches == 0  # 2 of 4: still filling
+        monitor.record("served", ["\\boxed{4}", "\\boxed{7}"], paid, {"solution": ["4", "4"], "prompt": ["q", "q"]})
+        assert monitor.wait_idle() and monitor.streams["served"].batches == 1
+        latest = monitor.streams["served"].monitor.latest
+        assert latest["monitor/checked"] == 4 and latest["monitor/precision"] == 0.25  # one of four right
+        assert monitor.describe()["rewards"]["served"]["alarm"] is False  # 4 passes: not yet enough to judge
+    finally:
+        monitor.close()
+
+
+def test_monitor_flags_become_settings() -> None:
+    import argparse
+
+    from rewardkit.cli.serve import add_serve_arguments, settings_from_args
+
+    parser = argparse.ArgumentParser()
+    add_serve_arguments(parser)
+    args = parser.parse_args(["--spec", "x.yaml", "--monitor-shadow", "math_equivalence", "--monitor-sample", "16"])
+    settings = settings_from_args(args)
+    assert settings.monitor is not None and settings.monitor.shadow == "math_equivalence"
+    assert (settings.monitor.sample, settings.monitor.every, settings.monitor_rewards) == (16, 1, None)
+    args = parser.parse_args(["--spec", "x.yaml", "--monitor-shadow", SHADOW, "--monitor-reward", "a"])
+    settings = settings_from_args(args)
+    assert settings.monitor.shadow["name"] == "math_equivalence" and settings.monitor_rewards == ("a",)
+    assert settings_from_args(parser.parse_args(["--spec", "x.yaml"])).monitor is None
+
+
+def test_a_monitored_reward_that_is_not_served_is_refused_at_start() -> None:
+    from rewardkit import get_reward
+    from rewardkit.adapters.serve.service import RewardService
+    from rewardkit.adapters.serve.settings import ServeSettings
+
+    settings = ServeSettings(monitor={"shadow": "math_equivalence"}, monitor_rewards=("judge",))
+    with pytest.raises(ValueError, match="not served: judge; served: regex_match"):
+        RewardService({"regex_match": get_reward("regex_match", {"pattern": "[0-9]"})}, settings)
