@@ -6,6 +6,7 @@ common shapes by their columns, first match wins, and names the shape in every r
 =====================================  =================================================================
 shape                                  columns read (as the dataset ships them)
 =====================================  =================================================================
+KodCode                                ``test`` / ``test_code``: pytest source with ``from solution import``
 HumanEval                              ``test`` (``def check(candidate)``), ``entry_point``, ``prompt``
 MBPP                                   ``test_list``, ``test_setup_code``, ``test_imports``
 verification_info                      open-r1 and PrimeIntellect verifiable-coding-problems:
@@ -28,6 +29,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rewardkit.rewards.code import pytest_tests
 from rewardkit.rewards.code.test_formats import BadTestsFormat
 
 
@@ -46,6 +48,14 @@ def _humaneval(row: Mapping[str, Any]) -> dict | None:
         if isinstance(row.get("prompt"), str):
             tests["prompt"] = row["prompt"]
         return tests
+    return None
+
+
+def _kodcode(row: Mapping[str, Any]) -> dict | None:
+    """KodCode: pytest source in ``test`` (V1) or ``test_code`` (SFT) that imports ``solution``."""
+    for column in ("test", "test_code"):
+        if pytest_tests.imports_solution(row.get(column)):
+            return {"pytest": row[column]}
     return None
 
 
@@ -113,6 +123,7 @@ LIVECODEBENCH = "LiveCodeBench test cases"
 
 #: (name for reasons, builder) in the order tried; a builder returns the tests or None when its columns are absent
 SHAPES: tuple[tuple[str, Callable[[Mapping[str, Any]], dict | None]], ...] = (
+    ("KodCode pytest (test)", _kodcode),
     ("HumanEval columns (test, entry_point)", _humaneval),
     ("MBPP columns (test_list)", _mbpp),
     ("verification_info (open-r1 / PrimeIntellect)", _verification_info),
@@ -130,6 +141,8 @@ def find_tests(row: Mapping[str, Any], column: str, detect: bool = True) -> tupl
     """
     value = row.get(column)
     if value is not None:
+        if pytest_tests.imports_solution(value):
+            return {"pytest": value}, "KodCode pytest"
         if isinstance(value, str) and _json(value) is None and isinstance(row.get("entry_point"), str):
             return {"test": value, "entry_point": row["entry_point"], "prompt": row.get("prompt")}, "HumanEval check"
         return value, f"column {column!r}"

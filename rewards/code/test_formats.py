@@ -8,6 +8,7 @@ format                      shape                                               
 asserts                     ``{"language": "python", "asserts": ["assert f(1) == 2", ...]}``           asserts
 HumanEval ``check``         ``{"test" | "check": "def check(candidate): ...", "entry_point": "f"}``    asserts
 MBPP                        ``{"test_list": [...], "test_setup_code": "...", "test_imports": [...]}``  asserts
+KodCode pytest              ``{"pytest" | "test": "from solution import f\ndef test_f(): ..."}``        asserts
 stdio                       ``{"language": ..., "stdio": [{"input": "...", "output": "..."}]}``        stdio
 calls                       ``{"language": "python", "fn_name": "f",                                   calls
                             "calls": [{"args": [...], "expected": ...}]}``
@@ -19,7 +20,8 @@ APPS / LiveCodeBench        ``{"inputs": [...], "outputs": [...]}`` (+ ``"fn_nam
 An ``asserts`` entry holding several assert statements becomes one test per assert; an entry that also holds
 other statements (setup lines) is one *program* test, as is a whole HumanEval ``check`` (run as
 ``check(<entry_point>)``; ``fn_name`` is accepted for ``entry_point``; a HumanEval ``prompt`` supplies the
-helpers the check calls, minus the entry point itself).
+helpers the check calls, minus the entry point itself). A KodCode pytest module gives one program test per
+``test_`` function (per parameter set of ``pytest.mark.parametrize``), see :mod:`.pytest_tests`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from rewardkit.rewards.code import pytest_tests
 
 LANGUAGE_ALIASES = {
     "python": "python",
@@ -126,6 +130,8 @@ def parse_tests(value: Any, default_language: str = "python") -> TestSuite:
     language = normalize_language(value.get("language") or default_language)
     if "asserts" in value:
         suite = TestSuite(language, "asserts", tuple(_asserts(value["asserts"])))
+    elif "pytest" in value or pytest_tests.imports_solution(value.get("test")):
+        suite = TestSuite(language, "asserts", _pytest(value.get("pytest") or value.get("test")))
     elif "test_list" in value:
         suite = TestSuite(language, "asserts", tuple(_mbpp(value)))
     elif _is_check(value):
@@ -203,6 +209,18 @@ def _asserts(items: Any, setup: str = "") -> list[AssertTest]:
         else:
             tests.append(AssertTest(source, program=True))
     return tests
+
+
+@functools.lru_cache(maxsize=4096)
+def _pytest(source: Any) -> tuple[AssertTest, ...]:
+    """KodCode: a pytest module importing ``solution``; each ``test_`` function (parameter set) one program test."""
+    if not isinstance(source, str):
+        raise BadTestsFormat("'pytest' must be the test module's source")
+    _parse(source, "pytest module")
+    try:
+        return tuple(AssertTest(program, program=True) for program in pytest_tests.pytest_programs(source))
+    except pytest_tests.PytestFormatError as exc:
+        raise BadTestsFormat(f"pytest tests: {exc}") from None
 
 
 def _mbpp(value: dict) -> list[AssertTest]:

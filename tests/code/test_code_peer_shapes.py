@@ -150,3 +150,100 @@ def test_test_glue_that_raises_is_an_error_not_a_failed_assert(reward):
     (result,) = reward.details([block("def f(x):\n    return [x]\n")], tests=[tests])
     assert result.score == 0.0
     assert "raised IndexError" in result.reason
+
+
+# ---------------------------------------------------------------------------------------------- KodCode pytest
+# KodCode-V1 (KodCode/KodCode-V1 on the Hugging Face hub) ships `test` (pytest source importing `solution`) and
+# `test_info` ([{"function_name", "function_declaration", "parameter_list", "docstring"}]); its SFT variant names
+# the column `test_code`. Each test_ function (each parameter set) is one program test.
+KODCODE_TEST = """from solution import two_sum
+import pytest
+
+def test_basic():
+    assert two_sum([2, 7, 11, 15], 9) == [0, 1]
+
+def test_negative():
+    assert two_sum([-1, -2, -3], -5) == [1, 2]
+
+@pytest.mark.parametrize("nums, target, expected", [([1, 2], 3, [0, 1]), ([3, 3], 6, [0, 1])])
+def test_param(nums, target, expected):
+    assert two_sum(nums, target) == expected
+
+def test_raises():
+    with pytest.raises(ValueError):
+        two_sum([], 1)
+
+def test_approx():
+    assert two_sum([1, 2], 3)[1] / 3 == pytest.approx(0.3333333)
+"""
+TWO_SUM = """def two_sum(nums, target):
+    seen = {}
+    for i, x in enumerate(nums):
+        if target - x in seen:
+            return [seen[target - x], i]
+        seen[x] = i
+    raise ValueError("no pair")
+"""
+KODCODE_ROW = {
+    "question": "Return the indices of the two numbers that add up to target.",
+    "test": KODCODE_TEST,
+    "test_info": [{"function_name": "two_sum", "parameter_list": "(nums, target)"}],
+}
+MODULE_IMPORT = KODCODE_TEST.replace("from solution import two_sum", "import solution").replace(
+    "two_sum(", "solution.two_sum("
+)
+ALIASED = KODCODE_TEST.replace("from solution import two_sum", "from solution import two_sum as ts").replace(
+    "two_sum(", "ts("
+)
+KODCODE = [
+    # (name, row, completion, expected score, words in the reason)
+    ("kodcode-right", KODCODE_ROW, TWO_SUM, 1.0, "6/6"),
+    ("kodcode-no-raise", KODCODE_ROW, TWO_SUM.replace('raise ValueError("no pair")', "return []"), 5 / 6, "test 4"),
+    ("kodcode-constant", KODCODE_ROW, "def two_sum(a, b):\n    return [0, 1]\n", 4 / 6, "assert failed"),
+    # TypeError is not the ValueError test_raises expects: every test errors
+    ("kodcode-errors", KODCODE_ROW, "def two_sum(a, b):\n    return None[0]\n", 0.0, "errored: raised TypeError"),
+    ("kodcode-missing", KODCODE_ROW, "def three_sum(a, b):\n    return [0, 1]\n", 0.0, "KodCode pytest"),
+    ("kodcode-test-code-column", {"test_code": KODCODE_TEST}, TWO_SUM, 1.0, "KodCode"),
+    ("kodcode-import-module", {"test": MODULE_IMPORT}, TWO_SUM, 1.0, "6/6"),
+    ("kodcode-import-alias", {"test": ALIASED}, TWO_SUM, 1.0, "6/6"),
+    ("kodcode-in-tests-column", {"tests": {"pytest": KODCODE_TEST}}, TWO_SUM, 1.0, "6/6"),
+]
+
+
+@pytest.mark.parametrize(("row", "code", "expected", "words"), [v[1:] for v in KODCODE], ids=[v[0] for v in KODCODE])
+def test_kodcode_pytest_tests(reward, row, code, expected, words):
+    (result,) = reward.score_batch([block(code)], [row])
+    assert result.score == pytest.approx(expected), result.reason
+    assert words in result.reason
+
+
+def test_kodcode_solution_never_sees_the_test():
+    """The solution's runs get only call chains (names), never the pytest source or an expected value."""
+    from rewardkit.rewards.code.plans import plan_assert
+    from rewardkit.rewards.code.test_formats import parse_tests
+
+    suite = parse_tests({"pytest": KODCODE_TEST})
+    assert len(suite) == 6 and all(t.program for t in suite.tests)
+    for test in suite.tests:
+        plan = plan_assert(test, frozenset({"two_sum"}))
+        assert plan.untrusted is None
+        assert all("two_sum" in chain and "15" not in chain for _, chain in plan.chains)
+        assert "from solution" not in plan.replay
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("from solution import f\n\ndef test_a(tmp_path):\n    assert f(tmp_path)\n", "fixtures"),
+        ("from solution import f\nimport pytest\n\ndef test_a():\n    pytest.fail('x')\n", "pytest.fail"),
+        (
+            "from solution import f\nimport pytest\n\ndef test_a():\n    with pytest.raises(E) as e:\n        f()\n",
+            "as",
+        ),
+        ("from solution import f\n\nX = 1\n", "no test_ functions"),
+    ],
+)
+def test_kodcode_unsupported_pytest_is_unscorable_with_the_reason(reward, source, words):
+    (result,) = reward.score_batch([block("def f(*a):\n    return 1\n")], [{"test": source}])
+    assert result.score is None
+    assert words in result.reason
