@@ -5,7 +5,8 @@ thousands runs ``workers`` samples at a time and queues (or refuses) the rest. H
 the reward's *open* batch instead: the batch waits at most ``batch_wait_ms`` for company before asking for a
 worker slot, keeps taking requests until it has its slot or ``max_batch`` samples, and is then scored as one
 :class:`~.scoring.ScoringJob` (``chunk_size`` samples per reward call, in the scoring threads). A request is
-never split; one larger than ``max_batch`` is a batch of its own.
+never split; one larger than ``max_batch`` is a batch of its own. A reward that declares a batch dependency
+(:meth:`~rewardkit.reward.Reward.batch_dependency`) gets one request per batch, chunked by whole groups.
 
 Admission stays per request: a request is admitted (or refused with 429) on arrival and counts as queued until
 its batch holds a slot; a batch holds its slot until all of its work has settled, deadline overruns included.
@@ -22,6 +23,7 @@ from typing import Any
 
 from rewardkit.adapters.serve.admission import Admission
 from rewardkit.adapters.serve.scoring import ScoringJob
+from rewardkit.groups import dependency_of
 from rewardkit.reward import Reward
 from rewardkit.types import RewardResult
 
@@ -64,10 +66,13 @@ class MicroBatcher:
         self.reward = reward
         self.admission = admission
         self.chunk_size = chunk_size
-        # A reward scored on whole requests (a group judge) gets one request per batch, in one call.
-        self.max_batch = 1 if whole_requests else max_batch
-        self.wait_s = 0.0 if whole_requests else wait_s
-        self.whole_requests = whole_requests
+        # A reward whose score depends on the other samples (a group judge) is never given two requests in one
+        # batch: their groups would merge. ``whole_requests`` (or a ``batch`` reward) also scores each request in
+        # one call; a ``group`` reward is chunked by whole groups.
+        dependency = dependency_of(reward)
+        self.whole_requests = whole_requests or dependency == "batch"
+        self.max_batch = 1 if self.whole_requests or dependency else max_batch
+        self.wait_s = 0.0 if self.whole_requests or dependency else wait_s
         self.abandon_after_s = abandon_after_s
         self.on_batch = on_batch
         self.batches_started = 0

@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rewardkit.groups import chunk_plan
 from rewardkit.reward import Reward, rows_from_columns
 from rewardkit.types import RewardResult, completion_text, describe_non_text
 
@@ -69,7 +70,9 @@ class ScoringJob:
         self.results: list[RewardResult | None] = list(early)
         self.timings: list[float] = [0.0] * len(texts)
         todo = [i for i, answer in enumerate(early) if answer is None]
-        chunks = [todo[i : i + chunk_size] for i in range(0, len(todo), max(1, chunk_size))]
+        # Never split one of the reward's groups (a group judge): chunks of whole groups, formed over the
+        # samples the reward will see, as a local call forms them.
+        chunks = chunk_plan(reward, rows, chunk_size, todo)
         self.tasks = [asyncio.ensure_future(self._score(chunk, texts, rows)) for chunk in chunks]
         #: the task scoring each sample (``None`` for samples answered early)
         self.task_of: list[asyncio.Future | None] = [None] * len(texts)

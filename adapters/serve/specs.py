@@ -5,15 +5,17 @@ training spec's mapping ``rewards: [...]`` (its ``async`` key and term weights a
 are ignored here). Each term is served under its logged name (``label`` when given). Two keys are the
 server's own and may sit beside a term's: ``label_column``, the column OpenRLHF's ``labels`` fill (default:
 the reward's one required column, e.g. ``solution`` for ``math_equivalence``, ``tests`` for ``code_tests``),
-and ``whole_batch``, which keeps a request in one reward call for rewards whose score depends on the other
-samples (a group judge); other rewards are scored in chunks, so deadline and timings are per sample::
+and ``whole_batch``, which keeps a request in one reward call. It is rarely needed: a reward whose score depends
+on the other samples declares it (:meth:`~rewardkit.reward.Reward.batch_dependency`), and the server then
+never merges its requests and chunks them by whole groups (``llm_judge_group``) or not at all (a ``batch``
+reward); other rewards are scored in chunks, so deadline and timings are per sample::
 
     rewards:
       - think_format
       - name: math_equivalence
         config: {timeout_s: 5}
       - {name: code_tests, label: code, config: {timeout_s: 5}}
-      - {name: llm_judge_group, whole_batch: true, config: {num_generations: 8}}
+      - {name: llm_judge_group, config: {num_generations: 8}}
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rewardkit.compose import RewardTerm, as_term
+from rewardkit.groups import dependency_of
 from rewardkit.reward import ConfigError, Reward
 
 #: Column OpenRLHF's labels go to when a reward declares no single required column.
@@ -58,6 +61,7 @@ class ServedReward:
             "config": redacted(config.model_dump(mode="json")) if isinstance(config, BaseModel) else {},
             "label_column": self.label_column,
             "whole_batch": self.whole_batch,
+            "batch_dependency": dependency_of(self.reward),
         }
 
 
