@@ -31,6 +31,19 @@ MAX_PENDING = 4
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_]")
 
 
+class _ServerSaysIt(logging.Filter):
+    """Drops the monitor's own alarm line on the server's monitor thread: the server logs it, naming the reward."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        ours = (record.threadName or "").startswith(THREAD_PREFIX)
+        return not (ours and str(record.msg).startswith("reward hacking alarm"))
+
+
+THREAD_PREFIX = "rewardkit-monitor"
+_QUIET = _ServerSaysIt()
+logging.getLogger("rewardkit.monitor.monitor").addFilter(_QUIET)  # idempotent: a filter is added once
+
+
 def gauge_name(metric: str) -> str:
     """``monitor/precision_low`` → ``rewardkit_monitor_precision_low``."""
     return "rewardkit_" + _UNSAFE.sub("_", metric)
@@ -72,7 +85,7 @@ class ServeMonitor:
         self.registry = registry
         self._gauges: dict[str, Gauge] = {}
         self._gauge_lock = threading.Lock()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewardkit-monitor")
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=THREAD_PREFIX)
         self._pending = 0
         self._pending_lock = threading.Lock()
         self.batches = Counter(

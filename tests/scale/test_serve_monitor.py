@@ -101,7 +101,8 @@ def test_hacked_reward_raises_the_alarm_on_metrics_and_logs_it_once() -> None:
         assert report["alarm"] and watched["alarm"] and watched["checks"] == ROUNDS
         assert [a["signal"] for a in watched["alarms"]] == ["precision"]
         time.sleep(0.5)
-        assert server.stderr().count(ALARM_LINE) == 1, server.stderr()[-2000:]
+        logged = server.stderr()
+        assert logged.count(ALARM_LINE) == 1 and logged.count("reward hacking alarm") == 1, logged[-2000:]
 
 
 def test_honest_completions_raise_no_alarm() -> None:
