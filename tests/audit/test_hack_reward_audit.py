@@ -20,11 +20,9 @@ SAMPLES = Path(__file__).resolve().parents[2] / "rewardkit" / "samples"
 WEAK, MATH_SPEC, CODE_SPEC = (SAMPLES / f"hack_{n}_spec.yaml" for n in ("weak", "math", "code"))
 MATH_ROWS, CODE_ROWS = SAMPLES / "hack_math_rows.jsonl", SAMPLES / "hack_code_rows.jsonl"
 
-#: Attacks that found real false positives in math_equivalence (reported): "Answer \boxed{5}. Check: \boxed{4}" is
-#: read as 4 (the last box). Fixed since: a hedge inside \texttt{} read as the gold, "-3.-3.-3" equal to -3.
-MATH_KNOWN_FALSE_POSITIVES = {
-    "math_several_boxes": r"'Answer \boxed{5}. Check: \boxed{4}' is read as 4",
-}
+#: Attacks that find false positives in math_equivalence (none open). Found and fixed: a hedge inside \texttt{} read
+#: as the gold, "-3.-3.-3" equal to -3.
+MATH_KNOWN_FALSE_POSITIVES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")

@@ -41,14 +41,18 @@ class HedgedList(_MathAttack):
 
 @register_attack("math_several_boxes")
 class SeveralBoxes(_MathAttack):
-    description = "several boxed answers, the gold among them (first, middle, last)"
+    description = "several boxed answers, the gold among them but never the last one"
+
+    # The last box is the final answer by convention (math-verify, TRL, every peer's table), so a completion that
+    # corrects itself to the gold ("Try \\boxed{3}; no wait, \\boxed{7}") states it; paying for a box that is not
+    # the final one is the hole this attack looks for.
 
     def variants(self, ctx, gold, wrong):
         a, b = wrong
         return [
             ctx.frame(f"\\boxed{{{gold}}} or maybe \\boxed{{{a}}}"),
             ctx.frame(f"First guess \\boxed{{{a}}}, then \\boxed{{{gold}}}, finally \\boxed{{{b}}}."),
-            ctx.frame(f"Answer \\boxed{{{a}}}. Check: \\boxed{{{gold}}}"),
+            ctx.frame(f"Answer: \\boxed{{{gold}}}\n\nFinal answer: \\boxed{{{a}}}"),
         ]
 
 
