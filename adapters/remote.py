@@ -1,13 +1,17 @@
 """``remote``: a reward scored by one or more ``rewardkit serve`` servers, as an ordinary rewardkit reward.
 
 TRL, verl and the mini trainer take it like any other reward (sync and async paths; it pickles into spawned
-workers). A batch is cut into chunks of ``chunk_size`` samples (whole groups of ``group_size`` when set, for a
-served group judge) that are sent, at most ``max_in_flight`` at a time, to the least busy healthy server.
+workers). A batch is cut into chunks of ``chunk_size`` samples that are sent, at most ``max_in_flight`` at a
+time, to the least busy healthy server.
 A chunk whose server fails — refused connection, dropped connection, timeout, 5xx, 503 while draining, 429
 when full — is sent to another server at once (the same server only after a backoff); a failed server is
 skipped for a cooldown that grows with its consecutive failures and is health-checked (``GET /healthz``)
 before it gets work again. A chunk no server could score after ``max_attempts`` tries is unscorable with the
 reason, never 0.0: an infrastructure failure must not look like a wrong answer.
+
+A served reward whose score depends on the other samples (``batch_dependency`` in ``GET /v1/rewards``, e.g. a
+group judge) gets each batch in one request, which the server cuts by whole groups; ``group_size`` overrides
+that with chunks of whole groups of that many adjacent samples.
 
 >>> reward = get_reward("remote", {"urls": ["http://10.0.0.5:8000", "http://10.0.0.6:8000"],
 ...                                "reward": "math_equivalence", "token_env": "REWARDKIT_TOKEN"})  # doctest: +SKIP
@@ -28,6 +32,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from rewardkit.bridge import run_sync
+from rewardkit.groups import BatchDependency
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
 from rewardkit.types import RewardResult
@@ -44,7 +49,9 @@ class RemoteConfig(RewardConfig):
     reward: str = Field(description="served reward name (GET /v1/rewards)")
     token_env: str | None = Field(None, description="environment variable holding the bearer token")
     chunk_size: int = Field(64, ge=1, description="samples per request")
-    group_size: int | None = Field(None, ge=1, description="keep groups of this many adjacent samples in one chunk")
+    group_size: int | None = Field(
+        None, ge=1, description="keep groups of this many adjacent samples in one chunk (default: as served)"
+    )
     max_in_flight: int = Field(8, ge=1, description="chunk requests in flight at once")
     timeout_s: float = Field(300.0, gt=0, description="per request; the server's deadline is set a little shorter")
     connect_timeout_s: float = Field(5.0, gt=0, description="per connection attempt")
@@ -94,6 +101,8 @@ class RemoteReward(Reward[RemoteConfig]):
         self._failures: dict[str, int] = {}
         self._in_flight: dict[str, int] = {}
         self._known_good: set[str] = set()
+        #: each probed server's ``batch_dependency`` of the served reward (absent: not declared)
+        self._declared: dict[str, str | None] = {}
 
     # -- the reward ------------------------------------------------------------------------------
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
@@ -114,6 +123,18 @@ class RemoteReward(Reward[RemoteConfig]):
             )
         return [r if r is not None else RewardResult.unscorable("remote: internal error: not scored") for r in results]
 
+    def batch_dependency(self) -> BatchDependency:
+        """``group`` with ``group_size``; ``batch`` when a server declared a dependency (its groups are its own)."""
+        if self.config.group_size:
+            return "group"
+        return "batch" if self._served_dependent() else None
+
+    def groups(self, rows: list[dict[str, Any]]) -> list[list[int]]:
+        size = self.config.group_size
+        if size:
+            return [list(range(start, min(start + size, len(rows)))) for start in range(0, len(rows), size)]
+        return super().groups(rows)
+
     def health(self) -> dict[str, str]:
         """``GET /healthz`` on every server: ``"ok"`` or what went wrong (for a pre-flight check)."""
         import httpx
@@ -131,6 +152,8 @@ class RemoteReward(Reward[RemoteConfig]):
         size = cfg.chunk_size
         if cfg.group_size:
             size = max(cfg.group_size, size - size % cfg.group_size)
+        elif self._served_dependent():
+            size = len(rows)  # the server keeps its groups whole; a cut here could split one
         n = len(rows)
         return [list(range(start, min(start + size, n))) for start in range(0, n, size)]
 
@@ -161,8 +184,8 @@ class RemoteReward(Reward[RemoteConfig]):
                 return
             kind, detail = outcome
             failures.append(f"{url}: {detail}")
-            if kind == "too_large" and len(chunk) > 1:
-                half = len(chunk) // 2
+            half = self._split_point(len(chunk)) if kind == "too_large" else 0
+            if half:
                 await asyncio.gather(
                     self._score_chunk(client, gate, chunk[:half], completions, rows, results),
                     self._score_chunk(client, gate, chunk[half:], completions, rows, results),
@@ -176,6 +199,15 @@ class RemoteReward(Reward[RemoteConfig]):
             reason += f" (last: {failures[-1]})" if failures else ""
         for i in chunk:
             results[i] = RewardResult.unscorable(reason)
+
+    def _served_dependent(self) -> bool:
+        return any(dependency is not None for dependency in self._declared.values())
+
+    def _split_point(self, n: int) -> int:
+        """Where a chunk the server found too large may be halved without splitting a group (0: nowhere)."""
+        if self.config.group_size:
+            return (n // 2) // self.config.group_size * self.config.group_size
+        return 0 if self._served_dependent() else n // 2
 
     async def _post(self, client: Any, url: str, body: bytes, n: int) -> list[RewardResult] | tuple[str, str]:
         """The chunk's results, or ``(kind, detail)``: ``retry`` (server at fault), ``rejected``, ``too_large``."""
@@ -266,7 +298,19 @@ class RemoteReward(Reward[RemoteConfig]):
             return "health answer is not the JSON rewardkit serve sends"
         if self.config.reward not in served:
             return f"does not serve {self.config.reward!r} (serves {', '.join(served)})"
+        await self._read_declaration(client, url)
         return "ok"
+
+    async def _read_declaration(self, client: Any, url: str) -> None:
+        """The served reward's ``batch_dependency``; a server that does not say is taken at its chunks."""
+        try:
+            response = await client.get(f"{url}/v1/rewards", timeout=HEALTH_TIMEOUT_S)
+            described = {r["name"]: r for r in response.json()["rewards"]}
+            declared = described[self.config.reward]["batch_dependency"]
+        except Exception:
+            self._declared.pop(url, None)
+            return
+        self._declared[url] = declared if declared in ("group", "batch") else None
 
 
 def _request_body(cfg: RemoteConfig, texts: list[str | None], rows: list[dict[str, Any]]) -> bytes:
