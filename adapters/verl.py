@@ -42,7 +42,7 @@ import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -198,7 +198,7 @@ class VerlScorer:
             rows = [_row(route, data_sources[i], ground_truths[i], extra_infos[i]) for i in idx]
             for i, result in zip(idx, reward.score_rows(texts, rows), strict=True):
                 results[i] = result
-        return results  # type: ignore[return-value]
+        return cast("list[RewardResult]", results)  # the routes' groups cover every index
 
     async def ascore_results(
         self,
@@ -236,7 +236,7 @@ class VerlScorer:
     def _verl_result(self, result: RewardResult) -> dict[str, Any]:
         unscorable = result.score is None
         out: dict[str, Any] = {
-            "score": float(self.mapping.unscorable_score if unscorable else result.score),
+            "score": float(result.score if result.score is not None else self.mapping.unscorable_score),
             "unscorable": unscorable,
         }
         if self.mapping.include_reason:
@@ -378,7 +378,7 @@ class RemoteVerlScorer(VerlScorer):
                 results[i] = result
 
         await asyncio.gather(*(score_route(index, route, idx) for index, (route, idx) in groups.items()))
-        return results  # type: ignore[return-value]
+        return cast("list[RewardResult]", results)  # the routes' groups cover every index
 
 
 _REMOTE_SCORERS = ScorerCache(lambda remote, mapping: RemoteVerlScorer(remote, mapping))

@@ -28,7 +28,7 @@ def bundled_names() -> list[str]:
 
 def bundled_text(name: str) -> str:
     """The YAML text of a bundled constitution."""
-    entry = resources.files("rewardkit.constitutions").joinpath(LIBRARY, f"{name}.yaml")
+    entry = resources.files("rewardkit.constitutions").joinpath(LIBRARY).joinpath(f"{name}.yaml")
     if not entry.is_file():
         raise ConstitutionError(f"no bundled constitution {name!r}; bundled: {', '.join(bundled_names())}")
     return entry.read_text(encoding="utf-8")

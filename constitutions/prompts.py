@@ -76,7 +76,7 @@ def content_key(*parts: Any) -> str:
 
 def demo_prompts_path() -> Path:
     """The bundled demo prompts (each with two or three candidate responses)."""
-    entry = resources.files("rewardkit.constitutions").joinpath("data", DEMO_PROMPTS)
+    entry = resources.files("rewardkit.constitutions").joinpath("data").joinpath(DEMO_PROMPTS)
     return Path(str(entry))
 
 

@@ -105,7 +105,8 @@ def combine_members(
     ab = _combine_order([v.ab for v in answered], method)
     ba = _combine_order([v.ba for v in answered], method)
     if method == "mean":
-        prob_a = sum(v.prob_a for v in answered) / len(answered)  # type: ignore[misc]
+        probs = [v.prob_a for v in answered if v.prob_a is not None]  # every answered member's
+        prob_a = sum(probs) / len(probs)
     else:
         votes = [v.winner for v in answered if v.winner in ("a", "b")]
         prob_a = votes.count("a") / len(votes) if votes else 0.5

@@ -187,11 +187,12 @@ def combine_presentations(n: int, presentations: list[Presentation], *, model: s
     if not answered:
         reasons = "; ".join(p.reason for p in presentations) or "no presentation"
         return GroupVerdict(scores=[None] * n, presentations=presentations, reason=f"abstain ({reasons})", model=model)
-    per_candidate = [[p.scores[i] for p in answered] for i in range(n)]  # type: ignore[index]
+    answered_scores = [p.scores for p in answered if p.scores is not None]  # every answered presentation's
+    per_candidate = [[given[i] for given in answered_scores] for i in range(n)]
     scores = [sum(values) / len(values) for values in per_candidate]
     disagreement = sum(max(v) - min(v) for v in per_candidate) / n
     # the best candidates of each presentation (ties included); the top changed when no candidate is best in all
-    best = [{i for i in range(n) if p.scores[i] == max(p.scores)} for p in answered]  # type: ignore[index,arg-type]
+    best = [{i for i in range(n) if given[i] == max(given)} for given in answered_scores]
     top_changed = not set.intersection(*best)
     reason = f"{len(answered)}/{len(presentations)} presentations answered; disagreement {disagreement:.2f}"
     if top_changed:

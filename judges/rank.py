@@ -108,7 +108,7 @@ def rank_from_pairs(
         return RankVerdict(
             scores=scores, pairs=verdicts, reason=f"candidates {unjudged} have no answered pair", model=model
         )
-    order = sorted(range(n), key=lambda i: (-scores[i], i))
+    order = sorted(range(n), key=lambda i: (-(scores[i] or 0.0), i))  # every score is set (no unjudged)
     abstained = sum(v.abstained for v in verdicts)
     return RankVerdict(
         order=order,

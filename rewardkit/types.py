@@ -41,8 +41,8 @@ def completion_text(completion: Any) -> str | None:
             for message in completion
             if isinstance(message, Mapping) and message.get("role", "assistant") == "assistant"
         ]
-        texts = [t for t in texts if t is not None]
-        return "".join(texts) if texts else None
+        present = [t for t in texts if t is not None]
+        return "".join(present) if present else None
     return None
 
 
@@ -82,9 +82,7 @@ def _content_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
-        parts = [
-            part.get("text") for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-        ]
+        parts = [text for part in content if isinstance(part, Mapping) and isinstance(text := part.get("text"), str)]
         return "".join(parts) if parts else None
     return None
 

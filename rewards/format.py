@@ -13,7 +13,8 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from types import ModuleType
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
@@ -22,7 +23,9 @@ from rewardkit.reward import ConfigError, Reward, RewardConfig
 from rewardkit.types import RewardResult
 
 try:  # the `regex` engine can abort a runaway match; `re` cannot (its guard is the length cap alone)
-    import regex as _regex_engine
+    import regex as _regex
+
+    _regex_engine: ModuleType | None = _regex
 except ModuleNotFoundError:  # pragma: no cover - exercised only on installs without `regex`
     _regex_engine = None
 
@@ -260,7 +263,8 @@ class JsonSchemaConfig(RewardConfig):
             from jsonschema.validators import validator_for
 
             try:
-                validator_for(self.json_schema).check_schema(self.json_schema)
+                # cast: the stubs leave out boolean schemas, which JSON Schema allows
+                validator_for(self.json_schema).check_schema(cast(Any, self.json_schema))
             except SchemaError as exc:
                 raise ValueError(f"invalid JSON Schema: {exc.message}") from None
         if self.pydantic_model is not None and not re.fullmatch(r"[\w.]+:[\w.]+", self.pydantic_model):
@@ -384,7 +388,7 @@ class JsonSchema(Reward[JsonSchemaConfig]):
         from jsonschema.exceptions import best_match
         from jsonschema.validators import validator_for
 
-        schema = self.config.json_schema
+        schema = cast("dict[str, Any] | bool", self.config.json_schema)  # set: the config has exactly one source
         validator = validator_for(schema)(schema)
         error = best_match(validator.iter_errors(data))
         if error is None:

@@ -69,10 +69,12 @@ class JudgeClientMixin:
     @property
     def client(self) -> ManagedChatClient:
         """Built on first use, once: threads arriving together share one client (one embedded server)."""
+        # the mixin's host is a Reward whose config has a judge client
         return build_once(self, "_client", self.config.client.build)  # type: ignore[attr-defined]
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         # the private loop ends with this batch: its connections close now, not at garbage collection
+        # the mixin's host is a Reward, which has ascore_batch
         return run_sync(self.ascore_batch(completions, rows), close=self.client)  # type: ignore[attr-defined]
 
 

@@ -26,12 +26,12 @@ def completion_length(text: str, row: Mapping[str, Any], unit: str) -> tuple[int
     ``None`` when ``unit="tokens"`` and the row carries no token ids.
     """
     ids = row.get("completion_ids")
-    has_ids = isinstance(ids, Sequence) and not isinstance(ids, (str, bytes))
-    if unit == "chars" or (unit == "auto" and not has_ids):
+    token_ids = ids if isinstance(ids, Sequence) and not isinstance(ids, (str, bytes)) else None
+    if unit == "chars" or (unit == "auto" and token_ids is None):
         return len(text), "chars"
-    if not has_ids:
+    if token_ids is None:
         return None
-    return len(ids), "tokens"  # type: ignore[arg-type]
+    return len(token_ids), "tokens"
 
 
 # -- soft_overlong -----------------------------------------------------------------------------------

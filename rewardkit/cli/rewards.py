@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +18,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 def cmd_rewards_list(args: argparse.Namespace) -> int:
     from rewardkit.registry import list_rewards, reward_class
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in list_rewards():
         cls = reward_class(name)
         doc = (cls.__doc__ or "").strip().splitlines()

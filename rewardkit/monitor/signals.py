@@ -92,7 +92,7 @@ def precision_recall(obs: Sequence[Observation], min_precision: float, min_passe
     truths = [o for o in judged if o.shadow_pass]
     out = []
     if passes:
-        p = sum(o.shadow_pass for o in passes) / len(passes)
+        p = sum(bool(o.shadow_pass) for o in passes) / len(passes)  # judged: shadow_pass is a bool
         low, high = wilson(p, len(passes))
         alarm = len(passes) >= min_passes and high < min_precision
         msg = (
