@@ -19,6 +19,7 @@ from typing import Any
 
 from rewardkit.adapters.ray.actor import start_actor
 from rewardkit.adapters.ray.config import RayPoolConfig, chunk_bounds
+from rewardkit.groups import chunk_plan, dependency_of
 from rewardkit.types import RewardResult
 
 logger = logging.getLogger(__name__)
@@ -40,8 +41,7 @@ class Member:
 
 @dataclass
 class Chunk:
-    start: int
-    stop: int
+    indices: list[int]  # the batch's samples it holds, in batch order (whole groups of a group reward)
     attempts: int = 0
 
 
@@ -112,14 +112,20 @@ class ActorSet:
 class BatchRun:
     """One batch through the pool; :meth:`run` returns one result per sample."""
 
-    def __init__(self, actors: ActorSet, texts: list[str | None], rows: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, actors: ActorSet, texts: list[str | None], rows: list[dict[str, Any]], reward: Any = None
+    ) -> None:
         self.actors = actors
         self.cfg = actors.config
         self.texts = texts
         self.rows = rows
         self.out: list[RewardResult | None] = [None] * len(texts)
         bounds = chunk_bounds(len(texts), self.cfg.chunk_size, self.cfg.num_actors)
-        self.pending: deque[Chunk] = deque(Chunk(a, b) for a, b in bounds)
+        if dependency_of(reward) is None:
+            plan = [list(range(a, b)) for a, b in bounds]
+        else:  # ``reward`` (the inner reward) scores groups together: never split one across actors
+            plan = chunk_plan(reward, rows, bounds[0][1] - bounds[0][0] if bounds else 1)
+        self.pending: deque[Chunk] = deque(Chunk(indices) for indices in plan)
         self.inflight: dict[Any, tuple[Chunk, Member]] = {}
         self.max_in_flight = self.cfg.max_in_flight or 2 * self.cfg.num_actors
         self.replacements_left = max(1, self.cfg.max_retries) * self.cfg.num_actors
@@ -166,7 +172,8 @@ class BatchRun:
             if len(member.queue) >= depth:
                 return
             chunk = self.pending.popleft()
-            ref = member.handle.score.remote(self.texts[chunk.start : chunk.stop], self.rows[chunk.start : chunk.stop])
+            texts, rows = [self.texts[i] for i in chunk.indices], [self.rows[i] for i in chunk.indices]
+            ref = member.handle.score.remote(texts, rows)
             if not member.queue:
                 member.head_since = time.monotonic()
             member.queue.append(ref)
@@ -228,7 +235,8 @@ class BatchRun:
             self.actors.start()
 
     def _settle(self, chunk: Chunk, results: list[RewardResult]) -> None:
-        self.out[chunk.start : chunk.stop] = results
+        for i, result in zip(chunk.indices, results, strict=True):
+            self.out[i] = result
 
     def _give_up(self, reason: str) -> None:
         for ref, (chunk, _member) in list(self.inflight.items()):
@@ -246,7 +254,7 @@ class BatchRun:
 
 
 def chunk_len(chunk: Chunk) -> int:
-    return chunk.stop - chunk.start
+    return len(chunk.indices)
 
 
 def _node(member: Member) -> str:

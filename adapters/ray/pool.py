@@ -71,7 +71,7 @@ class RayPool(Reward[RayPoolConfig]):
             except ClusterUnavailable as exc:
                 return [RewardResult.unscorable(f"ray_pool: {exc}") for _ in completions]
             try:
-                return BatchRun(actors, list(completions), list(rows)).run()
+                return BatchRun(actors, list(completions), list(rows), self.inner).run()
             except Exception as exc:  # the connection itself broke: start afresh on the next batch
                 self._actors = None
                 reason = f"ray_pool: Ray failed mid-batch: {type(exc).__name__}: {exc}"
