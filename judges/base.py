@@ -54,7 +54,8 @@ Message = dict[str, str]
 class ChatClient(Protocol):
     """One chat completion. Raise :class:`JudgeError` (or a subclass) on failure after retries."""
 
-    model: str
+    @property
+    def model(self) -> str: ...  # read-only here: a plain attribute or a property both satisfy it
 
     def complete(self, messages: list[Message], params: ChatParams) -> ChatResult: ...
 

@@ -44,7 +44,7 @@ class RateLimiter:
         return {"rpm": self.rpm, "tpm": self.tpm}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["rpm"], state["tpm"])
+        type(self).__init__(self, state["rpm"], state["tpm"])
 
     @property
     def active(self) -> bool:
@@ -104,7 +104,7 @@ class ConcurrencyLimit:
         return {"n": self.n}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["n"])
+        type(self).__init__(self, state["n"])
 
     @property
     def sync(self) -> threading.BoundedSemaphore:

@@ -251,7 +251,7 @@ def read_score_answer(text: str, scale: int) -> ScoreReading:
                     if number == stated
                 ]
                 json_scores.append((stated, located[0] if located else None))
-    tiers = [
+    tiers: list[tuple[str, Sequence[tuple[str, int | None]]]] = [
         ("MT-Bench", _numbers(rf"\[\[\s*{_NUMBER}\s*\]\]", text)),
         ("JSON", json_scores),
         (

@@ -334,7 +334,7 @@ def make_reward_model(path_or_url: str, *, protocol: WireProtocol = "auto", **op
     if kind == "openrlhf":
         return RemoteRewardModel(path_or_url, **{k: v for k, v in options.items() if k in {"timeout", "max_retries"}})
     keep = {"timeout", "max_retries", "use_chat_template", "served_model"}
-    endpoint = "classify" if kind == "vllm-classify" else "pooling"
+    endpoint: Literal["classify", "pooling"] = "classify" if kind == "vllm-classify" else "pooling"
     return VLLMRewardModel(path_or_url, endpoint=endpoint, **{k: v for k, v in options.items() if k in keep})
 
 

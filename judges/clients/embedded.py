@@ -122,7 +122,8 @@ class EmbeddedServerClient:
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(
+        type(self).__init__(
+            self,
             timeout=state["timeout"],
             max_retries=state["max_retries"],
             server=EmbeddedServer(**state["server"]),

@@ -119,7 +119,7 @@ class RemoteSandbox(BatchMixin):
         return {"config": self.config}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(**state["config"].model_dump())
+        type(self).__init__(self, **state["config"].model_dump())
 
     def __repr__(self) -> str:
         return f"RemoteSandbox({self.config.base_url!r})"

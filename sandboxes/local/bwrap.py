@@ -17,6 +17,7 @@ import functools
 import json
 import os
 import sys
+from collections.abc import Sequence
 from importlib.resources import files as package_files
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def bwrap_exec_command(
     env: dict[str, str],
     seccomp_fd: int | None,
     size: int,
-    file_fds: list[tuple[int, str]] = (),
+    file_fds: Sequence[tuple[int, str]] = (),
 ) -> list[str]:
     """One run's bwrap: its writable areas are tmpfs of ``size`` bytes each; ``file_fds``: (fd, sandbox path)
     of every request file, copied in by bwrap. Root and ``/dev`` are remounted read-only at the end."""

@@ -267,7 +267,7 @@ def _write(directory: str, name: str, value: str, optional: bool = False) -> Non
 
 
 def _read_keyed(path: str) -> dict[str, int]:
-    values = {}
+    values: dict[str, int] = {}
     try:
         text = Path(path).read_text()
     except OSError:
