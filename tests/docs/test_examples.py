@@ -27,7 +27,30 @@ def test_fence_info_string_is_valid(fence: Fence):
     assert not problems(fence), f"{fence.id}: {'; '.join(problems(fence))}"
 
 
-@pytest.mark.parametrize("fence", RUNNABLE, ids=[f.id for f in RUNNABLE])
+def slow_fences(fences: list[Fence]) -> set[str]:
+    """Commands, servers, models and engines take seconds to minutes; plain python examples and files do not.
+    An output block is as slow as the example it shows."""
+    slow: set[str] = set()
+    previous_slow = False
+    for fence in fences:
+        if "output" in fence.options:
+            is_slow = previous_slow
+        else:
+            is_slow = fence.is_example() and (
+                fence.language != "python" or bool(fence.needs()) or "server" in fence.options
+            )
+            previous_slow = is_slow
+        if is_slow:
+            slow.add(fence.id)
+    return slow
+
+
+SLOW = slow_fences(RUNNABLE)
+
+
+@pytest.mark.parametrize(
+    "fence", [pytest.param(f, marks=[pytest.mark.slow] if f.id in SLOW else [], id=f.id) for f in RUNNABLE]
+)
 def test_example_runs(fence: Fence, tmp_path_factory):
     if "skip" in fence.options:
         pytest.skip(f"{fence.id}: {fence.options['skip']}")
