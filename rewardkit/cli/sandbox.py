@@ -86,7 +86,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     backend = make_backend(args.backend, concurrency=args.concurrency, isolation=args.isolation)
     server = make_server(backend, host=args.host, port=args.port, concurrency=args.concurrency, policy=policy)
     host, port = server.server_address[:2]
-    print(f"serving SandboxFusion API on http://{host}:{port} (backend {backend.name})", flush=True)
+    print(f"serving SandboxFusion API on http://{host!s}:{port} (backend {backend.name})", flush=True)
     try:
         server.serve_forever()
     finally:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import shlex
+from collections.abc import Mapping
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -131,7 +132,7 @@ def program_request(
     code: str,
     language: str,
     stdin: str | bytes = b"",
-    files: dict[str, str | bytes] | None = None,
+    files: Mapping[str, str | bytes] | None = None,
     limits: Limits | None = None,
     compile_timeout_s: float = 10.0,
     fetch_files: list[str] | None = None,
@@ -184,7 +185,7 @@ def _as_text(value: str | bytes) -> str:
     return value if isinstance(value, str) else value.decode("utf-8", "replace")
 
 
-def encode_files(files: dict[str, str | bytes]) -> dict[str, str]:
+def encode_files(files: Mapping[str, str | bytes]) -> dict[str, str]:
     return {path: base64.b64encode(_as_bytes(content)).decode("ascii") for path, content in files.items()}
 
 
