@@ -37,6 +37,7 @@ import bisect  # noqa: F401
 import collections  # noqa: F401
 import copy  # noqa: F401
 import ctypes
+import datetime  # noqa: F401
 import decimal  # noqa: F401
 import fractions  # noqa: F401
 import functools  # noqa: F401
@@ -54,6 +55,7 @@ import select
 import signal
 import socket
 import stat
+import statistics  # noqa: F401
 import string  # noqa: F401
 import struct
 import sys
