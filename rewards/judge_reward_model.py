@@ -81,7 +81,7 @@ class RewardModelReward(Reward[RewardModelConfig]):
         column = self.config.label_column
         labels = [rows[i].get(column) for i in todo] if column else None
         try:
-            scores = self.scorer.score(prompts, [completions[i] for i in todo], labels)
+            scores = self.scorer.score(prompts, [c for c in completions if c is not None], labels)  # todo's texts
         except JudgeError as exc:
             return [RewardResult.unscorable(str(exc)) if i in todo else out[i] for i in range(len(completions))]
         for i, raw in zip(todo, scores, strict=True):

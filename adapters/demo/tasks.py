@@ -14,6 +14,7 @@ the same data on any machine. Rows carry a ``task`` column (for ``route``) and t
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field
@@ -140,7 +141,7 @@ class CharacterShare(Reward[CharacterShareConfig]):
     [0.5]
     """
 
-    def score_one(self, completion: str, row: dict[str, Any]) -> RewardResult:
+    def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
         allowed = set(self.config.characters)
         visible = [c for c in completion if not c.isspace()]
         if not visible:
