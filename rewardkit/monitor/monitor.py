@@ -105,7 +105,7 @@ class HackMonitor:
         step = int(getattr(state, "global_step", self._batches - 1) or 0)
         check = self._checks
         self._checks += 1
-        group_of = {}
+        group_of: dict[str | None, int] = {}
         for i in picked:
             key = prompt_text(prompts[i]) if prompts else str(i)
             group_of.setdefault(key, len(group_of))
@@ -113,6 +113,7 @@ class HackMonitor:
             text = completion_text(completions[i]) or ""
             score = scores[i]
             s = shadow[j].score
+            f = fmt[j].score if fmt is not None else None
             self.observations.append(
                 Observation(
                     check=check,
@@ -122,7 +123,7 @@ class HackMonitor:
                     train_score=score,
                     train_pass=score is not None and score >= cfg.train_threshold,
                     shadow_pass=None if s is None else s >= cfg.shadow_threshold,
-                    format_pass=None if fmt is None or fmt[j].score is None else fmt[j].score >= 1.0,
+                    format_pass=None if f is None else f >= 1.0,
                     hedged=is_hedged(text),
                     attack=attack_pattern(text),
                     answer=answer_key(text),
@@ -152,7 +153,7 @@ class HackMonitor:
         for sig in found:
             if sig.value is not None:
                 metrics[f"monitor/{sig.name}"] = float(sig.value)
-            if sig.low is not None:
+            if sig.low is not None and sig.high is not None:  # set together (one interval)
                 metrics[f"monitor/{sig.name}_low"], metrics[f"monitor/{sig.name}_high"] = sig.low, sig.high
             if sig.p_value is not None:
                 metrics[f"monitor/{sig.name}_p"] = sig.p_value
