@@ -1,12 +1,11 @@
 """The sandbox contract: run one untrusted program under limits, get a result that cannot lie.
 
 Callers never branch on which backend they hold (local, docker, remote); each backend implements
-``run`` (and may override ``arun``/``run_batch`` for speed). Nothing here knows about rewards.
+``run`` (and may override ``run_batch`` for speed). Nothing here knows about rewards.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from enum import Enum
@@ -86,13 +85,11 @@ class SandboxBackend(Protocol):
 
     def run_batch(self, requests: Sequence[RunRequest], concurrency: int | None = None) -> list[RunResult]: ...
 
-    async def arun(self, request: RunRequest) -> RunResult: ...
-
     def close(self) -> None: ...
 
 
 class BatchMixin:
-    """Default batch and async forms on top of ``run`` with bounded concurrency (threads: ``run`` blocks)."""
+    """The default batch form on top of ``run`` with bounded concurrency (threads: ``run`` blocks)."""
 
     default_concurrency: int = 2
 
@@ -105,9 +102,6 @@ class BatchMixin:
             return [self._safe_run(r) for r in requests]
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(self._safe_run, requests))
-
-    async def arun(self, request: RunRequest) -> RunResult:
-        return await asyncio.to_thread(self._safe_run, request)
 
     def close(self) -> None:
         return None

@@ -192,7 +192,3 @@ def compile_request(language: str, code: str, limits: Limits) -> RunRequest:
         argv = ["rustc", "--edition", "2021", "-O", "-C", "codegen-units=1", "-o", "solution", "solution.rs"]
         return RunRequest(argv=argv, files={"solution.rs": code}, limits=limits, fetch_files=["solution"])
     raise ValueError(f"{language} is not compiled")
-
-
-def cpp_compile_request(code: str, limits: Limits) -> RunRequest:
-    return compile_request("cpp", code, limits)
