@@ -192,7 +192,7 @@ class AuditRunner:
         """Create the run directory, or check that an existing one audits the same set with the same judge."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
         manifest_path = self.out_dir / MANIFEST_FILE
-        manifest = {
+        manifest: dict[str, Any] = {
             "set_hash": self.set_hash,
             "judge": self.judge.model,
             "judge_settings": judge_settings(self.judge),
