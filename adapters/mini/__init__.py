@@ -1,1 +1,1 @@
-"""The mini trainer: GRPO, DPO, IPO, KTO and ORPO in plain PyTorch on ``transformers`` models."""
+"""The mini trainer: GRPO, PPO, DPO, IPO, KTO, ORPO and a reward model in plain PyTorch on ``transformers`` models."""
