@@ -59,7 +59,8 @@ def _kodcode(row: Mapping[str, Any]) -> dict | None:
     return None
 
 
-def _mbpp(row: Mapping[str, Any]) -> dict | None:
+def _mbpp_columns(row: Mapping[str, Any]) -> dict | None:
+    """MBPP's columns as one tests value; :mod:`rewardkit.rewards.code.test_formats` parses it (one parser)."""
     if row.get("test_list") is None:
         return None
     keys = ("test_list", "test_setup_code", "test_imports")
@@ -75,7 +76,8 @@ def _verification_info(row: Mapping[str, Any]) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _input_output(row: Mapping[str, Any]) -> dict | None:
+def _input_output_column(row: Mapping[str, Any]) -> dict | None:
+    """APPS/TACO's ``input_output`` JSON, decoded only: :mod:`~rewardkit.rewards.code.test_formats` parses it."""
     value = _json(row.get("input_output"))
     return value if isinstance(value, dict) and "inputs" in value else None
 
@@ -125,9 +127,9 @@ LIVECODEBENCH = "LiveCodeBench test cases"
 SHAPES: tuple[tuple[str, Callable[[Mapping[str, Any]], dict | None]], ...] = (
     ("KodCode pytest (test)", _kodcode),
     ("HumanEval columns (test, entry_point)", _humaneval),
-    ("MBPP columns (test_list)", _mbpp),
+    ("MBPP columns (test_list)", _mbpp_columns),
     ("verification_info (open-r1 / PrimeIntellect)", _verification_info),
-    ("APPS/TACO input_output", _input_output),
+    ("APPS/TACO input_output", _input_output_column),
     (LIVECODEBENCH, _livecodebench),
     ("CodeContests tests", _codecontests),
 )
