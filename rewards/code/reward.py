@@ -114,7 +114,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
     """
 
     @property
-    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]  # a property: the column is configured
         """A misaligned column this reward reads makes a sample unscorable with a reason that names it."""
         return (self.config.tests_column,)
 
