@@ -56,18 +56,31 @@ class DataSource(BaseModel):
 
 def run_config_class(algorithm: str) -> type[BaseModel]:
     """The pydantic model of ``train <algorithm>`` configs: the algorithm's options + data source."""
+    base: type[BaseModel]
     if algorithm == "grpo":
-        from rewardkit.adapters.mini.grpo import MiniGRPOConfig as base
+        from rewardkit.adapters.mini.grpo import MiniGRPOConfig
+
+        base = MiniGRPOConfig
     elif algorithm == "ppo":
-        from rewardkit.adapters.mini.ppo import MiniPPOConfig as base
+        from rewardkit.adapters.mini.ppo import MiniPPOConfig
+
+        base = MiniPPOConfig
     elif algorithm in ("dpo", "ipo"):
-        from rewardkit.adapters.mini.dpo import MiniDPOConfig as base
+        from rewardkit.adapters.mini.dpo import MiniDPOConfig
+
+        base = MiniDPOConfig
     elif algorithm == "kto":
-        from rewardkit.adapters.mini.kto import MiniKTOConfig as base
+        from rewardkit.adapters.mini.kto import MiniKTOConfig
+
+        base = MiniKTOConfig
     elif algorithm == "orpo":
-        from rewardkit.adapters.mini.orpo import MiniORPOConfig as base
+        from rewardkit.adapters.mini.orpo import MiniORPOConfig
+
+        base = MiniORPOConfig
     elif algorithm == "rm":
-        from rewardkit.adapters.mini.reward_model import MiniRMConfig as base
+        from rewardkit.adapters.mini.reward_model import MiniRMConfig
+
+        base = MiniRMConfig
     else:
         raise ValueError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     return type(f"{algorithm.upper()}RunConfig", (base, DataSource), {"__module__": __name__})
@@ -81,7 +94,7 @@ def run_config(algorithm: str, data: dict[str, Any], path: str | Path = "<config
     elif algorithm == "dpo":
         data.setdefault("loss", "sigmoid")
     try:
-        config = run_config_class(algorithm).model_validate(data)
+        config: Any = run_config_class(algorithm).model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '<config>'}: {e['msg']}" for e in exc.errors())
         raise ValueError(f"{path}: invalid {algorithm} config: {problems}") from None
