@@ -78,7 +78,7 @@ def parse_page(path: Path) -> Page:
 
 
 def pages() -> list[Page]:
-    paths = sorted((ROOT / "docs").rglob("*.md"))
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     return [parse_page(p) for p in paths if p.exists()]
 
 
