@@ -10,8 +10,6 @@ from importlib.metadata import entry_points
 from inspect import ismodule
 from pathlib import Path
 
-import tomllib
-
 import rewardkit.adapters.ray
 from rewardkit import registry, reward_class
 
@@ -19,6 +17,8 @@ REPO = Path(__file__).parents[2]
 
 
 def _declared() -> dict[str, str]:
+    import tomllib  # Python 3.11+, like tests/core/test_packaging.py
+
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     return dict(project["entry-points"][registry.ENTRY_POINT_GROUP])
 
