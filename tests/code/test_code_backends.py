@@ -98,6 +98,11 @@ HACKS = [
 ]
 
 
+#: per-test limit: a JVM or node start inside a container on a loaded 2-core machine can take several seconds, and a
+#: right program must not time out (the spinning hacks run into it, which is what they are for)
+TIMEOUT_S = 8
+
+
 def _local() -> dict:
     if LocalSandbox().tier not in ("bwrap", "bwrap-exec"):
         pytest.skip("no bubblewrap tier here (apt-get install bubblewrap)")
@@ -116,12 +121,12 @@ def reward(request):
     if request.param == "remote":
         _local()
         with sandbox_server(max_run_timeout=60) as url:
-            instance = get_reward("code_tests", backend="remote", base_url=url, concurrency=4, timeout_s=3)
+            instance = get_reward("code_tests", backend="remote", base_url=url, concurrency=4, timeout_s=TIMEOUT_S)
             yield instance
             instance.close()
         return
     options = _local() if request.param == "local" else _docker()
-    instance = get_reward("code_tests", concurrency=4, timeout_s=3, **options)
+    instance = get_reward("code_tests", concurrency=4, timeout_s=TIMEOUT_S, **options)
     yield instance
     instance.close()
 
