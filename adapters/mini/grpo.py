@@ -22,25 +22,26 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from rewardkit.adapters.mini.batching import BatchFeed, Encoded
 from rewardkit.adapters.mini.checkpoints import Checkpointer
-from rewardkit.adapters.mini.config import MiniConfig, prepare_run
+from rewardkit.adapters.mini.config import prepare_run
 from rewardkit.adapters.mini.loop import make_optimizer, optimizer_step
 from rewardkit.adapters.mini.metrics_log import MetricsLog
 from rewardkit.adapters.mini.models import frozen_copy, load_model_and_tokenizer, save_model
-from rewardkit.adapters.mini.rollout import (  # noqa: F401  (combine_rewards, sample_tokens: part of this API)
+from rewardkit.adapters.mini.rollout import (  # noqa: F401  (RewardTerms, sample_tokens: part of this API)
+    OnlineConfig,
     RewardTerms,
-    SamplingOptions,
     combine_rewards,
     completion_logps,
     generate_rollout,
+    online_terms,
     reward_metrics,
     sample_tokens,
     score_rollout,
 )
-from rewardkit.adapters.spec import RewardSpec, load_spec
+from rewardkit.adapters.spec import RewardSpec
 from rewardkit.reward import Reward
 
 Aggregation = Literal["sequence_mean", "token_mean", "dr_grpo"]
@@ -134,15 +135,10 @@ def grpo_loss(
 
 
 # -- config --------------------------------------------------------------------------------------------
-class MiniGRPOConfig(MiniConfig):
-    """Mini GRPO options (plus everything in :class:`MiniConfig`; ``batch_size`` counts prompts)."""
+class MiniGRPOConfig(OnlineConfig):
+    """Mini GRPO options (plus everything in :class:`OnlineConfig`; ``batch_size`` counts prompts)."""
 
-    rewards: Any = Field(None, description="reward spec (see adapters.spec); None: the task's default reward")
     num_generations: int = Field(4, ge=2, description="completions per prompt (the group)")
-    max_prompt_length: int = Field(128, ge=1)
-    max_completion_length: int = Field(32, ge=1)
-    temperature: float = Field(1.0, gt=0)
-    top_p: float = Field(1.0, gt=0, le=1)
     beta: float = Field(0.0, ge=0, description="KL coefficient to the frozen reference (0: no reference model)")
     epsilon: float = Field(0.2, gt=0, description="lower clip range")
     epsilon_high: float | None = Field(None, gt=0, description="upper clip range (DAPO clip-higher); default epsilon")
@@ -153,11 +149,6 @@ class MiniGRPOConfig(MiniConfig):
     loss_aggregation: Aggregation = "sequence_mean"
     num_iterations: int = Field(1, ge=1, description="optimizer steps per generation round (mu)")
     kl_importance_correction: bool = Field(True, description="weight the k3 KL by the importance ratio")
-
-    @field_validator("rewards")
-    @classmethod
-    def _spec(cls, value: Any) -> Any:
-        return None if value is None else load_spec(value)
 
 
 # -- the trainer ---------------------------------------------------------------------------------------
@@ -175,12 +166,7 @@ class MiniGRPOTrainer:
     ) -> None:
         self.monitor = monitor  # a rewardkit.monitor.HackMonitor: shadow checks of every round
         self.config = config if isinstance(config, MiniGRPOConfig) else MiniGRPOConfig.model_validate(dict(config))
-        rewards = rewards if rewards is not None else self.config.rewards
-        if rewards is None:
-            raise ValueError("no rewards: give `rewards` in the config or to the trainer")
-        self.terms = RewardTerms(rewards)
-        if not rows or any("prompt" not in r for r in rows):
-            raise ValueError("GRPO rows need a 'prompt' column")
+        self.terms = online_terms(self.config, rows, rewards, "GRPO")
         self.rows = list(rows)
         self.device = prepare_run(self.config)
         if model is None:
@@ -193,10 +179,7 @@ class MiniGRPOTrainer:
     def generate(self, batch_rows: list[Mapping[str, Any]]) -> tuple[Encoded, torch.Tensor, list[str]]:
         """Sample the group for each prompt; returns the sequences, the completion mask and the texts."""
         cfg = self.config
-        options = SamplingOptions(
-            cfg.num_generations, cfg.max_prompt_length, cfg.max_completion_length, cfg.temperature, cfg.top_p
-        )
-        return generate_rollout(self.model, self.tokenizer, batch_rows, options, self.device)
+        return generate_rollout(self.model, self.tokenizer, batch_rows, cfg.sampling(), self.device)
 
     def score(self, batch_rows: list[Mapping[str, Any]], completions: list[str]) -> torch.Tensor:
         """``(N, K)`` reward table for the completions (rows repeated per generation, TRL-style columns)."""

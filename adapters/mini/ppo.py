@@ -26,25 +26,25 @@ from pathlib import Path
 from typing import Any, Literal
 
 import torch
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from rewardkit.adapters.mini.batching import BatchFeed, Encoded
 from rewardkit.adapters.mini.checkpoints import Checkpointer
-from rewardkit.adapters.mini.config import MiniConfig, prepare_run
+from rewardkit.adapters.mini.config import prepare_run
 from rewardkit.adapters.mini.logprobs import token_logps
 from rewardkit.adapters.mini.loop import optimizer_step
 from rewardkit.adapters.mini.metrics_log import MetricsLog
 from rewardkit.adapters.mini.models import frozen_copy, load_model_and_tokenizer, save_model
 from rewardkit.adapters.mini.rollout import (
-    RewardTerms,
-    SamplingOptions,
+    OnlineConfig,
     combine_rewards,
     completion_logps,
     generate_rollout,
+    online_terms,
     reward_metrics,
     score_rollout,
 )
-from rewardkit.adapters.spec import RewardSpec, load_spec
+from rewardkit.adapters.spec import RewardSpec
 from rewardkit.reward import Reward
 
 CRITIC_FILE = "critic.pt"
@@ -164,15 +164,11 @@ def forward_with_values(
 
 
 # -- config --------------------------------------------------------------------------------------------
-class MiniPPOConfig(MiniConfig):
-    """Mini PPO options (plus everything in :class:`MiniConfig`; ``batch_size`` counts prompts)."""
+class MiniPPOConfig(OnlineConfig):
+    """Mini PPO options (plus everything in :class:`OnlineConfig`; ``batch_size`` counts prompts; the reward may be
+    ``[reward_model]`` with a trained model)."""
 
-    rewards: Any = Field(None, description="reward spec (see adapters.spec), e.g. [reward_model] with its model")
     num_generations: int = Field(1, ge=1, description="completions per prompt")
-    max_prompt_length: int = Field(128, ge=1)
-    max_completion_length: int = Field(32, ge=1)
-    temperature: float = Field(1.0, gt=0)
-    top_p: float = Field(1.0, gt=0, le=1)
     kl_coef: float = Field(0.05, ge=0, description="per-token KL penalty to the frozen reference (0: no reference)")
     gamma: float = Field(1.0, ge=0, le=1, description="discount")
     lam: float = Field(0.95, ge=0, le=1, description="GAE lambda")
@@ -185,11 +181,6 @@ class MiniPPOConfig(MiniConfig):
     whiten_rewards: bool = False
     critic: Literal["value_head", "separate"] = Field("value_head", description="value head on the policy trunk")
     critic_model: str | None = Field(None, description="critic: separate: its model directory or 'tiny'")
-
-    @field_validator("rewards")
-    @classmethod
-    def _spec(cls, value: Any) -> Any:
-        return None if value is None else load_spec(value)
 
     @model_validator(mode="after")
     def _critic(self) -> MiniPPOConfig:
@@ -252,12 +243,7 @@ class MiniPPOTrainer:
         tokenizer: Any = None,
     ) -> None:
         self.config = config if isinstance(config, MiniPPOConfig) else MiniPPOConfig.model_validate(dict(config))
-        rewards = rewards if rewards is not None else self.config.rewards
-        if rewards is None:
-            raise ValueError("no rewards: give `rewards` in the config or to the trainer")
-        self.terms = RewardTerms(rewards)
-        if not rows or any("prompt" not in r for r in rows):
-            raise ValueError("PPO rows need a 'prompt' column")
+        self.terms = online_terms(self.config, rows, rewards, "PPO")
         self.rows = list(rows)
         cfg = self.config
         self.device = prepare_run(cfg)
@@ -286,10 +272,7 @@ class MiniPPOTrainer:
     def new_round(self, batch_rows: list[Mapping[str, Any]]) -> PPORound:
         """Roll out, score, and compute the round's old log-probs, values, per-token rewards and advantages."""
         cfg = self.config
-        options = SamplingOptions(
-            cfg.num_generations, cfg.max_prompt_length, cfg.max_completion_length, cfg.temperature, cfg.top_p
-        )
-        batch, mask, completions = generate_rollout(self.model, self.tokenizer, batch_rows, options, self.device)
+        batch, mask, completions = generate_rollout(self.model, self.tokenizer, batch_rows, cfg.sampling(), self.device)
         per_term = score_rollout(self.terms, batch_rows, completions, cfg.num_generations)
         scores = combine_rewards(per_term, self.terms.weights).to(self.device)
         mask = mask.to(torch.float32) * (~torch.isnan(scores)).float().unsqueeze(1)

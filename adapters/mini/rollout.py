@@ -13,11 +13,49 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from pydantic import Field, field_validator
 
 from rewardkit.adapters.mini.batching import Encoded, render_prompt
+from rewardkit.adapters.mini.config import MiniConfig
 from rewardkit.adapters.mini.logprobs import token_logps
-from rewardkit.adapters.spec import RewardSpec
+from rewardkit.adapters.spec import RewardSpec, load_spec
 from rewardkit.reward import Reward
+
+
+class OnlineConfig(MiniConfig):
+    """Options of the trainers that sample their own completions (GRPO, PPO): the reward and how to sample."""
+
+    rewards: Any = Field(None, description="reward spec (see adapters.spec); None: the task's default reward")
+    num_generations: int = Field(4, ge=1, description="completions per prompt")
+    max_prompt_length: int = Field(128, ge=1)
+    max_completion_length: int = Field(32, ge=1)
+    temperature: float = Field(1.0, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+
+    @field_validator("rewards")
+    @classmethod
+    def _spec(cls, value: Any) -> Any:
+        return None if value is None else load_spec(value)
+
+    def sampling(self) -> SamplingOptions:
+        return SamplingOptions(
+            self.num_generations, self.max_prompt_length, self.max_completion_length, self.temperature, self.top_p
+        )
+
+
+def online_terms(
+    config: OnlineConfig,
+    rows: Sequence[Mapping[str, Any]],
+    rewards: Reward | RewardSpec | Sequence[Reward | tuple[Reward, float]] | None,
+    trainer: str,
+) -> RewardTerms:
+    """The reward terms of an online run (given, else the config's), after checking the rows carry prompts."""
+    rewards = rewards if rewards is not None else config.rewards
+    if rewards is None:
+        raise ValueError("no rewards: give `rewards` in the config or to the trainer")
+    if not rows or any("prompt" not in r for r in rows):
+        raise ValueError(f"{trainer} rows need a 'prompt' column")
+    return RewardTerms(rewards)
 
 
 class RewardTerms:
