@@ -21,6 +21,7 @@ from __future__ import annotations
 import pytest
 
 from rewardkit.rewards.math.reward import MathEquivalence
+from tests.support.verdict_ids import case_id as _id
 
 # (gold, prediction, math-verify's expected verdict), which rewardkit reproduces
 AGREE = [
@@ -263,11 +264,6 @@ AGREE = [
         1.0,
     ),
 ]
-
-
-def _id(case: tuple) -> str:
-    text = f"{case[0]!r}|{case[1]!r}"
-    return (text[:60] + f"..{len(text)}") if len(text) > 64 else text
 
 
 @pytest.fixture(scope="module")

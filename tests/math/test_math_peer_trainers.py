@@ -20,6 +20,7 @@ from __future__ import annotations
 import pytest
 
 from rewardkit.rewards.math.reward import MathEquivalence
+from tests.support.verdict_ids import case_id as _id
 
 B = r"\boxed"
 NO_VERDICT = None  # the peer's test asserts no verdict (only the type of the result)
@@ -201,11 +202,6 @@ AREAL_GEOMETRY3K = [  # (gold, completion, AReaL, rewardkit by default, rewardki
 ]
 
 TABLE = TRL + OPEN_R1 + MS_SWIFT + AREAL
-
-
-def _id(case: tuple) -> str:
-    text = f"{case[0]!r}|{case[1]!r}"
-    return (text[:60] + f"..{len(text)}") if len(text) > 64 else text
 
 
 @pytest.fixture(scope="module")

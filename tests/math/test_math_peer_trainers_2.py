@@ -17,6 +17,7 @@ from __future__ import annotations
 import pytest
 
 from rewardkit.rewards.math.reward import MathEquivalence
+from tests.support.verdict_ids import case_id as _id
 
 B = r"\boxed"
 _FORMAT = "a format rule of the peer's own; rewardkit reads the answer (format is think_format's job)"
@@ -70,11 +71,6 @@ RLLM = [
 ]
 
 TABLE = SKYRL + SLIME + RLLM
-
-
-def _id(case: tuple) -> str:
-    text = f"{case[0]!r}|{case[1]!r}"
-    return (text[:60] + f"..{len(text)}") if len(text) > 64 else text
 
 
 @pytest.fixture(scope="module")

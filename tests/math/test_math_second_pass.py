@@ -12,6 +12,7 @@ import time
 import pytest
 
 from rewardkit.rewards.math.reward import MathEquivalence
+from tests.support.verdict_ids import case_id as _id
 
 B = r"\boxed"
 
@@ -151,12 +152,6 @@ NESTING = [
 ]
 
 TABLE = NO_FALSE_POSITIVES + MATH_STYLE + MULTI_PART + EXTRACTION + NESTING
-
-
-def _id(case: tuple) -> str:
-    gold, completion, _ = case
-    text = f"{gold!r}|{completion!r}"
-    return (text[:60] + f"..{len(text)}") if len(text) > 64 else text
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import pytest
 
 from rewardkit import get_reward
 from rewardkit.rewards.math.reward import MathEquivalence
+from tests.support.verdict_ids import case_id as _id
 
 B = r"\boxed"
 
@@ -356,12 +357,6 @@ TABLE = (
     + EXTRACTION
     + BAD_INPUT
 )
-
-
-def _id(case: tuple) -> str:
-    gold, completion, _ = case
-    text = f"{gold!r}|{completion!r}"
-    return (text[:60] + f"..{len(text)}") if len(text) > 64 else text
 
 
 @pytest.fixture(scope="module")
