@@ -144,7 +144,7 @@ def run_in_process(work: Workload, repeat: int) -> Row:
 def run_served(work: Workload, clients: int, request_size: int, repeat: int) -> Row:
     """``rewardkit serve`` in a subprocess; ``clients`` threads post ``request_size`` samples per request."""
     try:
-        import rewardkit.adapters.serve  # noqa: F401
+        import rewardkit.adapters.runtime.serve  # noqa: F401
     except ImportError as exc:
         return Row("rewardkit serve", note=f"skipped: the server is not importable ({exc})")
     spec_dir = Path(tempfile.mkdtemp(prefix="rk-scale-"))

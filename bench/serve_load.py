@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.url:
         report = asyncio.run(run_load(args.url, body, args.clients, args.seconds, args.token))
     else:
-        from rewardkit.adapters.serve.process import ServerProcess
+        from rewardkit.adapters.runtime.serve.process import ServerProcess
 
         options = ("--workers", str(args.workers), "--max-queue", str(args.max_queue))
         with ServerProcess(SPEC, *options) as server:
@@ -249,7 +249,7 @@ def compare_batching(body: dict[str, Any], args: argparse.Namespace) -> int:
     3. the anchor: the same samples sent by a client that batches them itself (``--group`` per request) to the
        server of setup 2, i.e. the throughput a batching client got before.
     """
-    from rewardkit.adapters.serve.process import ServerProcess
+    from rewardkit.adapters.runtime.serve.process import ServerProcess
 
     capacity = ("--workers", str(args.workers), "--max-queue", str(max(args.max_queue, args.clients)))
     unbatched = ("--max-batch", "1", "--batch-wait-ms", "0")

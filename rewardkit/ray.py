@@ -4,9 +4,9 @@
   reward once, placed across nodes, with bounded in-flight chunks and reruns when an actor or node dies;
 - :func:`serve_on_ray`: ``rewardkit serve`` as a Ray Serve deployment with N (or autoscaled) replicas.
 
-Nothing here imports Ray or the implementation (``rewardkit.adapters.ray``) when ``rewardkit`` is imported; the names
-resolve on first access, and Ray itself on the first batch (or deployment), so the reward pickles and registers
-anywhere and reports a missing Ray as the reason of an unscorable sample.
+Nothing here imports Ray or the implementation (``rewardkit.adapters.runtime.ray``) when ``rewardkit`` is imported;
+the names resolve on first access, and Ray itself on the first batch (or deployment), so the reward pickles and
+registers anywhere and reports a missing Ray as the reason of an unscorable sample.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what IDEs and type checkers resolve; at run time the names load lazily
-    from rewardkit.adapters.ray.config import RayPoolConfig
-    from rewardkit.adapters.ray.connect import ClusterUnavailable
-    from rewardkit.adapters.ray.pool import RayPool
-    from rewardkit.adapters.ray.serve import serve_on_ray
+    from rewardkit.adapters.runtime.ray.config import RayPoolConfig
+    from rewardkit.adapters.runtime.ray.connect import ClusterUnavailable
+    from rewardkit.adapters.runtime.ray.pool import RayPool
+    from rewardkit.adapters.runtime.ray.serve import serve_on_ray
 
 _EXPORTS = {
-    "RayPool": "rewardkit.adapters.ray.pool",
-    "RayPoolConfig": "rewardkit.adapters.ray.config",
-    "ClusterUnavailable": "rewardkit.adapters.ray.connect",
-    "serve_on_ray": "rewardkit.adapters.ray.serve",
+    "RayPool": "rewardkit.adapters.runtime.ray.pool",
+    "RayPoolConfig": "rewardkit.adapters.runtime.ray.config",
+    "ClusterUnavailable": "rewardkit.adapters.runtime.ray.connect",
+    "serve_on_ray": "rewardkit.adapters.runtime.ray.serve",
 }
 
 __all__ = ["ClusterUnavailable", "RayPool", "RayPoolConfig", "serve_on_ray"]

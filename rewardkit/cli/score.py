@@ -12,7 +12,7 @@ from rewardkit.cli.main import load_config_arg
 from rewardkit.scoring import INDEX_KEY, score_file
 
 if TYPE_CHECKING:
-    from rewardkit.adapters.ray.pool import RayPool
+    from rewardkit.adapters.runtime.ray.pool import RayPool
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -65,8 +65,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def _ray_reward(args: argparse.Namespace, config: dict) -> RayPool:
     """The reward as a pool of actors on the cluster at ``--ray``; a missing cluster is a one-line error."""
-    from rewardkit.adapters.ray.connect import ClusterUnavailable
-    from rewardkit.adapters.ray.score import cluster_pool
+    from rewardkit.adapters.runtime.ray.connect import ClusterUnavailable
+    from rewardkit.adapters.runtime.ray.score import cluster_pool
 
     if args.ray_actors is not None and args.ray_actors < 1:
         raise ValueError("--ray-actors must be at least 1")

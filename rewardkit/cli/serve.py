@@ -1,7 +1,7 @@
 """``rewardkit serve --spec FILE``: serve rewards over HTTP (native ``/v1/score`` and OpenRLHF's ``/get_reward``).
 
-The work is :func:`rewardkit.adapters.serve.runner.run_server` (or, with ``--ray``,
-:func:`rewardkit.adapters.ray.serve.serve_on_ray`); this module only parses arguments.
+The work is :func:`rewardkit.adapters.runtime.serve.runner.run_server` (or, with ``--ray``,
+:func:`rewardkit.adapters.runtime.ray.serve.serve_on_ray`); this module only parses arguments.
 :func:`add_serve_arguments` and :func:`settings_from_args` are shared with other ways of serving (Ray).
 """
 
@@ -75,7 +75,7 @@ def add_serve_arguments(serve: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace):
-    from rewardkit.adapters.serve.settings import ServeSettings
+    from rewardkit.adapters.runtime.serve.settings import ServeSettings
 
     values = {
         "host": args.host,
@@ -108,10 +108,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     try:
-        from rewardkit.adapters.serve.runner import run_server
+        from rewardkit.adapters.runtime.serve.runner import run_server
     except ImportError as exc:
         raise ValueError(f"rewardkit serve needs the 'serve' extra (pip install 'rewardkit[serve]'): {exc}") from None
-    from rewardkit.adapters.serve.specs import load_served
+    from rewardkit.adapters.runtime.serve.specs import load_served
 
     try:
         settings = settings_from_args(args)
@@ -129,7 +129,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _serve_on_ray(args: argparse.Namespace, settings) -> int:
     """The same server as Ray Serve replicas; every replica builds the rewards from the spec file itself."""
     try:
-        from rewardkit.adapters.ray.serve import ClusterUnavailable, serve_on_ray, serve_until_interrupted
+        from rewardkit.adapters.runtime.ray.serve import ClusterUnavailable, serve_on_ray, serve_until_interrupted
     except ImportError as exc:
         raise ValueError(f"rewardkit serve --ray needs the 'ray' extra (pip install 'rewardkit[ray]'): {exc}") from None
     if args.replicas < 1:

@@ -155,7 +155,7 @@ def _trial_registry() -> dict[str, Any]:
 
 
 def _trial_verl() -> dict[str, Any]:
-    from rewardkit.adapters import verl
+    from rewardkit.adapters.trainers import verl
 
     def work(i: int) -> Any:
         source, response, gold, _, _ = VERL_TABLE[i % len(VERL_TABLE)]

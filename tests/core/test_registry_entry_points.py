@@ -10,7 +10,7 @@ from importlib.metadata import entry_points
 from inspect import ismodule
 from pathlib import Path
 
-import rewardkit.adapters.ray
+import rewardkit.adapters.runtime.ray
 from rewardkit import registry, reward_class
 
 REPO = Path(__file__).parents[2]
@@ -44,5 +44,5 @@ def test_ray_has_one_front_door():
     door = importlib.import_module("rewardkit.ray")
     assert sorted(door.__all__) == ["ClusterUnavailable", "RayPool", "RayPoolConfig", "serve_on_ray"]
     assert door.RayPool is reward_class("ray_pool")
-    exported = [n for n, v in vars(rewardkit.adapters.ray).items() if not n.startswith("_") and not ismodule(v)]
+    exported = [n for n, v in vars(rewardkit.adapters.runtime.ray).items() if not n.startswith("_") and not ismodule(v)]
     assert exported == []  # the implementation package exports nothing (its submodules are its parts)

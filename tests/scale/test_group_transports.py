@@ -26,7 +26,7 @@ from tests.support.ray_cluster import IN_RAY_NETNS, SKIP_OUTSIDE, can_unshare_ne
 
 require_extras("serve")
 
-from rewardkit.adapters.serve.process import ServerProcess
+from rewardkit.adapters.runtime.serve.process import ServerProcess
 
 PROMPTS = ["What is 2 + 2?", "Name a prime.", "Say hi."]
 #: three prompts, interleaved; within each group the completions have distinct lengths

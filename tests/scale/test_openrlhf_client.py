@@ -29,7 +29,7 @@ agent = pytest.importorskip(
 
 import httpx
 
-from rewardkit.adapters.serve.process import ServerProcess
+from rewardkit.adapters.runtime.serve.process import ServerProcess
 
 pytestmark = pytest.mark.slow
 

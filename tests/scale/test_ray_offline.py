@@ -16,7 +16,7 @@ import time
 import pytest
 
 from rewardkit import ConfigError, get_reward
-from rewardkit.adapters.ray.config import chunk_bounds
+from rewardkit.adapters.runtime.ray.config import chunk_bounds
 from tests.support.ray_cluster import ray_missing
 
 # The "no cluster" cases use Ray Client addresses (ray://HOST:PORT): Ray dials those as given, while a plain
@@ -60,7 +60,7 @@ def test_pool_is_a_drop_in_under_the_inner_name_and_pickles() -> None:
 
 
 def test_importing_rewardkit_and_its_ray_module_does_not_import_ray() -> None:
-    probe = "import sys, rewardkit, rewardkit.ray, rewardkit.adapters.ray; print('ray' in sys.modules)"
+    probe = "import sys, rewardkit, rewardkit.ray, rewardkit.adapters.runtime.ray; print('ray' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
@@ -97,7 +97,7 @@ def test_unreachable_cluster_is_none_with_the_reason_within_the_connect_timeout(
 
 @pytest.mark.skipif(ray_missing() is not None, reason=str(ray_missing()))
 def test_addresses_resolve_as_ray_resolves_them_without_any_traffic() -> None:
-    from rewardkit.adapters.ray.connect import resolve_address
+    from rewardkit.adapters.runtime.ray.connect import resolve_address
 
     assert resolve_address("ray://10.1.2.3:10001") == ("10.1.2.3", 10001)
     host, port = resolve_address("127.0.0.1:6390")  # Ray may swap loopback for the node's IP; the port stays

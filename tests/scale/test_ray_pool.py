@@ -162,7 +162,7 @@ def test_node_killed_mid_batch_reruns_its_chunks_and_equals_local(cluster, caplo
         box: dict = {}
         batch = threading.Thread(target=lambda: box.setdefault("results", pool.details(texts, tag=tags)))
         started = time.monotonic()
-        with caplog.at_level(logging.WARNING, logger="rewardkit.adapters.ray.dispatch"):
+        with caplog.at_level(logging.WARNING, logger="rewardkit.adapters.runtime.ray.dispatch"):
             batch.start()
             time.sleep(1.0)  # both actors are mid-chunk: the batch needs about 2.4 s on two actors
             assert cluster.kill_node(worker) > 0

@@ -29,10 +29,10 @@ def _post(url: str, body: dict) -> dict:
 
 def test_two_replicas_serve_the_native_and_openrlhf_endpoints() -> None:
     pytest.importorskip("fastapi")
-    pytest.importorskip("rewardkit.adapters.serve")
+    pytest.importorskip("rewardkit.adapters.runtime.serve")
     from ray import serve
 
-    from rewardkit.adapters.ray.serve import replica_count, serve_on_ray
+    from rewardkit.adapters.runtime.ray.serve import replica_count, serve_on_ray
 
     shared_cluster()
     specs = {"rewards": ["think_format", {"name": "math_equivalence", "config": {"workers": 1}}]}
@@ -75,7 +75,7 @@ def test_autoscaling_config_is_passed_through() -> None:
     pytest.importorskip("fastapi")
     from ray import serve
 
-    from rewardkit.adapters.ray.serve import replica_count, serve_on_ray
+    from rewardkit.adapters.runtime.ray.serve import replica_count, serve_on_ray
 
     shared_cluster()
 

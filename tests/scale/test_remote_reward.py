@@ -22,10 +22,10 @@ require_extras("serve")
 import httpx
 import pytest
 
-import rewardkit.adapters.remote  # noqa: F401  (registers `remote`)
+import rewardkit.adapters.runtime.remote  # noqa: F401  (registers `remote`)
 from rewardkit import ConfigError, get_reward
-from rewardkit.adapters.remote import RemoteReward
-from rewardkit.adapters.serve.process import ServerProcess
+from rewardkit.adapters.runtime.remote import RemoteReward
+from rewardkit.adapters.runtime.serve.process import ServerProcess
 
 pytestmark = pytest.mark.slow
 
@@ -215,7 +215,7 @@ def verl_style(raw_fn, **reward_kwargs):
 
 
 def test_verl_async_compute_score_calls_the_service(servers: list[str]) -> None:
-    from rewardkit.adapters.verl import compute_score, compute_score_batch_remote, compute_score_remote
+    from rewardkit.adapters.trainers.verl import compute_score, compute_score_batch_remote, compute_score_remote
 
     fn = verl_style(compute_score_remote, remote={"urls": servers})
     assert inspect.iscoroutinefunction(fn)  # verl's reward loop awaits it instead of using a thread
@@ -242,7 +242,7 @@ def test_verl_async_compute_score_calls_the_service(servers: list[str]) -> None:
 
 
 def test_verl_remote_needs_urls() -> None:
-    from rewardkit.adapters.verl import compute_score_remote
+    from rewardkit.adapters.trainers.verl import compute_score_remote
 
     with pytest.raises(ConfigError, match="remote"):
         asyncio.run(compute_score_remote("gsm8k", "x", "1"))

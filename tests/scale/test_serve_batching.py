@@ -19,10 +19,10 @@ from tests.support.extras import require_extras
 require_extras("serve")
 
 from rewardkit import Reward, RewardResult
-from rewardkit.adapters.serve.admission import QueueFull
-from rewardkit.adapters.serve.service import RewardService
-from rewardkit.adapters.serve.settings import ServeSettings
-from rewardkit.adapters.serve.specs import ServedReward
+from rewardkit.adapters.runtime.serve.admission import QueueFull
+from rewardkit.adapters.runtime.serve.service import RewardService
+from rewardkit.adapters.runtime.serve.settings import ServeSettings
+from rewardkit.adapters.runtime.serve.specs import ServedReward
 
 SAMPLE_S = 0.05
 

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from rewardkit import get_reward
-from rewardkit.adapters.serve.process import ServerProcess
+from rewardkit.adapters.runtime.serve.process import ServerProcess
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ from tests.support.extras import require_extras
 require_extras("serve")
 
 from bench.serve_load import SPEC, run_load, workload
-from rewardkit.adapters.serve.process import ServerProcess
+from rewardkit.adapters.runtime.serve.process import ServerProcess
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ require_extras("serve")
 import httpx
 import pytest
 
-from rewardkit.adapters.serve.process import ServerProcess
+from rewardkit.adapters.runtime.serve.process import ServerProcess
 from rewardkit.sandboxes.local.backend import LocalSandbox
 from tests.support.timing import slack
 

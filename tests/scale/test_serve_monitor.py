@@ -21,7 +21,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from rewardkit.adapters.serve.process import ServerProcess
+from rewardkit.adapters.runtime.serve.process import ServerProcess
 
 pytestmark = pytest.mark.slow
 
@@ -128,7 +128,7 @@ def test_monitor_endpoint_is_404_with_the_monitor_off() -> None:
 def test_requests_are_cut_into_batches_of_sample_with_columns_aligned() -> None:
     from prometheus_client import CollectorRegistry
 
-    from rewardkit.adapters.serve.monitoring import ServeMonitor
+    from rewardkit.adapters.runtime.serve.monitoring import ServeMonitor
     from rewardkit.monitor import MonitorConfig
     from rewardkit.types import RewardResult
 
@@ -167,8 +167,8 @@ def test_monitor_flags_become_settings() -> None:
 
 def test_a_monitored_reward_that_is_not_served_is_refused_at_start() -> None:
     from rewardkit import get_reward
-    from rewardkit.adapters.serve.service import RewardService
-    from rewardkit.adapters.serve.settings import ServeSettings
+    from rewardkit.adapters.runtime.serve.service import RewardService
+    from rewardkit.adapters.runtime.serve.settings import ServeSettings
 
     settings = ServeSettings(monitor={"shadow": "math_equivalence"}, monitor_rewards=("judge",))
     with pytest.raises(ValueError, match="not served: judge; served: regex_match"):

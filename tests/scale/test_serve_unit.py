@@ -16,9 +16,9 @@ from tests.support.extras import require_extras
 require_extras("serve")
 
 from rewardkit import ConfigError, Reward, RewardResult, get_reward
-from rewardkit.adapters.serve.admission import Admission, QueueFull
-from rewardkit.adapters.serve.metrics import ServeMetrics, reason_kind
-from rewardkit.adapters.serve.scoring import (
+from rewardkit.adapters.runtime.serve.admission import Admission, QueueFull
+from rewardkit.adapters.runtime.serve.metrics import ServeMetrics, reason_kind
+from rewardkit.adapters.runtime.serve.scoring import (
     BadRequest,
     openrlhf_batch,
     openrlhf_payload,
@@ -26,8 +26,8 @@ from rewardkit.adapters.serve.scoring import (
     response_from_query,
     score,
 )
-from rewardkit.adapters.serve.settings import ServeSettings
-from rewardkit.adapters.serve.specs import build_served
+from rewardkit.adapters.runtime.serve.settings import ServeSettings
+from rewardkit.adapters.runtime.serve.specs import build_served
 from tests.support.timing import slack
 
 GOOD = "<think>2+2=4</think> 4"

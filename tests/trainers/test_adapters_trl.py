@@ -13,7 +13,7 @@ import pytest
 import rewardkit
 from rewardkit.adapters.demo.tasks import arithmetic, arithmetic_pairs
 from rewardkit.adapters.spec import RewardSpec, load_spec
-from rewardkit.adapters.trl import dpo_dataset, grpo_config_kwargs, grpo_rewards
+from rewardkit.adapters.trainers.trl import dpo_dataset, grpo_config_kwargs, grpo_rewards
 from rewardkit.reward import AsyncReward, ConfigError
 from tests.support.trl_helpers import tiny_dpo_config, tiny_grpo_config
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import rewardkit
-from rewardkit.adapters.verl import VerlScorer, compute_score, compute_score_batch, load_mapping
+from rewardkit.adapters.trainers.verl import VerlScorer, compute_score, compute_score_batch, load_mapping
 from rewardkit.reward import ConfigError
 
 needs_math = pytest.mark.skipif("math_equivalence" not in rewardkit.list_rewards(), reason="math family absent")
@@ -129,7 +129,7 @@ def test_missing_reward_and_non_text_are_unscorable_never_raise():
 def test_code_sources_get_parsed_tests():
     _, route = VerlScorer().route_for("codecontests")
     assert route.reward == "code_tests" and route.parse_json and route.ground_truth_column == "tests"
-    from rewardkit.adapters.verl import _row
+    from rewardkit.adapters.trainers.verl import _row
 
     row = _row(route, "codecontests", json.dumps({"inputs": ["1\n"], "outputs": ["2\n"]}), {"index": 3})
     assert row == {"index": 3, "tests": {"inputs": ["1\n"], "outputs": ["2\n"]}, "data_source": "codecontests"}

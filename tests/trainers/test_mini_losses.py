@@ -155,7 +155,7 @@ def test_dpo_and_ipo_match_trl(tiny_model_dir, loss_type, beta):
     from trl import DPOConfig, DPOTrainer
 
     from rewardkit.adapters.demo.tasks import arithmetic_pairs
-    from rewardkit.adapters.trl import dpo_dataset
+    from rewardkit.adapters.trainers.trl import dpo_dataset
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     trainer = DPOTrainer(

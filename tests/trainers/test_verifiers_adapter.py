@@ -25,7 +25,7 @@ import pytest
 from pydantic import BaseModel
 
 import rewardkit
-from rewardkit.adapters.verifiers import (
+from rewardkit.adapters.trainers.verifiers import (
     VerifiersReward,
     gold_column,
     plain_messages,
@@ -314,12 +314,14 @@ def test_rubric_builds_the_verifiers_class_with_funcs_weights_and_parser(monkeyp
 
 # -- TRL: the tool environments importable from the TRL adapter ----------------------------------------------------
 def test_trl_adapter_offers_the_sandbox_environments_lazily():
-    from rewardkit.adapters import environments
-    from rewardkit.adapters.trl import PythonSandboxEnvironment, ShellSandboxEnvironment
+    from rewardkit.adapters.trainers import environments
+    from rewardkit.adapters.trainers.trl import PythonSandboxEnvironment, ShellSandboxEnvironment
 
     assert PythonSandboxEnvironment is environments.PythonSandboxEnvironment
     assert ShellSandboxEnvironment is environments.ShellSandboxEnvironment
-    code = "import sys, rewardkit.adapters.trl; print('rewardkit.adapters.environments' in sys.modules)"
+    code = (
+        "import sys, rewardkit.adapters.trainers.trl; print('rewardkit.adapters.trainers.environments' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "False"
 

@@ -148,7 +148,7 @@ def test_real_rollouts_through_the_interception_server_are_scored(fault_server):
 
 
 def test_v1_members_without_verifiers_name_the_fix(monkeypatch):
-    from rewardkit.adapters.verifiers import task_metric, task_reward, task_rubric
+    from rewardkit.adapters.trainers.verifiers import task_metric, task_reward, task_rubric
 
     monkeypatch.setitem(sys.modules, "verifiers", None)
     monkeypatch.setitem(sys.modules, "verifiers.v1", None)

@@ -149,15 +149,16 @@ else:
 
     @pytest.fixture(scope="module")
     def adapter_file() -> str:
-        import rewardkit.adapters.verl as adapter
+        import rewardkit.adapters.trainers.verl as adapter
 
-        return adapter.__file__  # the README's `python -c "import rewardkit.adapters.verl as m; print(m.__file__)"`
+        # the README's `python -c "import rewardkit.adapters.trainers.verl as m; print(m.__file__)"`
+        return adapter.__file__
 
     @pytest.mark.parametrize("manager", ["naive", "dapo", "gdpo", "rate_limited"])
     @pytest.mark.parametrize("how", ["file", "pkg"])
     @pytest.mark.parametrize("name", ["compute_score", "compute_score_batched"])
     def test_reward_loop_scores_the_verdict_table(tokenizer_dir, adapter_file, manager, how, name):
-        path = adapter_file if how == "file" else "pkg://rewardkit.adapters.verl"
+        path = adapter_file if how == "file" else "pkg://rewardkit.adapters.trainers.verl"
         config = verl_config(tokenizer_dir, path, name, MAPPING, manager)
         kwargs = config.reward.custom_reward_function.reward_kwargs
         assert isinstance(kwargs.mapping, DictConfig) and isinstance(kwargs.mapping.routes, ListConfig)
@@ -169,14 +170,14 @@ else:
         assert "reason" not in metrics["aime24"], "text keys are not averaged"
 
     def test_default_routes_without_reward_kwargs(tokenizer_dir):
-        config = verl_config(tokenizer_dir, "pkg://rewardkit.adapters.verl", "compute_score", "{}")
+        config = verl_config(tokenizer_dir, "pkg://rewardkit.adapters.trainers.verl", "compute_score", "{}")
         outputs = run_reward_loop(config, verl_batch(tokenizer_dir, TABLE))
         assert_verdicts(outputs, TABLE, with_reason=False)
         assert set(outputs[0]["reward_extra_info"]) == {"score", "unscorable"}
 
     def test_batched_path_scores_one_batch_and_reports_its_unscorable_share(tokenizer_dir, caplog):
-        config = verl_config(tokenizer_dir, "pkg://rewardkit.adapters.verl", "compute_score_batched", MAPPING)
-        with caplog.at_level(logging.WARNING, logger="rewardkit.adapters.verl"):
+        config = verl_config(tokenizer_dir, "pkg://rewardkit.adapters.trainers.verl", "compute_score_batched", MAPPING)
+        with caplog.at_level(logging.WARNING, logger="rewardkit.adapters.trainers.verl"):
             outputs = run_reward_loop(config, verl_batch(tokenizer_dir, TABLE))
         assert_verdicts(outputs, TABLE)
         lines = [r.getMessage() for r in caplog.records if "unscorable" in r.getMessage()]
@@ -192,7 +193,7 @@ else:
             "from tests.trainers.test_verl_reward_loop import TABLE, run_reward_loop, verl_batch, verl_config\n"
             "tok = sys.argv[1]\n"
             "table = TABLE[:5] * 8\n"
-            "config = verl_config(tok, 'pkg://rewardkit.adapters.verl', 'compute_score', '{}')\n"
+            "config = verl_config(tok, 'pkg://rewardkit.adapters.trainers.verl', 'compute_score', '{}')\n"
             "outputs = run_reward_loop(config, verl_batch(tok, table))\n"
             "print(json.dumps([[o['reward_score'], bool(o['reward_extra_info']['unscorable'])] for o in outputs]))\n"
         )
@@ -221,7 +222,7 @@ else:
             time.sleep(1.0)
 
     def test_compute_score_remote_against_rewardkit_serve(tokenizer_dir):
-        from rewardkit.adapters.serve.process import ServerProcess
+        from rewardkit.adapters.runtime.serve.process import ServerProcess
 
         spec = [{"name": "math_equivalence", "config": {"workers": 2}}]
         with ServerProcess(spec, "--workers", "2") as server:
@@ -230,6 +231,7 @@ else:
                 f"{{remote:{{urls:['{server.url}'],chunk_size:4}},mapping:{{include_reason:true,routes:["
                 "{match:['*gsm8k*','*math*','aime*'],reward:math_equivalence}]}}"
             )
-            config = verl_config(tokenizer_dir, "pkg://rewardkit.adapters.verl", "compute_score_remote", kwargs)
+            module = "pkg://rewardkit.adapters.trainers.verl"
+            config = verl_config(tokenizer_dir, module, "compute_score_remote", kwargs)
             outputs = run_reward_loop(config, verl_batch(tokenizer_dir, TABLE))
         assert_verdicts(outputs, TABLE)

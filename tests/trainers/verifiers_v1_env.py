@@ -27,7 +27,7 @@ import verifiers.v1 as vf
 from datasets import Dataset
 from verifiers.v1.trace import AgentInfo, TraceTask
 
-from rewardkit.adapters.verifiers import task_metric, task_reward, task_rubric
+from rewardkit.adapters.trainers.verifiers import task_metric, task_reward, task_rubric
 from rewardkit.compose import build_reward
 
 #: The rows: question, gold answer and the completion the scoring case puts on the trace.

@@ -18,7 +18,7 @@ from typing import Any
 from rewardkit.reward import ConfigError
 from rewardkit.types import RewardResult
 
-logger = logging.getLogger("rewardkit.adapters.verl")
+logger = logging.getLogger("rewardkit.adapters.trainers.verl")
 
 
 def plain(value: Any) -> Any:

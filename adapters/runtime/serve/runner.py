@@ -17,10 +17,10 @@ from typing import Any, TextIO
 
 import uvicorn
 
-from rewardkit.adapters.serve.app import create_app
-from rewardkit.adapters.serve.service import RewardService
-from rewardkit.adapters.serve.settings import ServeSettings
-from rewardkit.adapters.serve.specs import ServedReward
+from rewardkit.adapters.runtime.serve.app import create_app
+from rewardkit.adapters.runtime.serve.service import RewardService
+from rewardkit.adapters.runtime.serve.settings import ServeSettings
+from rewardkit.adapters.runtime.serve.specs import ServedReward
 from rewardkit.reward import Reward
 
 logger = logging.getLogger(__name__)

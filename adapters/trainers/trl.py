@@ -14,8 +14,8 @@ DPO: :func:`dpo_dataset` takes rows (or a ``datasets.Dataset``, or a jsonl path)
 ``Dataset`` in TRL's plain or conversational preference format.
 
 Tool environments for ``GRPOTrainer(environment_factory=...)``: :class:`PythonSandboxEnvironment` and
-:class:`ShellSandboxEnvironment` (from :mod:`rewardkit.adapters.environments`), importable from here too and loaded on
-first use, so importing this module does not import the sandbox stack.
+:class:`ShellSandboxEnvironment` (from :mod:`rewardkit.adapters.trainers.environments`), importable from here
+too and loaded on first use, so importing this module does not import the sandbox stack.
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ PREFERENCE_COLUMNS = ("prompt", "chosen", "rejected")
 
 Format = Literal["keep", "plain", "conversational"]
 
-#: Names served lazily from :mod:`rewardkit.adapters.environments`.
+#: Names served lazily from :mod:`rewardkit.adapters.trainers.environments`.
 ENVIRONMENTS = ("PythonSandboxEnvironment", "ShellSandboxEnvironment")
 
 
 def __getattr__(name: str) -> Any:
     if name in ENVIRONMENTS:
-        from rewardkit.adapters import environments
+        from rewardkit.adapters.trainers import environments
 
         return getattr(environments, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

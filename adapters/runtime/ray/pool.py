@@ -20,8 +20,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from rewardkit.adapters.ray.config import RayPoolConfig
-from rewardkit.adapters.ray.connect import ClusterUnavailable, connect
+from rewardkit.adapters.runtime.ray.config import RayPoolConfig
+from rewardkit.adapters.runtime.ray.connect import ClusterUnavailable, connect
 from rewardkit.compose import build_reward
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward
@@ -61,7 +61,7 @@ class RayPool(Reward[RayPoolConfig]):
         self._lock = threading.Lock()
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        from rewardkit.adapters.ray.dispatch import BatchRun
+        from rewardkit.adapters.runtime.ray.dispatch import BatchRun
 
         if not completions:
             return []
@@ -105,7 +105,7 @@ class RayPool(Reward[RayPoolConfig]):
                     self._actors = None
 
     def _actor_set(self) -> Any:
-        from rewardkit.adapters.ray.dispatch import ActorSet
+        from rewardkit.adapters.runtime.ray.dispatch import ActorSet
 
         if self._actors is None:
             connect(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rewardkit.adapters.ray.connect import connect
-from rewardkit.adapters.ray.pool import RayPool
+from rewardkit.adapters.runtime.ray.connect import connect
+from rewardkit.adapters.runtime.ray.pool import RayPool
 
 
 def cluster_pool(spec: Any, address: str, num_actors: int | None = None, **options: Any) -> RayPool:

@@ -27,14 +27,14 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
-from rewardkit.adapters.serve.admission import QueueFull
-from rewardkit.adapters.serve.metrics import CONTENT_TYPE
-from rewardkit.adapters.serve.middleware import GuardMiddleware
-from rewardkit.adapters.serve.protocol import OpenRLHFRequest, OpenRLHFResponse, ScoreRequest, ScoreResponse
-from rewardkit.adapters.serve.scoring import BadRequest, openrlhf_batch, openrlhf_payload
-from rewardkit.adapters.serve.service import RewardService
-from rewardkit.adapters.serve.settings import ServeSettings
-from rewardkit.adapters.serve.specs import ServedReward
+from rewardkit.adapters.runtime.serve.admission import QueueFull
+from rewardkit.adapters.runtime.serve.metrics import CONTENT_TYPE
+from rewardkit.adapters.runtime.serve.middleware import GuardMiddleware
+from rewardkit.adapters.runtime.serve.protocol import OpenRLHFRequest, OpenRLHFResponse, ScoreRequest, ScoreResponse
+from rewardkit.adapters.runtime.serve.scoring import BadRequest, openrlhf_batch, openrlhf_payload
+from rewardkit.adapters.runtime.serve.service import RewardService
+from rewardkit.adapters.runtime.serve.settings import ServeSettings
+from rewardkit.adapters.runtime.serve.specs import ServedReward
 from rewardkit.reward import Reward
 
 logger = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ become ``reward_extra_info``, one list per key, so every sample returns the same
 
     reward:
       custom_reward_function:
-        path: pkg://rewardkit.adapters.verl     # or this file's path
+        path: pkg://rewardkit.adapters.trainers.verl     # or this file's path
         name: compute_score                     # or compute_score_batched / compute_score_remote
         reward_kwargs: {mapping: {include_reason: true}}   # optional; a dict or a YAML path
 
@@ -46,7 +46,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rewardkit.adapters.verl_calls import Coalescer, ScorerCache, plain, report_unscorable, settings_key
+from rewardkit.adapters.trainers.verl_calls import Coalescer, ScorerCache, plain, report_unscorable, settings_key
 from rewardkit.compose import build_reward
 from rewardkit.hard_timeout import HardTimeoutPool
 from rewardkit.reward import ConfigError, Reward
@@ -349,7 +349,7 @@ class RemoteVerlScorer(VerlScorer):
         return int(self.remote.get("chunk_size", 64)) * int(self.remote.get("max_in_flight", 8))
 
     def build(self, route: VerlRoute) -> Reward:
-        from rewardkit.adapters.remote import RemoteReward
+        from rewardkit.adapters.runtime.remote import RemoteReward
 
         return RemoteReward({**self.remote, **route.config, "reward": route.reward})
 
@@ -405,7 +405,7 @@ async def compute_score_remote(
     (``{"urls": [...], "token_env": ...}``); ``mapping`` routes data sources to served reward names::
 
         custom_reward_function:
-          path: pkg://rewardkit.adapters.verl
+          path: pkg://rewardkit.adapters.trainers.verl
           name: compute_score_remote
           reward_kwargs: {remote: {urls: ["http://10.0.0.5:8000"]}}
     """

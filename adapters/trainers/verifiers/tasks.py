@@ -8,7 +8,7 @@ verifiers 0.4 scores a rollout with its task's ``@vf.reward(weight=...)`` and ``
 base class with one weighted reward per term of a spec list (what a legacy ``Rubric`` scored)::
 
     import verifiers.v1 as vf
-    from rewardkit.adapters.verifiers import task_metric, task_reward, task_rubric
+    from rewardkit.adapters.trainers.verifiers import task_metric, task_reward, task_rubric
 
     class MathData(vf.TaskData):
         answer: str
@@ -144,7 +144,7 @@ def task_metric(
 
 def task_rubric(specs: Any, *, class_name: str = "RewardkitRubric", **options: Any) -> type:
     """A base class holding one weighted ``@vf.reward`` per term of ``specs`` (the spec grammar of
-    :func:`~rewardkit.adapters.verifiers.rubric`), for ``class MyTask(task_rubric([...]), vf.Task[MyData])``.
+    :func:`~rewardkit.adapters.trainers.verifiers.rubric`), for ``class MyTask(task_rubric([...]), vf.Task[MyData])``.
     ``options`` (``answer_column``, ``unscorable_score``) apply to every term unless the term sets its own."""
     vf = v1_api()
     made = spec_terms(specs, "verifiers task_rubric", TaskReward, **options)

@@ -17,8 +17,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.adapters.ray.actor import start_actor
-from rewardkit.adapters.ray.config import RayPoolConfig, chunk_bounds
+from rewardkit.adapters.runtime.ray.actor import start_actor
+from rewardkit.adapters.runtime.ray.config import RayPoolConfig, chunk_bounds
 from rewardkit.groups import chunk_plan, dependency_of
 from rewardkit.types import RewardResult
 

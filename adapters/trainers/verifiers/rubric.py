@@ -7,7 +7,7 @@ the dataset's other columns. It awaits the result when it is awaitable and adds 
 :func:`reward_func` gives such a function (async, picklable) for one rewardkit reward spec::
 
     import verifiers as vf
-    from rewardkit.adapters.verifiers import rubric
+    from rewardkit.adapters.trainers.verifiers import rubric
 
     rb = rubric([{"name": "math_equivalence"}, {"name": "think_format", "weight": 0.2}])
     env = vf.SingleTurnEnv(dataset=ds, rubric=rb)
@@ -149,7 +149,7 @@ def rubric_class() -> type:
         raise ImportError(
             f"verifiers {_version(verifiers)} has no Rubric (0.4 replaced it with v1 tasks): give the v1 Task "
             "task_reward(...)/task_metric(...) attributes or a task_rubric(...) base from "
-            f"rewardkit.adapters.verifiers, or {INSTALL_HINT} for rubric()"
+            f"rewardkit.adapters.trainers.verifiers, or {INSTALL_HINT} for rubric()"
         ) from None
 
 

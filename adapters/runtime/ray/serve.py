@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rewardkit.adapters.ray.connect import ClusterUnavailable, connect
+from rewardkit.adapters.runtime.ray.connect import ClusterUnavailable, connect
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ class AppSource:
     """What a replica builds its ASGI app from; pickled to every replica, evaluated there (never in the driver).
 
     ``source`` is a zero-argument callable returning an ASGI app, or reward specs for
-    ``rewardkit.adapters.serve``: a spec file path, or a loaded spec document (one term, a list of terms, or a
+    ``rewardkit.adapters.runtime.serve``: a spec file path, or a loaded spec document (one term, a list of terms, or a
     mapping with ``rewards:``), served with ``settings`` (a ``ServeSettings`` or its fields as a mapping).
     """
 
@@ -33,7 +33,7 @@ class AppSource:
     def build(self) -> Any:
         if callable(self.source):
             return self.source()
-        from rewardkit.adapters.serve import ServeSettings, build_served, create_app, load_served
+        from rewardkit.adapters.runtime.serve import ServeSettings, build_served, create_app, load_served
 
         served = load_served(self.source) if isinstance(self.source, (str, Path)) else build_served(self.source)
         settings = self.settings
@@ -74,7 +74,7 @@ def serve_on_ray(
         app_factory_or_specs: a zero-argument callable returning an ASGI app (e.g. ``lambda:
             create_app(...)``; it is pickled and called on each replica), or reward specs — a YAML/JSON spec file
             path or a loaded spec document — which each replica turns into
-            ``rewardkit.adapters.serve.create_app(build_served(specs), settings)``.
+            ``rewardkit.adapters.runtime.serve.create_app(build_served(specs), settings)``.
         replicas: fixed number of replicas (ignored when ``autoscaling_config`` is given).
         autoscaling_config: passed to Ray Serve unchanged (``min_replicas``, ``max_replicas``,
             ``target_ongoing_requests``, ...); replaces ``replicas``.

@@ -10,11 +10,11 @@ Layers, each usable on its own (a Ray Serve deployment reuses all but the runner
 - :mod:`.runner` — uvicorn with drain on SIGTERM.
 """
 
-from rewardkit.adapters.serve.app import create_app
-from rewardkit.adapters.serve.scoring import BadRequest, ScoringJob, openrlhf_batch, prepare, score
-from rewardkit.adapters.serve.service import RewardService
-from rewardkit.adapters.serve.settings import ServeSettings
-from rewardkit.adapters.serve.specs import ServedReward, build_served, load_served
+from rewardkit.adapters.runtime.serve.app import create_app
+from rewardkit.adapters.runtime.serve.scoring import BadRequest, ScoringJob, openrlhf_batch, prepare, score
+from rewardkit.adapters.runtime.serve.service import RewardService
+from rewardkit.adapters.runtime.serve.settings import ServeSettings
+from rewardkit.adapters.runtime.serve.specs import ServedReward, build_served, load_served
 
 __all__ = [
     "BadRequest",

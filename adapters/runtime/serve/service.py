@@ -12,12 +12,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rewardkit.adapters.serve.admission import Admission
-from rewardkit.adapters.serve.batching import MicroBatcher, wait_entry
-from rewardkit.adapters.serve.metrics import ServeMetrics
-from rewardkit.adapters.serve.scoring import BadRequest, prepare
-from rewardkit.adapters.serve.settings import ServeSettings
-from rewardkit.adapters.serve.specs import ServedReward
+from rewardkit.adapters.runtime.serve.admission import Admission
+from rewardkit.adapters.runtime.serve.batching import MicroBatcher, wait_entry
+from rewardkit.adapters.runtime.serve.metrics import ServeMetrics
+from rewardkit.adapters.runtime.serve.scoring import BadRequest, prepare
+from rewardkit.adapters.runtime.serve.settings import ServeSettings
+from rewardkit.adapters.runtime.serve.specs import ServedReward
 from rewardkit.reward import Reward, warm_up_all
 from rewardkit.types import RewardResult
 
@@ -60,7 +60,7 @@ class RewardService:
         config = self.settings.monitor
         if config is None:
             return None
-        from rewardkit.adapters.serve.monitoring import ServeMonitor
+        from rewardkit.adapters.runtime.serve.monitoring import ServeMonitor
 
         watched = list(self.settings.monitor_rewards or self.rewards)
         unknown = [name for name in watched if name not in self.rewards]

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.adapters.serve.admission import Admission
-from rewardkit.adapters.serve.scoring import ScoringJob
+from rewardkit.adapters.runtime.serve.admission import Admission
+from rewardkit.adapters.runtime.serve.scoring import ScoringJob
 from rewardkit.groups import dependency_of
 from rewardkit.reward import Reward
 from rewardkit.types import RewardResult

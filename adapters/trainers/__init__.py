@@ -1,0 +1,1 @@
+"""Integrations with other trainers: TRL, verl, verifiers (OpenRLHF calls ``rewardkit serve``)."""
