@@ -26,17 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import math
 import threading
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from rewardkit import http
 from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseVerdict
 
 Prompt = str | list[dict[str, Any]]
@@ -179,38 +176,22 @@ class RemoteRewardModel:
 def post_json(url: str, body: dict[str, Any], *, timeout: float, max_retries: int, backoff: float) -> Any:
     """POST ``body`` as JSON and return the decoded answer; :class:`JudgeError` once retries are spent.
 
-    Connection errors, timeouts, 429, 5xx and bodies that are not JSON are retried with exponential backoff;
-    another 4xx is the request's fault and is not. The reason carries the server's own error message.
+    Connection errors, timeouts, 429, 5xx and bodies that are not JSON are retried with exponential backoff
+    (``rewardkit.http``'s rule, ``Retry-After`` honoured); another 4xx is the request's fault and is not. The
+    reason carries the server's own error message.
     """
-    data = json.dumps(body).encode("utf-8")
-    last = ""
-    for attempt in range(max_retries + 1):
-        if attempt:
-            time.sleep(backoff * 2 ** (attempt - 1))
-        request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            last = f"HTTP {exc.code}{_error_message(exc)}"
-            if exc.code < 500 and exc.code != 429:
-                break
-        except (OSError, ValueError) as exc:  # connection refused, timeout, a body that is not JSON
-            last = f"{type(exc).__name__}: {exc}"
-    raise JudgeError(f"reward server {url}: {last} (gave up after {attempt + 1} attempts)")
-
-
-def _error_message(exc: urllib.error.HTTPError) -> str:
-    """``: message`` from an error body (vLLM's ``{"error": {"message"}}``, FastAPI's ``{"detail"}``), if any."""
+    policy = reward_server_policy(max_retries, backoff)
     try:
-        answer = json.loads(exc.read().decode("utf-8"))
-    except (OSError, ValueError):
-        return ""
-    if not isinstance(answer, dict):
-        return ""
-    error = answer.get("error")
-    message = error.get("message") if isinstance(error, dict) else error or answer.get("detail")
-    return f": {str(message)[:300]}" if message else ""
+        return http.post_json(url, body, policy=policy, timeout=timeout)
+    except http.HTTPFailure as failure:
+        raise JudgeError(
+            f"reward server {url}: {failure.cause} (gave up after {failure.attempts} attempts)"
+        ) from failure
+
+
+def reward_server_policy(max_retries: int, backoff: float) -> http.RetryPolicy:
+    """429 and 5xx, refused, dropped and timed-out requests and non-JSON bodies are the server's: retried."""
+    return http.RetryPolicy(max_retries=max_retries, backoff=backoff, retry_statuses=frozenset({429}))
 
 
 def read_rewards(answer: Any, n: int, url: str = "") -> list[float]:
