@@ -21,7 +21,7 @@ CONTROL = "honest_control"
 
 def row_context(row: Mapping[str, Any], profile: SpecProfile, seed: int = 0) -> AttackContext:
     """The :class:`AttackContext` of a data row: its prompt, its gold answer and its parsed tests."""
-    from rewardkit.rewards.code.test_formats import BadTestsFormat, parse_tests
+    from rewardkit.rewards.code.case_formats import BadTestsFormat, parse_tests
 
     prompt = prompt_text(row.get("prompt")) or ""
     gold = row.get(profile.gold_column)

@@ -319,7 +319,7 @@ def _input_output(value: dict, language: str) -> TestSuite:
         raise BadTestsFormat("'inputs' and 'outputs' must be lists of the same length")
     if value.get("fn_name"):
         name = _fn_name(value)
-        tests = []
+        tests: list[CallTest] = []
         for args, expected in zip(inputs, outputs, strict=True):
             if isinstance(args, str):  # LiveCodeBench functional: one JSON value per line
                 try:
@@ -335,8 +335,8 @@ def _input_output(value: dict, language: str) -> TestSuite:
                 raise BadTestsFormat("call inputs must be argument lists")
             tests.append(CallTest(tuple(args), expected, from_json=True, apps_unwrap=True))
         return TestSuite(language, "calls", tuple(tests), name)
-    tests = tuple(StdioTest(_input_text(i), _text(o)) for i, o in zip(inputs, outputs, strict=True))
-    return TestSuite(language, "stdio", tests)
+    stdio = tuple(StdioTest(_input_text(i), _text(o)) for i, o in zip(inputs, outputs, strict=True))
+    return TestSuite(language, "stdio", stdio)
 
 
 def _text(value: Any) -> str:

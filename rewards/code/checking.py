@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardkit.rewards.code import harness
-from rewardkit.rewards.code.test_formats import TestSuite
+from rewardkit.rewards.code.case_formats import TestSuite
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult
 from rewardkit.types import RewardResult
 
@@ -62,6 +62,12 @@ class Sample:
     shape: str = ""
     #: call tests: the LeetCode/LiveCodeBench import prelude is run before the solution (:mod:`.preludes`)
     prelude: str = ""
+
+    def program_plan(self, index: int) -> harness.ProgramPlan:
+        """The plan of test ``index``, which answer rounds and whole runs only ever ask of a program test."""
+        plan = self.plans[index]
+        assert isinstance(plan, harness.ProgramPlan), f"test {index} is not a program test"
+        return plan
 
 
 class TrustedChecks:
@@ -109,6 +115,7 @@ class TrustedChecks:
                 if (id(sample), index) in cached:
                     result = cached[(id(sample), index)]
                 elif shipped_results is None:
+                    assert outcome is not None  # this sample shipped checks, so the stage reported on it
                     self._stage_failed(sample, index, outcome[1], outcome[2])
                     continue
                 else:
@@ -167,7 +174,7 @@ class TrustedChecks:
         limits = self._stage_limits(self.config.timeout_s)
         nonces = [harness.new_nonce() for _ in asks]
         requests = [
-            harness.python_answer_request(s.code, s.plans[i], s.programs[i].queries, nonce, limits)
+            harness.python_answer_request(s.code, s.program_plan(i), s.programs[i].queries, nonce, limits)
             for (s, i), nonce in zip(asks, nonces, strict=True)
         ]
         for (sample, index), nonce, result in zip(asks, nonces, self._run(requests), strict=True):
@@ -228,7 +235,7 @@ class TrustedChecks:
             )
             for group, nonce in zip(groups, nonces, strict=True)
         ]
-        outcomes = []
+        outcomes: list[tuple[list[dict] | None, str, bool]] = []
         for group, nonce, result in zip(groups, nonces, self._run(requests), strict=True):
             expected = sum(len(shipped[id(s)]) for s in group)
             # the solution's values took part when any check carries them (glue values, or a non-empty table)

@@ -16,9 +16,9 @@ import functools
 import hashlib
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from rewardkit.rewards.code.test_formats import AssertTest
+from rewardkit.rewards.code.case_formats import AssertTest
 
 TRUSTED_NAMES = frozenset(dir(builtins)) | frozenset(sys.stdlib_module_names)
 
@@ -47,17 +47,20 @@ class _SplitUserParts(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.expr:
         if _root_name(node.func) in self.user_names:
             return self._placeholder(node)
-        return self.generic_visit(node)
+        self.generic_visit(node)  # transforms the children in place and returns node itself
+        return node
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
         if _root_name(node) in self.user_names:
             return self._placeholder(node)
-        return self.generic_visit(node)
+        self.generic_visit(node)  # transforms the children in place and returns node itself
+        return node
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         if _root_name(node) in self.user_names:
             return self._placeholder(node)
-        return self.generic_visit(node)
+        self.generic_visit(node)  # transforms the children in place and returns node itself
+        return node
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         if node.id in self.user_names:
@@ -105,6 +108,7 @@ def plan_assert(test: AssertTest, defined: frozenset[str] = frozenset()) -> Asse
     if test.program:
         return plan_program(test.source, defined)
     statement = ast.parse(test.source).body[0]
+    assert isinstance(statement, ast.Assert)  # case_formats: a test that is not a program is one assert statement
     names = {n.id for n in ast.walk(statement.test) if isinstance(n, ast.Name)}
     user_names = _tested_names(names, defined)
     modules = tuple(sorted(n for n in names if n in sys.stdlib_module_names and n not in dir(builtins)))
@@ -215,7 +219,7 @@ class _Sites(ast.NodeTransformer):
         return ast.Call(ast.Name("__rk_replay", ast.Load()), [ast.Constant(site), inputs], [])
 
     def _part(self, expr: ast.expr, parts: list[ast.expr]) -> ast.expr:
-        parts.append(self.visit(expr))
+        parts.append(cast(ast.expr, self.visit(expr)))  # a site or the expression itself: an expression
         return ast.Subscript(ast.Name("__rk_a", ast.Load()), ast.Constant(len(parts) - 1), ast.Load())
 
     def _strip(self, node: ast.expr, parts: list[ast.expr]) -> ast.expr:
@@ -233,6 +237,7 @@ class _Sites(ast.NodeTransformer):
             return ast.Attribute(self._strip(node.value, parts), node.attr, ast.Load())
         if isinstance(node, ast.Subscript):
             value = self._strip(node.value, parts)
+            index: ast.expr
             if isinstance(node.slice, ast.Slice):
                 bounds = [getattr(node.slice, b) for b in ("lower", "upper", "step")]
                 index = ast.Slice(*[None if b is None else self._part(b, parts) for b in bounds])
@@ -242,6 +247,7 @@ class _Sites(ast.NodeTransformer):
             else:
                 index = self._part(node.slice, parts)
             return ast.Subscript(value, index, ast.Load())
+        assert isinstance(node, ast.Name)  # a site is rooted at a solution name (_root_name), the chain ends there
         return ast.Name(node.id, ast.Load())
 
 
@@ -264,7 +270,7 @@ class _NonFatalAsserts(ast.NodeTransformer):
     as it would for a solution that passes them (``msg`` is never evaluated)."""
 
     def visit_Assert(self, node: ast.Assert) -> ast.stmt:
-        body = [ast.Expr(self.visit(node.test))]
+        body: list[ast.stmt] = [ast.Expr(self.visit(node.test))]
         return ast.copy_location(ast.With([ast.withitem(ast.Name("__rk_assuming", ast.Load()))], body), node)
 
 
@@ -274,9 +280,9 @@ def _untrusted_reason(tree: ast.Module, user_names: set[str]) -> str | None:
     if dynamic:
         return f"reaches names dynamically ({', '.join(dynamic)})"
     solution_like = set(user_names)
-    for node in tree.body:  # HumanEval: check(candidate) -> candidate is the solution
-        if isinstance(node, ast.FunctionDef) and node.name == "check" and node.args.args:
-            solution_like.add(node.args.args[0].arg)
+    for top in tree.body:  # HumanEval: check(candidate) -> candidate is the solution
+        if isinstance(top, ast.FunctionDef) and top.name == "check" and top.args.args:
+            solution_like.add(top.args.args[0].arg)
     protected: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Try):

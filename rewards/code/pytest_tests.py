@@ -12,7 +12,7 @@ other marks, ``pytest.fail`` ...) makes the tests unusable, with the reason: the
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, TypeGuard
 
 SOLUTION_MODULE = "solution"
 
@@ -83,7 +83,7 @@ def pytest_programs(source: str) -> list[str]:
             for alias in statement.names:
                 if alias.name != "*" and alias.asname and alias.asname != alias.name:
                     aliases.append(ast.parse(f"{alias.asname} = {alias.name}").body[0])
-        elif _solution_import(statement):
+        elif _solution_import(statement) and isinstance(statement, ast.Import):
             module_names |= {a.asname or a.name for a in statement.names if a.name == SOLUTION_MODULE}
         elif isinstance(statement, ast.Import) and any(a.name == "pytest" for a in statement.names):
             pytest_names |= {a.asname or a.name for a in statement.names if a.name == "pytest"}
@@ -109,7 +109,7 @@ def pytest_programs(source: str) -> list[str]:
     return [f"{text}\n{call}\n" for call in calls]
 
 
-def _is(node: ast.expr, names: set[str]) -> bool:
+def _is(node: ast.expr, names: set[str]) -> TypeGuard[ast.Attribute]:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names
 
 
@@ -124,7 +124,8 @@ class _Rewrite(ast.NodeTransformer):
             return ast.copy_location(ast.Name(node.attr, ast.Load()), node)
         if _is(node, self.pytest_names) and node.attr == "approx":
             return ast.copy_location(ast.Name("_PytestApprox", ast.Load()), node)
-        return self.generic_visit(node)
+        self.generic_visit(node)  # transforms the children in place and returns node itself
+        return node
 
     def visit_With(self, node: ast.With) -> ast.stmt:
         self.generic_visit(node)
@@ -134,7 +135,7 @@ class _Rewrite(ast.NodeTransformer):
             return node
         if not call.args or item.optional_vars is not None:
             raise PytestFormatError("only 'with pytest.raises(Error):' is supported (no 'as excinfo')")
-        body = [ast.With(rest, node.body)] if rest else node.body
+        body: list[ast.stmt] = [ast.With(rest, node.body)] if rest else node.body
         handler = ast.ExceptHandler(call.args[0], None, [ast.Pass()])
         fail = ast.parse("raise AssertionError('DID NOT RAISE')").body
         return ast.copy_location(ast.Try(body, [handler], fail, []), node)
@@ -164,7 +165,9 @@ def _test_calls(function: ast.FunctionDef | ast.AsyncFunctionDef, pytest_names: 
 
 def _parametrize(decorator: ast.expr, pytest_names: set[str]) -> tuple[list[str], list[list[str]]] | None:
     """``@pytest.mark.parametrize("a, b", [(1, 2), ...])``: the names and each row's argument sources."""
-    func = decorator.func if isinstance(decorator, ast.Call) else None
+    if not isinstance(decorator, ast.Call):
+        return None
+    func = decorator.func
     if not (
         isinstance(func, ast.Attribute)
         and func.attr == "parametrize"
@@ -174,17 +177,18 @@ def _parametrize(decorator: ast.expr, pytest_names: set[str]) -> tuple[list[str]
         and func.value.value.id in pytest_names
     ):
         return None
-    if len(decorator.args) < 2 or not isinstance(decorator.args[1], (ast.List, ast.Tuple)):
+    values = decorator.args[1] if len(decorator.args) >= 2 else None
+    if not isinstance(values, (ast.List, ast.Tuple)):
         raise PytestFormatError("pytest.mark.parametrize needs names and a literal list of values")
     spec = decorator.args[0]
     if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
         names = [n.strip() for n in spec.value.split(",") if n.strip()]
     elif isinstance(spec, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in spec.elts):
-        names = [str(e.value) for e in spec.elts]
+        names = [str(e.value) for e in spec.elts if isinstance(e, ast.Constant)]  # all are (checked above)
     else:
         raise PytestFormatError("pytest.mark.parametrize names must be a literal")
     rows = []
-    for element in decorator.args[1].elts:
+    for element in values.elts:
         if len(names) == 1:
             rows.append([ast.unparse(element)])
         elif isinstance(element, (ast.Tuple, ast.List)) and len(element.elts) == len(names):

@@ -14,8 +14,8 @@ import re
 from importlib import resources
 from typing import Any
 
+from rewardkit.rewards.code.case_formats import CallTest, Checker, StdioTest
 from rewardkit.rewards.code.plans import AssertPlan, ProgramPlan
-from rewardkit.rewards.code.test_formats import CallTest, Checker, StdioTest
 from rewardkit.sandboxes.base import Limits, RunRequest
 
 SPEC_FILE = "rk_spec.json"

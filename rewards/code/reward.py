@@ -7,7 +7,7 @@ Formula: ``score = passed / total`` (``scoring="fraction"``) or ``1.0 if passed 
 Pipeline: find the tests (the ``tests`` column, else the dataset's own columns: HumanEval, MBPP, APPS/TACO,
 open-r1/PrimeIntellect ``verification_info``, LiveCodeBench, CodeContests; see :mod:`.datasets`, the shape is
 named in the reason) → extract the last fenced block in the language (:mod:`.extract`; a body-only completion of
-a function prompt runs as ``prompt + body``, ``prepend_prompt``) → parse the tests (:mod:`.test_formats`) → one
+a function prompt runs as ``prompt + body``, ``prepend_prompt``) → parse the tests (:mod:`.case_formats`) → one
 sandboxed process per test (:mod:`.harness` says why a pass cannot be forged; C++, Java, Go and Rust are compiled
 once per distinct program and the artefact reused, also across batches) → verdicts decided outside the solution's
 process (a ``checker`` judges stdio output by tokens, float tolerance or a checker program run in a process of its
@@ -48,11 +48,11 @@ from pydantic import Field, model_validator
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
 from rewardkit.rewards.code import datasets, harness, preludes
+from rewardkit.rewards.code.case_formats import BadTestsFormat, TestSuite, normalize_language, parse_tests
 from rewardkit.rewards.code.checking import ProgramState, TrustedChecks
 from rewardkit.rewards.code.checking import Sample as _Sample
 from rewardkit.rewards.code.extract import extract_code
-from rewardkit.rewards.code.test_formats import BadTestsFormat, TestSuite, normalize_language, parse_tests
-from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
+from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus, SandboxBackend
 from rewardkit.sandboxes.factory import SandboxName
 from rewardkit.types import RewardResult
 
@@ -120,7 +120,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        self._backend = None
+        self._backend: SandboxBackend | None = None
         self._backend_lock = threading.Lock()
         self._compiled: dict[str, RunResult] = {}
         self._first_rounds: OrderedDict = OrderedDict()
@@ -136,7 +136,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._backend_lock = threading.Lock()
-        self._compiled: dict[str, RunResult] = {}
+        self._compiled = {}
 
     def warm_up(self) -> None:
         """Open the sandbox and start it (the local sandbox's first forkserver, Docker's container pool)."""
@@ -240,9 +240,9 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             limits = self._limits(self.config.compile_timeout_s, memory_mb=max(self.config.memory_mb, 2048))
             results = self._run([harness.compile_request(*source_of[k], limits) for k in missing])
             fresh = dict(zip(missing, results, strict=True))
-            for key, result in fresh.items():
-                if not result.infrastructure_failure:  # an infrastructure failure is retried next time
-                    self._remember_compile(key, result)
+            for key, compiled in fresh.items():
+                if not compiled.infrastructure_failure:  # an infrastructure failure is retried next time
+                    self._remember_compile(key, compiled)
         else:
             fresh = {}
         for sample, key in zip(cpp, keys, strict=True):
@@ -301,6 +301,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             if suite.kind == "stdio":
                 request = harness.stdio_request(suite.language, sample.program, test, limits)
             elif suite.kind == "calls":
+                assert suite.fn_name is not None  # case_formats gives every calls suite its function's name
                 request = harness.python_call_request(sample.code, suite.fn_name, test, nonce, limits, sample.prelude)
             elif isinstance(plan := sample.plans[index], harness.ProgramPlan):
                 if plan.untrusted is not None:
@@ -360,7 +361,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             if not sample.outcomes[index]:
                 sample.notes[index] = "wrong value"
             return
-        plan = sample.plans[index]
+        assert isinstance(plan, harness.AssertPlan)  # an asserts suite's test that is not a program
         if not isinstance(decoded, list) or len(decoded) != len(plan.exprs):
             sample.outcomes[index] = False
             sample.notes[index] = "wrong number of values"
@@ -397,7 +398,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         limits = self._limits(self.config.timeout_s)
         nonces = [harness.new_nonce() for _ in pairs]
         requests = [
-            harness.python_whole_request(s.code, s.plans[i], nonce, limits)
+            harness.python_whole_request(s.code, s.program_plan(i), nonce, limits)
             for (s, i), nonce in zip(pairs, nonces, strict=True)
         ]
         for (sample, index), nonce, result in zip(pairs, nonces, self._run(requests), strict=True):
@@ -406,13 +407,20 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
                 sample.outcomes[index] = None
                 sample.notes[index] = f"sandbox failure: {result.message}"
                 continue
-            self._judge_program(sample, index, sample.plans[index], *harness.single_record(result, nonce))
+            self._judge_program(sample, index, sample.program_plan(index), *harness.single_record(result, nonce))
 
     def _run_checkers(self, samples: list[_Sample]) -> None:
         """Checker programs (special judges) run one per output, in processes that never load the solution."""
-        jobs = [(s, i, t) for s in samples if s.suite.kind == "stdio" for i, _, t in s.pending_checks]
         limits = self._limits(max(10.0, self.config.timeout_s))
-        requests = [harness.checker_request(s.suite.checker, s.suite.tests[i], out, limits) for s, i, out in jobs]
+        jobs: list[tuple[_Sample, int, bytes]] = []
+        requests: list[RunRequest] = []
+        for sample in samples:
+            checker = sample.suite.checker
+            if sample.suite.kind != "stdio" or checker is None:  # only a checker program leaves stdio checks pending
+                continue
+            for index, _, output in sample.pending_checks:
+                jobs.append((sample, index, output))
+                requests.append(harness.checker_request(checker, sample.suite.tests[index], output, limits))
         for (sample, index, _), result in zip(jobs, self._run(requests), strict=True):
             if result.infrastructure_failure:
                 sample.outcomes[index] = None
@@ -459,7 +467,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             return [RunResult(status=RunStatus.SANDBOX_ERROR, message="backend lost results") for _ in requests]
         return results
 
-    def _sandbox(self):
+    def _sandbox(self) -> SandboxBackend:
         with self._backend_lock:
             if self._backend is None:
                 from rewardkit.sandboxes.factory import open_backend

@@ -219,8 +219,8 @@ def test_kodcode_pytest_tests(reward, row, code, expected, words):
 
 def test_kodcode_solution_never_sees_the_test():
     """The solution's runs get only call chains (names), never the pytest source or an expected value."""
+    from rewardkit.rewards.code.case_formats import parse_tests
     from rewardkit.rewards.code.plans import plan_assert
-    from rewardkit.rewards.code.test_formats import parse_tests
 
     suite = parse_tests({"pytest": KODCODE_TEST})
     assert len(suite) == 6 and all(t.program for t in suite.tests)

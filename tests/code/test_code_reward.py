@@ -9,10 +9,10 @@ import shutil
 import pytest
 
 from rewardkit import ConfigError, get_reward, list_rewards
+from rewardkit.rewards.code.case_formats import AssertTest, BadTestsFormat, parse_tests
 from rewardkit.rewards.code.extract import extract_code
 from rewardkit.rewards.code.plans import ProgramPlan, plan_assert
 from rewardkit.rewards.code.stdout_match import output_lines
-from rewardkit.rewards.code.test_formats import AssertTest, BadTestsFormat, parse_tests
 from rewardkit.rewards.code.values import PlainValueError, decode_plain, strict_equal
 from rewardkit.sandboxes.local.backend import LocalSandbox
 
