@@ -24,16 +24,13 @@ from an in-process ``transformers`` model; other OpenAI-compatible endpoints can
 
 from __future__ import annotations
 
-import json
 import math
 import threading
-import time
-import urllib.error
-import urllib.request
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from rewardkit import http
 from rewardkit.bridge import to_async
 from rewardkit.judges.base import ChatClient, JudgeError, Message, OrderVerdict, PairwiseVerdict, Usage
 
@@ -69,6 +66,14 @@ def pair_probability(a: ContinuationScore, b: ContinuationScore, temperature: fl
 # -- scorers: where the log-likelihoods come from -----------------------------------------------------
 
 
+#: Refused, dropped and timed-out requests and 5xx answers are retried; a 429 or another 4xx is not (the server
+#: runs one request at a time and queues the rest, it does not rate-limit), nor a body that is not JSON.
+LIKELIHOOD_RETRIES = http.RetryPolicy(
+    max_retries=4, backoff=0.5, max_backoff=8.0, retry_statuses=frozenset(),
+    retry_on=frozenset({"connect", "timeout", "dropped"}),
+)  # fmt: skip
+
+
 def request_loglikelihood(
     base_url: str,
     messages: list[Message],
@@ -82,27 +87,23 @@ def request_loglikelihood(
 
     The server runs one request at a time, so a request queued behind a long generation can time out: timeouts,
     refused connections and 5xx answers are retried ``max_retries`` times with backoff, as chat requests are.
+    The :class:`JudgeError` raised is caused by the :class:`rewardkit.http.HTTPFailure` (its ``retryable``).
     """
-    body = json.dumps({"model": model, "messages": messages, "continuations": continuations}).encode("utf-8")
+    body = {"model": model, "messages": messages, "continuations": continuations}
     url = base_url.rstrip("/") + LOGLIKELIHOOD_ROUTE
-    for attempt in range(max_retries + 1):
-        request = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                payload = json.loads(response.read())
-            break
-        except urllib.error.HTTPError as exc:
-            if exc.code in (404, 405):
-                raise JudgeError(f"{base_url} does not score log-likelihoods: {NEEDS_SCORER}") from exc
-            detail = exc.read().decode("utf-8", "replace")[:300]
-            if exc.code < 500 or attempt == max_retries:
-                raise JudgeError(f"log-likelihood request failed: HTTP {exc.code}: {detail}") from exc
-        except ValueError as exc:
-            raise JudgeError(f"{base_url} answered the log-likelihood request with invalid JSON: {exc}") from exc
-        except OSError as exc:  # timeouts and refused or reset connections
-            if attempt == max_retries:
-                raise JudgeError(f"log-likelihood request to {url} failed: {exc}") from exc
-        time.sleep(min(0.5 * 2**attempt, 8.0))
+    policy = LIKELIHOOD_RETRIES.model_copy(update={"max_retries": max_retries})
+    try:
+        payload = http.post_json(url, body, policy=policy, timeout=timeout)
+    except http.HTTPFailure as failure:
+        if failure.status in (404, 405):
+            raise JudgeError(f"{base_url} does not score log-likelihoods: {NEEDS_SCORER}") from failure
+        if failure.kind == "status":
+            raise JudgeError(f"log-likelihood request failed: {failure.cause}") from failure
+        if failure.kind == "malformed":
+            raise JudgeError(
+                f"{base_url} answered the log-likelihood request with invalid JSON: {failure.cause}"
+            ) from failure
+        raise JudgeError(f"log-likelihood request to {url} failed: {failure.cause}") from failure
     try:
         return LikelihoodScores.model_validate(payload)
     except ValidationError as exc:
@@ -238,7 +239,7 @@ class LikelihoodJudge:
     async def ajudge(
         self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
     ) -> PairwiseVerdict:
-        """:meth:`judge` awaited: the scorer's transport is blocking (urllib, an in-process model)."""
+        """:meth:`judge` awaited: the scorer's transport is blocking (a sync HTTP request, an in-process model)."""
         return await to_async(self.judge, prompt, response_a, response_b, question=question)
 
     def verdict(self, result: LikelihoodScores, question: str | None) -> PairwiseVerdict:

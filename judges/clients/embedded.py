@@ -23,10 +23,10 @@ import logging
 import os
 import threading
 import time
-import urllib.error
 from collections.abc import Callable
 from typing import Any
 
+from rewardkit.http import HTTPFailure
 from rewardkit.judges.base import ChatParams, ChatResult, JudgeError, Message
 from rewardkit.judges.clients.embedded_health import REBUILD_HINT, ServerCrashed, ServerUnusable, crash_message
 from rewardkit.judges.clients.embedded_server import (  # re-exported: the embedded judge's one import path
@@ -285,9 +285,7 @@ def _retryable(exc: Exception) -> bool:
     if isinstance(exc, http.client.HTTPException):
         return True
     cause = exc.__cause__
-    if isinstance(cause, urllib.error.HTTPError):
-        return cause.code >= 500
-    return isinstance(cause, OSError)
+    return isinstance(cause, HTTPFailure) and cause.retryable
 
 
 def _alive(pid: int) -> bool:
