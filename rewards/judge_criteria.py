@@ -66,7 +66,10 @@ class LLMRubric(JudgeClientMixin, Reward[RubricRewardConfig]):
         super().__init__(config, **overrides)
         cfg = self.config
         try:
-            self.rubric = load_rubric(cfg.criteria_file) if cfg.criteria_file else Rubric(criteria=tuple(cfg.criteria))
+            if cfg.criteria_file:
+                self.rubric = load_rubric(cfg.criteria_file)
+            else:  # the config's validator makes criteria the source here
+                self.rubric = Rubric(criteria=tuple(cfg.criteria or ()))
             self._judge_for(client=None)  # template and aggregation checked now, not mid-training
         except (OSError, ValueError) as exc:
             raise ConfigError(f"reward {self.name!r}: {exc}") from None

@@ -22,13 +22,19 @@ class Thresholds:
     abstain: float = 0.2
 
 
-def _estimate(d: Any) -> Estimate | None:
-    return Estimate.model_validate(d) if isinstance(d, Mapping) and d.get("value") is not None else None
+class _Measured(Estimate):
+    """An estimate with a value (the flags read only those)."""
+
+    value: float
 
 
-def _bias_family(m: Mapping[str, Any], t: Thresholds) -> list[tuple[str, Estimate | None, bool]]:
+def _estimate(d: Any) -> _Measured | None:
+    return _Measured.model_validate(d) if isinstance(d, Mapping) and d.get("value") is not None else None
+
+
+def _bias_family(m: Mapping[str, Any], t: Thresholds) -> list[tuple[str, _Measured | None, bool]]:
     """(bias, estimate, large enough to matter) for every bias the audit tests."""
-    family: list[tuple[str, Estimate | None, bool]] = []
+    family: list[tuple[str, _Measured | None, bool]] = []
     if not (m.get("position") or {}).get("order_free"):
         pos = _estimate((m.get("position") or {}).get("position_bias"))
         family.append(("position", pos, bool(pos and abs(pos.value) >= t.position)))
@@ -50,17 +56,19 @@ def bias_tests(m: Mapping[str, Any], t: Thresholds) -> dict[str, dict[str, Any]]
     testing k biases at once then flags a judge without any bias in at most ``alpha`` of audits, where
     "any interval excludes 0" would flag up to ``k * alpha``.
     """
-    tested = [(name, est, large) for name, est, large in _bias_family(m, t) if est and est.p_value is not None]
-    adjusted = holm([est.p_value for _, est, _ in tested])
+    tested = [
+        (name, est, large, est.p_value) for name, est, large in _bias_family(m, t) if est and est.p_value is not None
+    ]
+    adjusted = holm([p_value for *_, p_value in tested])
     return {
         name: {
             "value": est.value,
-            "p_value": est.p_value,
+            "p_value": p_value,
             "p_holm": round(p_holm, 6),
             "tests": len(tested),
             "flagged": bool(p_holm < t.alpha and large),
         }
-        for (name, est, large), p_holm in zip(tested, adjusted, strict=True)
+        for (name, est, large, p_value), p_holm in zip(tested, adjusted, strict=True)
     }
 
 
@@ -81,6 +89,7 @@ def flags(m: Mapping[str, Any], t: Thresholds) -> list[dict[str, str]]:
         if not test["flagged"]:
             continue
         est = family[bias]
+        assert est is not None, f"bias test {bias!r} is flagged without an estimate"
         severity = "high" if abs(est.value) >= 0.3 else "medium"
         if bias == "position":
             slot = "first" if est.value > 0 else "second"

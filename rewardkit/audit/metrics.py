@@ -110,7 +110,7 @@ def compute_metrics(
         cat: dump(accuracy(table.subset(np.flatnonzero(categories == cat)), **opts))
         for cat in sorted(set(categories.tolist()))
     }
-    out.update(bias_metrics(table, verdicts, self_model=self_model, **opts))
+    out.update(bias_metrics(table, verdicts, self_model=self_model, n_boot=n_boot, seed=seed))
     if order_free:
         out["position"]["order_free"] = True
     if other is not None:

@@ -180,7 +180,7 @@ def anchored_answer(text: str) -> tuple[int, str | None]:
     math = _MATH_SPAN.search(line)
     if math:
         spans = [next(g for g in math.groups() if g is not None)]
-        while (nxt := _MATH_SPAN.match(line, _SPAN_JOIN.match(line, math.end()).end())) and nxt.end() > math.end():
+        while (nxt := _MATH_SPAN.match(line, _joint_end(line, math.end()))) and nxt.end() > math.end():
             spans.append(next(g for g in nxt.groups() if g is not None))  # "$12$ and $13$": one answer, two parts
             math = nxt
         candidate = ", ".join(part.strip() for part in spans)
@@ -197,6 +197,12 @@ def anchored_answer(text: str) -> tuple[int, str | None]:
 
 _SPAN_JOIN = re.compile(r"\s*(?:,|;|\band\b|\bor\b)?\s*")
 _SUBJECT_IS = re.compile(r"(?:the\s+)?[A-Za-z][^.=]{0,80}?\s(?:is|are|equals|was)\s+(?=[-+$\\\d(\[{])", re.I)
+
+
+def _joint_end(line: str, start: int) -> int:
+    """Where the joint between two math spans (``, ``, `` and ``) that begins at ``start`` ends."""
+    joint = _SPAN_JOIN.match(line, start)  # every part is optional: it matches (maybe empty) anywhere
+    return joint.end() if joint else start
 
 
 def _after_subject(line: str) -> str:
@@ -437,7 +443,7 @@ def extract_gold(raw: Any) -> Extraction:
     if stated:
         return Extraction(stated, "anchor phrase")
     if "\n" in text or len(text) > 200:
-        spans = [next(g for g in m.groups() if g is not None) for m in _MATH_SPAN.finditer(text)]
-        if spans:
-            return Extraction(spans[-1].strip(), "last math span")
+        math_spans = [next(g for g in m.groups() if g is not None) for m in _MATH_SPAN.finditer(text)]
+        if math_spans:
+            return Extraction(math_spans[-1].strip(), "last math span")
     return Extraction(text, "raw")

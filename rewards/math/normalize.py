@@ -218,8 +218,8 @@ def _strip_text_units(s: str) -> tuple[str, str | None]:
     if unit and re.fullmatch(r"[^A-Za-z\\]*\d[^A-Za-z\\]*", unit.group("num").replace(r"\frac", "")):
         words = unit.group("unit").strip()
         if _is_unit_word(words) and not _HEDGE.search(words):  # a lone letter, or "ab", is a product
-            power = re.search(r"[23]", s[unit.end("unit") :])
-            return unit.group("num").strip(), words + (f"^{power.group(0)}" if power else "")
+            squared_cubed = re.search(r"[23]", s[unit.end("unit") :])
+            return unit.group("num").strip(), words + (f"^{squared_cubed.group(0)}" if squared_cubed else "")
     return s, found
 
 

@@ -39,7 +39,8 @@ def register_attack(name: str | None = None) -> Callable[[A], A]:
         if not (isinstance(cls, type) and issubclass(cls, Attack)):
             raise TypeError(f"register_attack expects an Attack subclass, got {cls!r}")
         cls.name = name or cls.name
-        return ATTACKS.register(cls.name, cls)
+        ATTACKS.register(cls.name, cls)
+        return cls
 
     return decorate
 

@@ -77,7 +77,7 @@ class Attack:
     lacks what the attack needs, e.g. no gold or no tests).
     """
 
-    name: ClassVar[str] = "attack"
+    name: str = "attack"  # the class's registered name; an instance carries the name it was fetched under
     family: ClassVar[str] = "other"
     kinds: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
