@@ -103,13 +103,16 @@ class Reward(Generic[ConfigT]):
             return [list(range(len(rows)))] if rows else []
         return merge_groups(len(rows), [r.groups(rows) for r in held])
 
-    def warm_up(self) -> None:
+    def warm_up(self) -> object:
         """Start what this reward otherwise starts on first use (worker pools, a sandbox), and wait until ready.
 
         A server calls it before it says "ready", so its first request does not pay a cold start. The default
         warms the rewards this one holds (a composite's parts, a wrapper's inner reward), at the same time.
+        A subclass may return a report of what it started (the Ray pool: its actors' nodes); callers of this
+        general contract ignore it.
         """
         warm_up_all(_held_rewards(self))
+        return None
 
     # -- what subclasses implement -------------------------------------------------------------
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:

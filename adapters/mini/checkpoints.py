@@ -73,7 +73,9 @@ def rng_state() -> dict[str, Any]:
         import numpy as np
     except ImportError:
         return state
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    legacy = np.random.get_state(legacy=True)
+    assert isinstance(legacy, tuple), "the global NumPy generator is MT19937, whose legacy state is a 5-tuple"
+    kind, keys, pos, has_gauss, cached = legacy
     state["numpy"] = [kind, torch.from_numpy(keys.astype("int64")), int(pos), int(has_gauss), float(cached)]
     return state
 

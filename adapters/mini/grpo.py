@@ -26,10 +26,9 @@ from pydantic import Field
 
 from rewardkit.adapters.mini.batching import BatchFeed, Encoded
 from rewardkit.adapters.mini.checkpoints import Checkpointer
-from rewardkit.adapters.mini.config import prepare_run
 from rewardkit.adapters.mini.loop import make_optimizer, optimizer_step
 from rewardkit.adapters.mini.metrics_log import MetricsLog
-from rewardkit.adapters.mini.models import frozen_copy, load_model_and_tokenizer, save_model
+from rewardkit.adapters.mini.models import load_policy, save_model
 from rewardkit.adapters.mini.rollout import (  # noqa: F401  (RewardTerms, sample_tokens: part of this API)
     OnlineConfig,
     RewardTerms,
@@ -168,12 +167,10 @@ class MiniGRPOTrainer:
         self.config = config if isinstance(config, MiniGRPOConfig) else MiniGRPOConfig.model_validate(dict(config))
         self.terms = online_terms(self.config, rows, rewards, "GRPO")
         self.rows = list(rows)
-        self.device = prepare_run(self.config)
-        if model is None:
-            model, tokenizer = load_model_and_tokenizer(self.config.model, self.device, self.config.dtype)
-        self.model, self.tokenizer = model, tokenizer
-        self.reference = frozen_copy(model) if self.config.beta > 0 else None
-        self.optimizer = make_optimizer(model, self.config)
+        self.device, self.model, self.tokenizer, self.reference = load_policy(
+            self.config, model, tokenizer, reference=self.config.beta > 0
+        )
+        self.optimizer = make_optimizer(self.model, self.config)
 
     # one generation round -------------------------------------------------------------------------
     def generate(self, batch_rows: list[Mapping[str, Any]]) -> tuple[Encoded, torch.Tensor, list[str]]:
@@ -282,16 +279,16 @@ class Round:
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], device: torch.device) -> Round:
-        def move(value: torch.Tensor | None) -> torch.Tensor | None:
+        def move_optional(value: torch.Tensor | None) -> torch.Tensor | None:
             return None if value is None else value.to(device)
 
         batch = Encoded(**{k: state[k] for k in ("input_ids", "attention_mask", "completion_mask")}).to(device)
         return cls(
             batch,
-            move(state["mask"]),
-            move(state["advantages"]),
-            move(state["old"]),
-            move(state["ref"]),
+            state["mask"].to(device),
+            state["advantages"].to(device),
+            move_optional(state["old"]),
+            move_optional(state["ref"]),
             dict(state["metrics"]),
             int(state["iterations"]),
         )

@@ -24,7 +24,8 @@ def optimizer_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, con
     if config.max_grad_norm is not None:
         norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm))
     else:
-        norm = float(torch.norm(torch.stack([p.grad.detach().norm() for p in params]))) if params else 0.0
+        norms = [grad.detach().norm() for p in params if (grad := p.grad) is not None]
+        norm = float(torch.norm(torch.stack(norms))) if params else 0.0
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return norm

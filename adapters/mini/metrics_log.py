@@ -12,12 +12,19 @@ from tqdm import tqdm
 
 
 class ResumePoint(Protocol):
-    """Where a resumed run picks up (a checkpoint's :class:`~rewardkit.adapters.mini.checkpoints.Resumed`)."""
+    """Where a resumed run picks up (a checkpoint's :class:`~rewardkit.adapters.mini.checkpoints.Resumed`).
 
-    step: int
-    history: Sequence[dict[str, float]]
-    elapsed_s: float
-    cpu_s: float
+    Read-only members, so a dataclass holding a ``list`` history (or any sequence) matches.
+    """
+
+    @property
+    def step(self) -> int: ...
+    @property
+    def history(self) -> Sequence[dict[str, float]]: ...
+    @property
+    def elapsed_s(self) -> float: ...
+    @property
+    def cpu_s(self) -> float: ...
 
 
 class MetricsLog:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import tempfile
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
-from rewardkit.adapters.mini.config import TINY_MODEL
+from rewardkit.adapters.mini.config import TINY_MODEL, MiniConfig, prepare_run
 
 
 def load_model_and_tokenizer(path: str, device: torch.device, dtype: str = "float32") -> tuple[Any, Any]:
@@ -21,8 +21,28 @@ def load_model_and_tokenizer(path: str, device: torch.device, dtype: str = "floa
     tokenizer = AutoTokenizer.from_pretrained(path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype)).to(device)
-    return model, tokenizer
+    # Typed as a Module: transformers wraps ``PreTrainedModel.to`` so that type checkers see it unbound.
+    model: torch.nn.Module = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
+    return model.to(device), tokenizer
+
+
+class Policy(NamedTuple):
+    """What an online run trains and measures against: device, policy, tokenizer, frozen reference (or ``None``)."""
+
+    device: torch.device
+    model: Any
+    tokenizer: Any
+    reference: torch.nn.Module | None
+
+
+def load_policy(config: MiniConfig, model: Any = None, tokenizer: Any = None, *, reference: bool) -> Policy:
+    """Seed the run, then take the given model and tokenizer or load ``config.model``; the frozen reference copy
+    is made only when ``reference`` (a KL term needs it). The order (seed, load, copy) fixes the RNG stream, so
+    a resumed run draws what an uninterrupted one does."""
+    device = prepare_run(config)
+    if model is None:
+        model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
+    return Policy(device, model, tokenizer, frozen_copy(model) if reference else None)
 
 
 def frozen_copy(model: torch.nn.Module) -> torch.nn.Module:

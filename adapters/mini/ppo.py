@@ -30,11 +30,10 @@ from pydantic import Field, model_validator
 
 from rewardkit.adapters.mini.batching import BatchFeed, Encoded
 from rewardkit.adapters.mini.checkpoints import Checkpointer
-from rewardkit.adapters.mini.config import prepare_run
 from rewardkit.adapters.mini.logprobs import token_logps
 from rewardkit.adapters.mini.loop import optimizer_step
 from rewardkit.adapters.mini.metrics_log import MetricsLog
-from rewardkit.adapters.mini.models import frozen_copy, load_model_and_tokenizer, save_model
+from rewardkit.adapters.mini.models import load_model_and_tokenizer, load_policy, save_model
 from rewardkit.adapters.mini.rollout import (
     OnlineConfig,
     combine_rewards,
@@ -246,17 +245,15 @@ class MiniPPOTrainer:
         self.terms = online_terms(self.config, rows, rewards, "PPO")
         self.rows = list(rows)
         cfg = self.config
-        self.device = prepare_run(cfg)
-        if model is None:
-            model, tokenizer = load_model_and_tokenizer(cfg.model, self.device, cfg.dtype)
-        self.model, self.tokenizer = model, tokenizer
-        self.reference = frozen_copy(model) if cfg.kl_coef > 0 else None
+        self.device, self.model, self.tokenizer, self.reference = load_policy(
+            cfg, model, tokenizer, reference=cfg.kl_coef > 0
+        )
         trunk = None
         if cfg.critic == "separate":
             trunk, _ = load_model_and_tokenizer(cfg.critic_model or cfg.model, self.device, cfg.dtype)
-        hidden = (trunk or model).config.hidden_size
+        hidden = (trunk or self.model).config.hidden_size
         self.critic = Critic(trunk, hidden).to(self.device)
-        params = [p for m in (model, self.critic) for p in m.parameters() if p.requires_grad]
+        params = [p for m in (self.model, self.critic) for p in m.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
 
     @property

@@ -57,7 +57,8 @@ def connect(
                 namespace=namespace,
                 log_to_driver=False,
                 ignore_reinit_error=True,
-                **({} if target is not None else {"include_dashboard": False}),
+                # A local cluster started here gets no dashboard; None (Ray's default) leaves a remote one alone.
+                include_dashboard=None if target is not None else False,
             )
         except Exception as exc:  # a refused handshake, a Ray version mismatch
             raise ClusterUnavailable(f"ray.init({address!r}) failed: {type(exc).__name__}: {exc}") from None
@@ -74,7 +75,7 @@ def resolve_address(address: str | None) -> tuple[str, int] | None:
     try:
         from ray._private.services import canonicalize_bootstrap_address
 
-        resolved = canonicalize_bootstrap_address(address)
+        resolved = canonicalize_bootstrap_address(address)  # type: ignore[arg-type]  # Ray annotates str, handles None
     except ConnectionError as exc:  # "auto" with no cluster started on this machine
         raise ClusterUnavailable(f"no Ray cluster found for address {address!r}: {exc}") from None
     except Exception as exc:

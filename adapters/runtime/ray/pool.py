@@ -18,7 +18,7 @@ builds its own copy, and a default of "every CPU of the node" per actor oversubs
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rewardkit.adapters.runtime.ray.config import RayPoolConfig
 from rewardkit.adapters.runtime.ray.connect import ClusterUnavailable, connect
@@ -26,6 +26,9 @@ from rewardkit.compose import build_reward
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward
 from rewardkit.types import RewardResult
+
+if TYPE_CHECKING:  # imported on the first batch at run time, like the rest of the Ray machinery
+    from rewardkit.adapters.runtime.ray.dispatch import ActorSet
 
 
 @register_reward("ray_pool")
@@ -42,7 +45,7 @@ class RayPool(Reward[RayPoolConfig]):
         super().__init__(config, **overrides)
         self.inner = build_reward(self.config.reward)
         self.__name__ = self.config.name or self.inner.__name__
-        self._actors: Any = None
+        self._actors: ActorSet | None = None
         self._lock = threading.Lock()
 
     @property
@@ -81,7 +84,7 @@ class RayPool(Reward[RayPoolConfig]):
         """Node of each live actor (after a batch, or after :meth:`warm_up`); for placement checks and logs."""
         with self._lock:
             actors = self._actors
-            return [m.node_id for m in actors.ready()] if actors is not None else []
+            return _nodes(actors) if actors is not None else []
 
     def warm_up(self, timeout_s: float | None = None) -> list[str]:
         """Start the actors and wait until each has built its reward (or ``timeout_s`` passes); their nodes."""
@@ -93,7 +96,7 @@ class RayPool(Reward[RayPoolConfig]):
             deadline = time.monotonic() + (timeout_s or self.config.actor_start_timeout_s)
             while actors.starting() and time.monotonic() < deadline:
                 actors.poll(timeout_s=0.5)
-            return [m.node_id for m in actors.ready()]
+            return _nodes(actors)
 
     def close(self) -> None:
         """Kill the actors (they also end with the driver); the next batch starts new ones."""
@@ -104,7 +107,7 @@ class RayPool(Reward[RayPoolConfig]):
                 finally:
                     self._actors = None
 
-    def _actor_set(self) -> Any:
+    def _actor_set(self) -> ActorSet:
         from rewardkit.adapters.runtime.ray.dispatch import ActorSet
 
         if self._actors is None:
@@ -115,3 +118,8 @@ class RayPool(Reward[RayPoolConfig]):
             )
             self._actors = ActorSet(self.config.reward, self.config)
         return self._actors
+
+
+def _nodes(actors: ActorSet) -> list[str]:
+    """The node of each ready actor (a ready actor is one whose node is known)."""
+    return [node for member in actors.ready() if (node := member.node_id) is not None]

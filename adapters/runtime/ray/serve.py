@@ -108,7 +108,8 @@ def serve_on_ray(
         options["num_replicas"] = replicas
     if ray_actor_options is not None:
         options["ray_actor_options"] = dict(ray_actor_options)
-    deployment = serve.deployment(serve.ingress()(RewardIngress)).options(**options)
+    # ``deployment()(cls)`` is ``deployment(cls)``; Ray's annotation covers only the decorator-factory form.
+    deployment = serve.deployment()(serve.ingress()(RewardIngress)).options(**options)
     application = deployment.bind(AppSource(app_factory_or_specs, settings))
     serve.run(application, name=name, route_prefix=route_prefix, blocking=False)
     wait_running(name, ready_timeout_s)
@@ -127,11 +128,14 @@ def wait_running(name: str, timeout_s: float) -> None:
     status = ""
     while time.monotonic() < deadline:
         app = serve.status().applications.get(name)
-        status = str(app.status) if app is not None else "NOT_STARTED"
-        if status.endswith("RUNNING"):
-            return
-        if status.endswith("DEPLOY_FAILED"):
-            raise RuntimeError(f"Ray Serve application {name!r} failed to deploy: {app.message}")
+        if app is None:
+            status = "NOT_STARTED"
+        else:
+            status = str(app.status)
+            if status.endswith("RUNNING"):
+                return
+            if status.endswith("DEPLOY_FAILED"):
+                raise RuntimeError(f"Ray Serve application {name!r} failed to deploy: {app.message}")
         time.sleep(0.5)
     raise RuntimeError(f"Ray Serve application {name!r} not RUNNING after {timeout_s:g}s (status {status})")
 

@@ -160,7 +160,7 @@ async def wait_entry(
     job = entry.job
     assert job is not None
     span = range(entry.offset, entry.offset + len(entry.texts))
-    tasks = {job.task_of[i] for i in span}
+    tasks = {task for i in span if (task := job.task_of[i]) is not None}
     left_s -= time.monotonic() - started_at
     if tasks:
         await asyncio.wait(tasks, timeout=max(0.0, left_s))

@@ -77,7 +77,7 @@ def run_server(
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
-        timeout_graceful_shutdown=settings.drain_timeout_s,
+        timeout_graceful_shutdown=settings.drain_timeout_s,  # type: ignore[arg-type]  # float works; uvicorn says int
         access_log=False,
     )
     sock = config.bind_socket()
