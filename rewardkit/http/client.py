@@ -13,6 +13,7 @@ never longer than that endpoint's rest. A failure the policy does not retry ends
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -26,6 +27,7 @@ from rewardkit.http.send import Parse, asend_once, read_json, send_once
 from rewardkit.http.transport import Timeout, Transport, shared_transport
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 class _Tries:
@@ -35,24 +37,26 @@ class _Tries:
         self.pool, self.policy = pool, policy
         self.total = max(policy.attempts, len(pool))
         self.failures: list[str] = []
-        self.last: HTTPFailure | None = None
+        self.last: str | None = None  # the endpoint of the last failed try
+        self.retry_after: float | None = None
         self.waits = 0
 
     def next(self, attempt: int) -> tuple[str, float]:
         """The endpoint of this try and the seconds to wait before it."""
         url, resting = self.pool.pick()
-        if attempt == 0 or self.last is None or (resting <= 0 and url != self.last.url):
+        if attempt == 0 or self.last is None or (resting <= 0 and url != self.last):
             return url, 0.0
-        wait = self.policy.delay(self.waits, self.last.retry_after)
+        wait = self.policy.delay(self.waits, self.retry_after)
         self.waits += 1
         return url, min(wait, resting) if resting > 0 else wait
 
-    def failed(self, failure: HTTPFailure, attempt: int) -> HTTPFailure | None:
-        """Record a failed try; the error to raise when the request is over, else ``None``."""
+    def failed(self, base: str, failure: HTTPFailure, attempt: int) -> HTTPFailure | None:
+        """Record a failed try at endpoint ``base``; the error to raise when the request is over, else ``None``."""
         self.failures.append(f"{failure.url}: {failure.cause}")
-        self.last = failure
+        self.last, self.retry_after = base, failure.retry_after
+        logger.info("%s failed (try %d of %d): %s", failure.url, attempt + 1, self.total, failure.cause)
         if failure.retryable:
-            self.pool.failed(failure.url, failure.retry_after if self.policy.honour_retry_after else None)
+            self.pool.failed(base, failure.retry_after if self.policy.honour_retry_after else None)
         if failure.retryable and attempt + 1 < self.total:
             return None
         failure.attempts, failure.failures = attempt + 1, tuple(self.failures)
@@ -72,7 +76,7 @@ def call(
             with pool.using(url):
                 answer = send(url)
         except HTTPFailure as failure:
-            final = tries.failed(failure, attempt)
+            final = tries.failed(url, failure, attempt)
             if final is not None:
                 raise final from failure.__cause__
             continue
@@ -92,7 +96,7 @@ async def acall(send: Callable[[str], Awaitable[T]], pool: EndpointPool, policy:
             with pool.using(url):
                 answer = await send(url)
         except HTTPFailure as failure:
-            final = tries.failed(failure, attempt)
+            final = tries.failed(url, failure, attempt)
             if final is not None:
                 raise final from failure.__cause__
             continue

@@ -2,22 +2,20 @@
 
 Programs run on the remote host; this side only translates. A transport failure, an HTTP error or a
 ``SandboxError`` becomes ``RunStatus.SANDBOX_ERROR`` (the service failed, the program was not judged), so a reward
-can tell an outage from a wrong answer. Connection errors and 5xx answers are retried with exponential backoff;
-a semaphore bounds the requests in flight from this process, whatever mix of threads and asyncio calls them.
+can tell an outage from a wrong answer. Connection errors and 5xx answers are retried with exponential backoff
+(``rewardkit.http``, which also fails over between several endpoints); a semaphore bounds the requests in flight
+from this process, whatever mix of threads and asyncio calls them.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
 import logging
 import threading
 import time
-import urllib.error
-import urllib.request
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rewardkit import http
 from rewardkit.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
 from rewardkit.sandboxes.fusion.wire import (
     RunCodeResponse,
@@ -59,46 +57,6 @@ class RemoteConfig(BaseModel):
         return self.base_url.split(",")
 
 
-class _Endpoints:
-    """Round-robin over the endpoints that are up; one that fails rests (a passive health check) and the
-    request moves on to the next, so one sandbox host failing costs retries, not scores."""
-
-    def __init__(self, urls: list[str], cooldown_s: float) -> None:
-        self.urls = urls
-        self.cooldown_s = cooldown_s
-        self._lock = threading.Lock()
-        self._next = 0
-        self._down_until = dict.fromkeys(urls, 0.0)
-        self._failures = dict.fromkeys(urls, 0)
-
-    def pick(self) -> tuple[str, float]:
-        """The next endpoint that is up (or, when all rest, the one back soonest) and how long to wait for it."""
-        with self._lock:
-            now = time.monotonic()
-            for offset in range(len(self.urls)):
-                url = self.urls[(self._next + offset) % len(self.urls)]
-                if self._down_until[url] <= now:
-                    self._next = (self._next + offset + 1) % len(self.urls)
-                    return url, 0.0
-            url = min(self.urls, key=self._down_until.__getitem__)
-            return url, self._down_until[url] - now
-
-    def failed(self, url: str) -> None:
-        with self._lock:
-            self._failures[url] += 1
-            rest = min(60.0, self.cooldown_s * 2 ** (self._failures[url] - 1))
-            self._down_until[url] = time.monotonic() + rest
-
-    def succeeded(self, url: str) -> None:
-        with self._lock:
-            self._failures[url] = 0
-            self._down_until[url] = 0.0
-
-
-class _Retryable(Exception):
-    """A failure worth another attempt (connection trouble, 5xx)."""
-
-
 class RemoteSandbox(BatchMixin):
     """Run programs on a SandboxFusion-compatible service.
 
@@ -113,7 +71,9 @@ class RemoteSandbox(BatchMixin):
         self.config = RemoteConfig(base_url=base_url, **options)
         self.default_concurrency = self.config.concurrency
         self._slots = threading.BoundedSemaphore(self.config.concurrency)
-        self._endpoints = _Endpoints(self.config.config_urls(), self.config.cooldown_s)
+        # One host failing costs retries, not scores: a failing endpoint rests and the request moves on to the next.
+        pool = http.EndpointPool(self.config.config_urls(), cooldown_s=self.config.cooldown_s, max_cooldown_s=60.0)
+        self._http = http.HTTPClient(pool, policy=fusion_policy(self.config))
 
     def __getstate__(self) -> dict:
         return {"config": self.config}
@@ -148,50 +108,24 @@ class RemoteSandbox(BatchMixin):
 
     def _post_with_retries(self, body: bytes, timeout: float) -> bytes:
         """Each endpoint gets at least one try; a failure fails over to the next endpoint at once, and the
-        exponential backoff applies only while every endpoint rests."""
-        delay = self.config.backoff_s
-        attempts = max(self.config.retries + 1, len(self._endpoints.urls))
-        errors: list[str] = []
-        for attempt in range(attempts):
-            url, wait = self._endpoints.pick()
-            if wait > 0:
-                time.sleep(min(wait, delay))
-                delay *= 2
-            try:
-                reply = self._post(url, body, timeout)
-            except _Retryable as exc:
-                self._endpoints.failed(url)
-                errors.append(f"{url}: {exc}")
-                logger.info("%s/run_code failed (attempt %d of %d): %s", url, attempt + 1, attempts, exc)
-                continue
-            self._endpoints.succeeded(url)
-            return reply
-        raise RuntimeError(f"{'; '.join(errors[-3:])} (after {attempts} attempts)")
-
-    def _post(self, url: str, body: bytes, timeout: float) -> bytes:
-        request = urllib.request.Request(
-            f"{url}/run_code",
-            data=body,
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
-            method="POST",
-        )
+        exponential backoff applies only while every endpoint rests (``rewardkit.http``'s rule)."""
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as reply:
-                return reply.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:500].decode("utf-8", "replace")
-            if exc.code >= 500:
-                raise _Retryable(f"HTTP {exc.code}: {detail}") from None
-            raise RuntimeError(f"HTTP {exc.code}: {_detail(detail)}") from None
-        except (urllib.error.URLError, ConnectionError, http.client.HTTPException, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            if isinstance(reason, TimeoutError):  # the service took far past the limits: another try would too
+            return self._http.request(
+                "POST", "/run_code", content=body, headers={"Accept": "application/json"}, timeout=timeout,
+                parse=http.read_bytes,
+            )  # fmt: skip
+        except http.HTTPFailure as failure:
+            if failure.retryable:  # every try failed in a way worth another
+                raise RuntimeError(f"{'; '.join(failure.failures[-3:])} (after {failure.attempts} attempts)") from None
+            if failure.kind == "timeout":  # the service took far past the limits: another try would too
                 raise RuntimeError(f"no answer within {timeout:.0f}s") from None
-            raise _Retryable(f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}") from None
+            raise RuntimeError(failure.cause) from None
 
 
-def _detail(text: str) -> str:
-    try:
-        return str(json.loads(text).get("detail", text))
-    except (ValueError, AttributeError):
-        return text
+def fusion_policy(config: RemoteConfig) -> http.RetryPolicy:
+    """Refused or dropped connections and 5xx answers are retried; a 4xx or a timeout (a run far past its
+    limits) is not, and ``Retry-After`` is not read (a SandboxFusion service does not send it)."""
+    return http.RetryPolicy(
+        max_retries=config.retries, backoff=config.backoff_s, max_backoff=60.0, retry_statuses=frozenset(),
+        retry_on=frozenset({"connect", "dropped"}), honour_retry_after=False,
+    )  # fmt: skip
