@@ -1,9 +1,11 @@
 """The OpenAI-compatible transport: the ``openai`` SDK against any ``base_url`` (OpenAI, vLLM, llama.cpp, ...).
 
-Retries are done here rather than by the SDK so that every backend behaves the same way: 429,
+Retries are done here rather than by the SDK so that every backend behaves the same way: 408, 429,
 5xx, timeouts, dropped connections and unreadable bodies are retried with exponential backoff and
-jitter (honouring ``Retry-After``); other 4xx fail at once. After the last attempt the call raises
-:class:`JudgeError` — an infrastructure failure, which strategies turn into an abstain, never a verdict.
+jitter (honouring ``Retry-After``); other 4xx fail at once. The SDK stays the transport; which failures
+are retried and how long to wait come from :class:`rewardkit.http.RetryPolicy`, the rule every HTTP client
+in rewardkit follows. After the last attempt the call raises :class:`JudgeError` — an infrastructure
+failure, which strategies turn into an abstain, never a verdict.
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+from rewardkit.http import FailureKind, RetryPolicy, parse_retry_after
 from rewardkit.judges.base import ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
 
 logger = logging.getLogger(__name__)
@@ -199,24 +201,32 @@ class OpenAIChatClient:
         request["response_format"] = {"type": "json_object", "schema": response_format_["json_schema"]["schema"]}
         return True
 
+    @property
+    def policy(self) -> RetryPolicy:
+        """The retry rule of this client's options (read at each retry, so a changed ``backoff`` applies)."""
+        return judge_policy(self.max_retries, self.backoff, self.max_backoff)
+
     def _retry_delay(self, exc: Exception, attempt: int, sent: int) -> float:
         """Seconds to wait before the next attempt, or raise :class:`JudgeError` when not retryable."""
-        retryable, what = classify_error(exc)
+        policy = self.policy
+        retryable, what = classify_error(exc, policy)
         if self.before_retry is not None:
             self.before_retry()
         if not retryable:
             raise JudgeError(f"{self.model} at {self.base_url or 'api.openai.com'}: {what}", retries=sent - 1) from exc
-        if attempt >= self.max_retries:
+        if attempt >= policy.max_retries:
             raise JudgeError(
                 f"{self.model} at {self.base_url or 'api.openai.com'}: {what} (gave up after {attempt + 1} attempts)",
                 retries=sent - 1,
             ) from exc
-        delay = min(self.max_backoff, self.backoff * 2**attempt) * (0.5 + random.random() / 2)
-        retry_after = _retry_after(exc)
-        if retry_after is not None:
-            delay = min(self.max_backoff, max(delay, retry_after))
+        delay = policy.delay(attempt, _retry_after(exc))
         logger.info("judge request failed (%s); retry %d in %.2fs", what, attempt + 1, delay)
         return delay
+
+
+def judge_policy(max_retries: int = 4, backoff: float = 0.5, max_backoff: float = 20.0) -> RetryPolicy:
+    """408, 429, 5xx, timeouts, dropped connections and malformed answers retried; waits jittered by up to half."""
+    return RetryPolicy(max_retries=max_retries, backoff=backoff, max_backoff=max_backoff, jitter=0.5)
 
 
 def response_format(schema_json: str, style: str) -> dict[str, Any]:
@@ -227,22 +237,28 @@ def response_format(schema_json: str, style: str) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
 
 
-def classify_error(exc: Exception) -> tuple[bool, str]:
-    """``(retryable, description)`` for an exception raised by the SDK or by response conversion."""
+def failure_of(exc: Exception) -> tuple[FailureKind, int | None, str]:
+    """``(kind, status, description)`` of an exception raised by the SDK or by response conversion."""
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
-        return True, "timeout"
-    if isinstance(exc, openai.APIConnectionError):
-        return True, f"connection error: {exc}"
+        return "timeout", None, "timeout"
+    if isinstance(exc, openai.APIConnectionError):  # refused, reset or cut: the SDK does not tell them apart
+        return "connect", None, f"connection error: {exc}"
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        if status == 429 or status == 408 or status >= 500:
-            return True, f"HTTP {status}"
-        return False, f"HTTP {status}: {_short(exc)}"
+        return "status", exc.status_code, f"HTTP {exc.status_code}: {_short(exc)}"
     if isinstance(exc, (openai.APIResponseValidationError, MalformedResponse, ValueError)):
-        return True, f"malformed response: {_short(exc)}"
-    return False, f"{type(exc).__name__}: {_short(exc)}"
+        return "malformed", None, f"malformed response: {_short(exc)}"
+    return "transport", None, f"{type(exc).__name__}: {_short(exc)}"
+
+
+def classify_error(exc: Exception, policy: RetryPolicy | None = None) -> tuple[bool, str]:
+    """``(retryable, description)`` for an exception raised by the SDK or by response conversion."""
+    kind, status, what = failure_of(exc)
+    retryable = (policy or judge_policy()).retryable(kind, status)
+    if kind == "status" and retryable:
+        what = f"HTTP {status}"
+    return retryable, what
 
 
 def _short(exc: Exception, limit: int = 200) -> str:
@@ -251,15 +267,8 @@ def _short(exc: Exception, limit: int = 200) -> str:
 
 
 def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    value = headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    return parse_retry_after(headers.get("retry-after")) if headers else None
 
 
 class MalformedResponse(ValueError):
