@@ -28,6 +28,7 @@ import threading
 import time
 import weakref
 from importlib import resources
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,6 +47,9 @@ from rewardkit.sandboxes.docker.engine import (
     ulimit,
 )
 from rewardkit.sandboxes.docker.seccomp_profile import seccomp_security_opt
+
+if TYPE_CHECKING:  # the docker SDK is an optional extra, imported when the first client is made
+    import docker
 
 logger = logging.getLogger(__name__)
 
@@ -109,25 +113,25 @@ class DockerSandbox(BatchMixin):
         self.config = DockerConfig(image=image, concurrency=concurrency, base_url=base_url, **options)
         self.default_concurrency = self.config.concurrency
         self._lock = threading.Lock()
-        self._client = None
+        self._client: docker.DockerClient | None = None
         self._idle: queue.Queue[_Container] = queue.Queue()
         self._all: set[str] = set()
         self._started = False
-        self._finalizer = None
+        self._finalizer: weakref.finalize | None = None
 
     # -- pickling: a copy in another process builds its own pool --------------------------------------------------
     def __getstate__(self) -> dict:
         return {"config": self.config}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(**state["config"].model_dump())
+        DockerSandbox.__init__(self, **state["config"].model_dump())
 
     def __repr__(self) -> str:
         return f"DockerSandbox(image={self.config.image!r}, concurrency={self.config.concurrency})"
 
     # -- pool -------------------------------------------------------------------------------------------------------
     @property
-    def client(self):
+    def client(self) -> docker.DockerClient:
         if self._client is None:
             import docker
 
@@ -182,6 +186,8 @@ class DockerSandbox(BatchMixin):
             auto_remove=False,
             stop_signal="SIGKILL",
         )
+        if handle.id is None:  # never for a container the engine created
+            raise RuntimeError("the docker engine returned a container without an id")
         self._all.add(handle.id)
         return _Container(handle, limits.memory_mb, limits.max_processes)
 
@@ -240,7 +246,9 @@ class DockerSandbox(BatchMixin):
             return
         memory = limits.memory_mb << 20
         body = {"Memory": memory, "MemorySwap": memory, "PidsLimit": limits.max_processes + 4}
-        api = self.client.api
+        # the SDK's update_container has no PidsLimit: the engine's endpoint through the client's own (private)
+        # request helpers, which the type stubs do not declare
+        api: Any = self.client.api
         api._raise_for_status(api._post_json(api._url("/containers/{0}/update", container.handle.id), data=body))
         container.memory_mb, container.pids = limits.memory_mb, limits.max_processes
 
@@ -317,6 +325,9 @@ class DockerSandbox(BatchMixin):
             if not still_running(container, settle_s=0.5 if unexplained else 0.0):
                 message = "the sandbox container stopped during the run"
                 return RunResult(status=RunStatus.SANDBOX_ERROR, wall_time_s=wall, message=message), False
+        if exit_code is None:  # the engine never reported the run's exit code, yet the container runs on
+            message = "the docker engine reported no exit code for the run"
+            return RunResult(status=RunStatus.SANDBOX_ERROR, wall_time_s=wall, message=message), False
         files = self._fetch(container, request.fetch_files) if request.fetch_files else {}
         # a signal death may be the bootstrap's own, before its cleanup: then the cleanup runs as an exec of its own
         bootstrap_may_be_dead = exit_code > 128 or exit_code == CLEANUP_FAILED

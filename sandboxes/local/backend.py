@@ -39,7 +39,7 @@ import os
 import queue
 import secrets
 import threading
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from rewardkit.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
 from rewardkit.sandboxes.local.bwrap import run_in_bwrap
@@ -97,7 +97,7 @@ class LocalSandbox(BatchMixin):
     Instances pickle without their processes; forkservers start lazily on first use.
     """
 
-    name: ClassVar[str] = "local"
+    name = "local"
 
     def __init__(
         self,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 from rewardkit.sandboxes.local.cgroups import CgroupManager, RunCgroup
-from rewardkit.sandboxes.local.forkserver_host import classify_exit
+from rewardkit.sandboxes.local.forkserver_host import classify_exit, piped
 
 
 class Preexec:
@@ -130,7 +130,8 @@ def run_prepared(
     if exit_code_encodes_signal and 128 < process.returncode < 128 + 65:
         status = process.returncode - 128  # a wait status "killed by signal N"
     for stream in (process.stdout, process.stderr):
-        stream.close()
+        if stream is not None:
+            stream.close()
     files = {}
     for relpath in request.fetch_files:
         path = Path(workdir, relpath)
@@ -177,10 +178,10 @@ def run_in_subprocess(request: RunRequest, env: dict[str, str], cgroups: CgroupM
 
 
 def _pump(process: subprocess.Popen, stdin: bytes, deadline: float, limits: Limits) -> tuple[bytes, bytes, str | None]:
-    buffers = {process.stdout.fileno(): bytearray(), process.stderr.fileno(): bytearray()}
+    buffers = {piped(process.stdout).fileno(): bytearray(), piped(process.stderr).fileno(): bytearray()}
     readers = list(buffers)
     pending = memoryview(stdin)
-    writers = [process.stdin.fileno()]
+    writers = [piped(process.stdin).fileno()]
     for fd in readers + writers:
         os.set_blocking(fd, False)
     killed = None
@@ -198,7 +199,7 @@ def _pump(process: subprocess.Popen, stdin: bytes, deadline: float, limits: Limi
             except BrokenPipeError:
                 pending = pending[:0]
             if not pending:
-                process.stdin.close()
+                piped(process.stdin).close()
                 writers = []
         for fd in ready_r:
             chunk = os.read(fd, 65536)

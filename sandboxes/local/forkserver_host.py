@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 
@@ -35,6 +35,13 @@ MEMORY_ERROR_MARKERS = (b"MemoryError", b"std::bad_alloc", b"JavaScript heap out
 
 class ForkserverError(RuntimeError):
     """The sandbox machinery failed (not the program): maps to ``RunStatus.SANDBOX_ERROR``."""
+
+
+def piped(stream: IO[bytes] | None) -> IO[bytes]:
+    """A pipe of a process started with ``subprocess.PIPE`` for it (``Popen`` types every pipe as optional)."""
+    if stream is None:
+        raise ForkserverError("the process was started without this pipe")
+    return stream
 
 
 def python_roots() -> list[str]:
@@ -144,7 +151,7 @@ class ForkserverProcess:
     def close(self) -> None:
         if self.process.poll() is None:
             try:
-                self.process.stdin.close()
+                piped(self.process.stdin).close()
             except OSError:
                 pass
             try:
@@ -162,8 +169,9 @@ class ForkserverProcess:
     def _send(self, obj: dict[str, Any]) -> None:
         body = json.dumps(obj).encode()
         try:
-            self.process.stdin.write(struct.pack(">I", len(body)) + body)
-            self.process.stdin.flush()
+            to_server = piped(self.process.stdin)
+            to_server.write(struct.pack(">I", len(body)) + body)
+            to_server.flush()
         except (BrokenPipeError, OSError, ValueError) as exc:
             raise ForkserverError(f"forkserver is gone: {exc}; {self._stderr_tail()}") from None
 
@@ -172,7 +180,7 @@ class ForkserverProcess:
         return json.loads(self._read_exact(struct.unpack(">I", header)[0], deadline))
 
     def _read_exact(self, n: int, deadline: float) -> bytes:
-        fd = self.process.stdout.fileno()
+        fd = piped(self.process.stdout).fileno()
         chunks: list[bytes] = []
         while n:
             remaining = deadline - time.monotonic()
