@@ -12,7 +12,9 @@ gated by another reward (the term counts only when the gate passes). Routing by 
         weight: 0.2
     async: false
 
-A term is :class:`rewardkit.compose.RewardTerm`, the same grammar ``weighted_sum``/``gate``/``route`` read.
+A term is :class:`rewardkit.compose.RewardTerm`, the same grammar ``weighted_sum``/``gate``/``route`` read; it may
+also carry the adapter options (:mod:`rewardkit.adapters.options`: ``answer_column``, ``label_column``,
+``whole_batch``, ``unscorable_score``), which are validated here and read by the adapters that use them.
 Validation builds every reward once, so a typo fails when the spec is loaded, not mid-training, and the
 trainer gets those same instances.
 """
@@ -25,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from rewardkit.adapters.options import options_of, split_options
 from rewardkit.compose import RewardTerm, WeightedSum
 from rewardkit.reward import ConfigError, Reward
 
@@ -40,9 +43,17 @@ class RewardSpec(BaseModel):
     @field_validator("rewards", mode="before")
     @classmethod
     def _names_as_terms(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [{"name": v} if isinstance(v, str) else v for v in value]
-        return value
+        """Names as terms; a term's adapter options checked and set aside (TRL takes ``None`` as it is, so it reads
+        none of them, and a spec file shared with verifiers or ``rewardkit serve`` still loads)."""
+        if not isinstance(value, list):
+            return value
+        terms = []
+        for index, entry in enumerate(value):
+            where = f"term {index}"
+            term, options = split_options({"name": entry} if isinstance(entry, str) else entry, where)
+            options_of(options, where)
+            terms.append(term)
+        return terms
 
     @model_validator(mode="after")
     def _buildable(self) -> RewardSpec:

@@ -10,7 +10,9 @@ config is validated and reused by the composite, so ``weighted_sum(gate(a, b))``
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import math
+import re
 from collections.abc import Awaitable, Mapping
 from typing import Any, Literal
 
@@ -263,46 +265,100 @@ class Gate(_Composite[GateConfig]):
         return out
 
 
+class PatternRoute(BaseModel):
+    """A glob-mode route: the reward for column values that match any of ``match`` (fnmatch patterns)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    match: list[str] = Field(min_length=1, description="fnmatch patterns (`*`, `?`, `[...]`) on the column's value")
+    reward: Any = Field(description="reward spec for the values that match")
+
+    @field_validator("reward")
+    @classmethod
+    def _parse(cls, value: Any) -> Any:
+        return as_term(value)
+
+
 class RouteConfig(_CompositeConfig):
     column: str = Field("task", description="dataset column whose value picks the reward")
-    routes: dict[str, Any] = Field(min_length=1, description="column value -> reward spec")
+    mode: Literal["exact", "glob"] = Field(
+        "exact", description="exact: a route's key equals the value; glob: fnmatch patterns, first match wins"
+    )
+    routes: dict[str, Any] | list[PatternRoute] = Field(
+        min_length=1,
+        description="column value (glob: pattern) -> reward spec; glob also takes a list of {match: [...], reward}",
+    )
+    ignore_case: bool = Field(False, description="glob: patterns match regardless of case")
     default: Any | None = Field(None, description="reward for other values; None leaves them unscorable")
     name: str | None = Field(None, description="logged name (TRL's reward column and <name>_reason)")
 
     @field_validator("routes")
     @classmethod
-    def _parse_routes(cls, value: dict[str, Any]) -> dict[str, Any]:
-        return {k: as_term(v) for k, v in value.items()}
+    def _parse_routes(cls, value: dict[str, Any] | list[PatternRoute]) -> dict[str, Any] | list[PatternRoute]:
+        return {k: as_term(v) for k, v in value.items()} if isinstance(value, dict) else value
 
     @field_validator("default")
     @classmethod
     def _parse_default(cls, value: Any) -> Any:
         return None if value is None else as_term(value)
 
+    @model_validator(mode="after")
+    def _mode_fits(self) -> RouteConfig:
+        if self.mode == "exact" and isinstance(self.routes, list):
+            raise ValueError("a list of {match, reward} routes needs mode: glob")
+        if self.mode == "exact" and self.ignore_case:
+            raise ValueError("ignore_case applies to mode: glob")
+        return self
+
+    def table(self) -> list[tuple[tuple[str, ...], Any]]:
+        """The routes in order as ``(keys or patterns, spec)``."""
+        if isinstance(self.routes, dict):
+            return [((key,), spec) for key, spec in self.routes.items()]
+        return [(tuple(route.match), route.reward) for route in self.routes]
+
 
 @register_reward("route")
 class Route(_Composite[RouteConfig]):
-    """Route each sample to a reward by a dataset column (e.g. ``task``: math → math, code → code)."""
+    """Route each sample to a reward by a dataset column (e.g. ``task``: math → math, code → code).
+
+    ``mode: exact`` (the default) looks the value up among the routes' keys; ``mode: glob`` tries each route's
+    fnmatch patterns in order and the first route that matches scores the sample (verl's ``data_source`` routes).
+    A value no route takes goes to ``default``, or is unscorable with a reason naming the value (and the patterns).
+
+    >>> Route({"column": "data_source", "mode": "glob", "routes": {"*gsm8k*": "math_equivalence"}})  # doctest: +SKIP
+    """
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
         cfg = self.config
-        self.routes = {k: build_reward(v) for k, v in cfg.routes.items()}
+        table = cfg.table()
+        self.targets = [build_reward(spec) for _, spec in table]
+        self.routes = {key: target for (keys, _), target in zip(table, self.targets, strict=True) for key in keys}
         self.default = build_reward(cfg.default) if cfg.default is not None else None
+        self._patterns = [_compiled(keys, cfg.ignore_case) for keys, _ in table] if cfg.mode == "glob" else []
+        self._exact = {keys[0]: i for i, (keys, _) in enumerate(table)} if cfg.mode == "exact" else {}
         if cfg.name:
             self.__name__ = cfg.name
 
+    def route_index(self, value: Any) -> int | None:
+        """The index of the route that takes ``value`` (in the order of ``routes``); ``None``: the default's."""
+        if not isinstance(value, str):
+            return None
+        if self.config.mode == "exact":
+            return self._exact.get(value)
+        probe = value.lower() if self.config.ignore_case else value
+        return next((i for i, pattern in enumerate(self._patterns) if pattern.match(probe)), None)
+
     def gold_columns(self) -> tuple[str, ...]:
-        return _gold_union([*self.routes.values(), self.default])
+        return _gold_union([*self.targets, self.default])
 
     def groups(self, rows: list[dict[str, Any]]) -> list[list[int]]:
         """Each part groups only the rows routed to it, as :meth:`combine` hands them over."""
         if self.batch_dependency() != "group":
             return super().groups(rows)
-        plan = self._plan(rows)
         partitions = []
-        for key, idx in plan.items():
-            target = self.routes[key] if key is not None else self.default
+        for index, idx in self._plan(rows).items():
+            target = self._target(index)
             if target is not None and target.batch_dependency() is not None:
                 partitions.append([[idx[i] for i in g] for g in target.groups([rows[i] for i in idx])])
         return merge_groups(len(rows), partitions)
@@ -310,28 +366,40 @@ class Route(_Composite[RouteConfig]):
     async def combine(
         self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool
     ) -> list[RewardResult]:
-        plan = self._plan(rows)
-        jobs = list(plan.items())
-        results = await _each([self._run(key, idx, completions, rows, inline) for key, idx in jobs], inline)
+        jobs = list(self._plan(rows).items())
+        results = await _each([self._run(index, idx, completions, rows, inline) for index, idx in jobs], inline)
         out: list[RewardResult] = [RewardResult.unscorable("not routed")] * len(rows)
         for (_, idx), res in zip(jobs, results, strict=True):
             for i, r in zip(idx, res, strict=False):
                 out[i] = r
         return out
 
-    def _plan(self, rows: list[dict[str, Any]]) -> dict[str | None, list[int]]:
-        """Row indices per route key (``None``: the default route)."""
-        plan: dict[str | None, list[int]] = {}
+    def _target(self, index: int | None) -> Reward | None:
+        return self.targets[index] if index is not None else self.default
+
+    def _plan(self, rows: list[dict[str, Any]]) -> dict[int | None, list[int]]:
+        """Row indices per route index (``None``: the default route)."""
+        plan: dict[int | None, list[int]] = {}
         for i, row in enumerate(rows):
-            key = row.get(self.config.column)
-            plan.setdefault(key if isinstance(key, str) and key in self.routes else None, []).append(i)
+            plan.setdefault(self.route_index(row.get(self.config.column)), []).append(i)
         return plan
 
     async def _run(
-        self, key: str | None, idx: list[int], completions: list[str | None], rows: list[dict[str, Any]], inline: bool
+        self, index: int | None, idx: list[int], completions: list[str | None], rows: list[dict[str, Any]], inline: bool
     ) -> list[RewardResult]:
-        target = self.routes[key] if key is not None else self.default
+        target = self._target(index)
         if target is None:
-            column = self.config.column
-            return [RewardResult.unscorable(f"no route for {column}={rows[i].get(column)!r}") for i in idx]
+            return [RewardResult.unscorable(self._unrouted(rows[i].get(self.config.column))) for i in idx]
         return await _scores(target, [completions[i] for i in idx], [rows[i] for i in idx], inline)
+
+    def _unrouted(self, value: Any) -> str:
+        column = self.config.column
+        if self.config.mode == "exact":
+            return f"no route for {column}={value!r}"
+        patterns = [p for keys, _ in self.config.table() for p in keys]
+        return f"no rewardkit route for {column} {value!r} (matches none of {patterns})"
+
+
+def _compiled(patterns: tuple[str, ...], ignore_case: bool) -> re.Pattern[str]:
+    """One regular expression for a route's fnmatch patterns (``fnmatchcase`` semantics; lower-cased to ignore case)."""
+    return re.compile("|".join(fnmatch.translate(p.lower() if ignore_case else p) for p in patterns))

@@ -35,21 +35,22 @@ signature of verl's legacy ``BatchRewardManager``, which 0.9.1's trainer no long
 # No ``from __future__ import annotations``: verl loads this file by path under a synthetic module name that is not
 # in ``sys.modules``, where pydantic cannot resolve postponed annotations (``VerlMapping is not fully defined``).
 import asyncio
-import fnmatch
 import json
 import logging
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rewardkit.adapters.options import UnscorableScore
 from rewardkit.adapters.trainers.verl_calls import Coalescer, ScorerCache, plain, report_unscorable, settings_key
-from rewardkit.compose import build_reward
+from rewardkit.bridge import to_async
+from rewardkit.compose import Route, build_reward
 from rewardkit.hard_timeout import HardTimeoutPool
-from rewardkit.reward import ConfigError, Reward
+from rewardkit.reward import ConfigError, Reward, RewardConfig
 from rewardkit.types import RewardResult
 
 logger = logging.getLogger(__name__)
@@ -66,10 +67,6 @@ class VerlRoute(BaseModel):
     ground_truth_column: str = Field("solution", description="row column the ground truth is passed in")
     parse_json: bool = Field(False, description="ground truth given as a JSON string (e.g. code tests)")
 
-    def matches(self, data_source: str) -> bool:
-        source = data_source.lower()
-        return any(fnmatch.fnmatchcase(source, pattern.lower()) for pattern in self.match)
-
 
 MATH_ROUTE = VerlRoute(
     match=["*gsm8k*", "*math*", "*aime*", "*amc*", "numina*", "*deepscaler*", "*dapo*", "*olympiad*"],
@@ -83,23 +80,64 @@ CODE_ROUTE = VerlRoute(
 )
 
 
-class VerlMapping(BaseModel):
+class VerlMapping(UnscorableScore):
     """How ``compute_score`` routes: ordered routes, an optional fallback, and what unscorable becomes."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     routes: list[VerlRoute] = Field(default_factory=lambda: [MATH_ROUTE, CODE_ROUTE])
     default: VerlRoute | None = Field(None, description="route for unmatched data sources (None: unscorable)")
-    unscorable_score: float = Field(0.0, description="score verl sees for an unscorable sample")
     include_reason: bool = Field(False, description="add a 'reason' string to every result")
 
 
-class VerlScorer:
-    """Callable with verl's ``compute_score`` signature; builds each route's reward once, on first use.
+#: Row key that carries a sample's ground truth until its route puts it in the route's column.
+GROUND_TRUTH_KEY = "__verl_ground_truth__"
 
-    On the async path (:meth:`ascore_one`) calls made on one event loop within ``LINGER_S`` of each other are
-    coalesced into one :meth:`ascore_many` batch: verl 0.9.1's reward loop worker calls ``compute_score`` once per
-    sample, all samples of its chunk at once, and this is how they reach rewardkit as one batch.
+
+class RouteReward(Reward[RewardConfig]):
+    """One verl route as a reward the ``route`` reward dispatches to: built on first use, ground truth in its column.
+
+    Built lazily because the default routes name rewards (``code_tests``) a math-only run may have no sandbox
+    for; a route whose reward cannot be built leaves its own samples unscorable, saying why, and is tried again
+    on the next batch.
+    """
+
+    def __init__(self, route: VerlRoute, build: Callable[[VerlRoute], Reward]) -> None:
+        super().__init__()
+        self.route = route
+        self.build = build
+        self.built: Reward | None = None
+        self._lock = threading.Lock()  # verl's reward worker calls from a thread pool: build once
+        self.__name__ = route.reward
+
+    def reward(self) -> Reward:
+        with self._lock:
+            if self.built is None:
+                self.built = self.build(self.route)
+            return self.built
+
+    async def score_core(
+        self, texts: list[str | None], rows: list[dict[str, Any]], not_text: list[str] | None, *, inline: bool
+    ) -> list[RewardResult]:
+        try:
+            reward = self.reward()
+        except ConfigError as exc:
+            return [RewardResult.unscorable(f"route {self.route.reward!r} unavailable: {exc}") for _ in texts]
+        shaped = []
+        for row in rows:
+            rest = dict(row)
+            shaped.append(_row(self.route, rest.pop("data_source", None), rest.pop(GROUND_TRUTH_KEY, None), rest))
+        return await reward.score_core(texts, shaped, not_text, inline=inline)
+
+
+class VerlScorer:
+    """Callable with verl's ``compute_score`` signature: a ``route`` reward in glob mode on ``data_source``.
+
+    The mapping's routes become that reward's routes (first match wins, case-insensitive); each route's reward is
+    built once, on first use. Sync calls (verl's thread pool) score inline; on the async path (:meth:`ascore_one`)
+    calls made on one event loop within ``LINGER_S`` of each other are coalesced into one :meth:`ascore_many`
+    batch: verl 0.9.1's reward loop worker calls ``compute_score`` once per sample, all samples of its chunk at
+    once, and this is how they reach rewardkit as one batch.
     """
 
     LINGER_S = 0.01
@@ -107,45 +145,30 @@ class VerlScorer:
 
     def __init__(self, mapping: VerlMapping | Mapping[str, Any] | None = None) -> None:
         self.mapping = load_mapping(mapping)
-        self._rewards: dict[int, Reward] = {}
-        self._rewards_lock = threading.Lock()  # verl's reward worker calls from a thread pool: build each once
+        self.router = Route(
+            column="data_source",
+            mode="glob",
+            ignore_case=True,
+            routes=[{"match": r.match, "reward": RouteReward(r, self.build)} for r in self.mapping.routes],
+            default=RouteReward(self.mapping.default, self.build) if self.mapping.default is not None else None,
+        )
         self._coalescers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> _Coalescer
 
-    def group_by_route(
-        self, data_sources: Sequence[Any], n: int
-    ) -> tuple[list[RewardResult | None], dict[int, tuple[VerlRoute, list[int]]]]:
-        """Sample indices per matching route, and ``n`` results so far: unscorable where no route matches."""
-        results: list[RewardResult | None] = [None] * n
-        groups: dict[int, tuple[VerlRoute, list[int]]] = {}
-        for i, source in enumerate(data_sources):
-            found = self.route_for(source)
-            if found is None:
-                results[i] = RewardResult.unscorable(f"no rewardkit route for data_source {source!r}")
-            else:
-                groups.setdefault(found[0], (found[1], []))[1].append(i)
-        return results, groups
-
     def route_for(self, data_source: Any) -> tuple[int, VerlRoute] | None:
-        name = str(data_source) if data_source is not None else ""
-        for i, route in enumerate(self.mapping.routes):
-            if route.matches(name):
-                return i, route
+        """The index and route that score ``data_source``: the first that matches, else the default, else None."""
+        index = self.router.route_index(_source_name(data_source))
+        if index is not None:
+            return index, self.mapping.routes[index]
         if self.mapping.default is not None:
             return len(self.mapping.routes), self.mapping.default
         return None
-
-    def reward(self, index: int, route: VerlRoute) -> Reward:
-        with self._rewards_lock:
-            if index not in self._rewards:
-                self._rewards[index] = self.build(route)
-            return self._rewards[index]
 
     def build(self, route: VerlRoute) -> Reward:
         """The route's reward, its worker pool started: verl's first batch must not meet a cold pool.
 
         A cold hard-timeout pool answers "no worker ready" within the call's timeout, which would make every
         symbolic comparison of a fresh reward worker's first batch unscorable; the threads of that batch wait
-        here (under the rewards lock) until a worker is up instead.
+        here (under the route's lock) until a worker is up instead.
         """
         reward = build_reward({"name": route.reward, "config": route.config})
         pool = getattr(reward, "pool", None)
@@ -184,21 +207,8 @@ class VerlScorer:
         ground_truths: Sequence[Any],
         extra_infos: Sequence[Any] | None = None,
     ) -> list[RewardResult]:
-        n = len(solution_strs)
-        extra_infos = list(extra_infos) if extra_infos is not None else [None] * n
-        results, groups = self.group_by_route(data_sources, n)
-        for index, (route, idx) in groups.items():
-            try:
-                reward = self.reward(index, route)
-            except ConfigError as exc:
-                for i in idx:
-                    results[i] = RewardResult.unscorable(f"route {route.reward!r} unavailable: {exc}")
-                continue
-            texts = [solution_strs[i] if isinstance(solution_strs[i], str) else None for i in idx]
-            rows = [_row(route, data_sources[i], ground_truths[i], extra_infos[i]) for i in idx]
-            for i, result in zip(idx, reward.score_rows(texts, rows), strict=True):
-                results[i] = result
-        return cast("list[RewardResult]", results)  # the routes' groups cover every index
+        """The sync face: the route reward's inline path (no event loop, no thread)."""
+        return self.router.score_rows(*_samples(data_sources, solution_strs, ground_truths, extra_infos))
 
     async def ascore_results(
         self,
@@ -207,8 +217,9 @@ class VerlScorer:
         ground_truths: Sequence[Any],
         extra_infos: Sequence[Any] | None = None,
     ) -> list[RewardResult]:
-        """:meth:`score_results` in a worker thread, so the event loop keeps collecting the next batch."""
-        return await asyncio.to_thread(self.score_results, data_sources, solution_strs, ground_truths, extra_infos)
+        """:meth:`score_results` in a worker thread: in-process rewards are CPU-bound sync code, and the event loop
+        keeps collecting the next batch meanwhile."""
+        return await to_async(self.score_results, data_sources, solution_strs, ground_truths, extra_infos)
 
     async def ascore_many(self, *columns: Sequence[Any]) -> list[dict[str, Any]]:
         """One coalesced batch: scored, reported when some samples are unscorable, in verl's result shape."""
@@ -234,14 +245,34 @@ class VerlScorer:
         return self.MAX_BATCH
 
     def _verl_result(self, result: RewardResult) -> dict[str, Any]:
-        unscorable = result.score is None
-        out: dict[str, Any] = {
-            "score": float(result.score if result.score is not None else self.mapping.unscorable_score),
-            "unscorable": unscorable,
-        }
+        out: dict[str, Any] = {"score": self.mapping.as_number(result.score), "unscorable": result.score is None}
         if self.mapping.include_reason:
             out["reason"] = result.reason
         return out
+
+
+def _source_name(data_source: Any) -> str:
+    """``data_source`` as the text routes match (verl's are text; anything else by its ``str``, None as empty)."""
+    return data_source if isinstance(data_source, str) else str(data_source) if data_source is not None else ""
+
+
+def _samples(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[Any],
+    ground_truths: Sequence[Any],
+    extra_infos: Sequence[Any] | None,
+) -> tuple[list[str | None], list[dict[str, Any]]]:
+    """verl's columns as the route reward's texts and rows (the ground truth under :data:`GROUND_TRUTH_KEY`)."""
+    n = len(solution_strs)
+    extras = list(extra_infos) if extra_infos is not None else [None] * n
+    texts = [s if isinstance(s, str) else None for s in solution_strs]
+    rows = []
+    for source, truth, extra in zip(data_sources, ground_truths, extras, strict=True):
+        row: dict[str, Any] = dict(extra) if isinstance(extra, Mapping) else {}
+        row[GROUND_TRUTH_KEY] = truth
+        row["data_source"] = _source_name(source)
+        rows.append(row)
+    return texts, rows
 
 
 def _row(route: VerlRoute, data_source: Any, ground_truth: Any, extra_info: Any) -> dict[str, Any]:
@@ -360,25 +391,8 @@ class RemoteVerlScorer(VerlScorer):
         ground_truths: Sequence[Any],
         extra_infos: Sequence[Any] | None = None,
     ) -> list[RewardResult]:
-        """:meth:`score_results` on the async path: every route's samples in flight together."""
-        n = len(solution_strs)
-        extra_infos = list(extra_infos) if extra_infos is not None else [None] * n
-        results, groups = self.group_by_route(data_sources, n)
-
-        async def score_route(index: int, route: VerlRoute, idx: list[int]) -> None:
-            try:
-                reward = self.reward(index, route)
-            except ConfigError as exc:
-                for i in idx:
-                    results[i] = RewardResult.unscorable(f"route {route.reward!r} unavailable: {exc}")
-                return
-            texts = [solution_strs[i] if isinstance(solution_strs[i], str) else None for i in idx]
-            rows = [_row(route, data_sources[i], ground_truths[i], extra_infos[i]) for i in idx]
-            for i, result in zip(idx, await reward.ascore_rows(texts, rows), strict=True):
-                results[i] = result
-
-        await asyncio.gather(*(score_route(index, route, idx) for index, (route, idx) in groups.items()))
-        return cast("list[RewardResult]", results)  # the routes' groups cover every index
+        """The async face: the route reward's async path, every route's samples in flight together."""
+        return await self.router.ascore_rows(*_samples(data_sources, solution_strs, ground_truths, extra_infos))
 
 
 _REMOTE_SCORERS = ScorerCache(lambda remote, mapping: RemoteVerlScorer(remote, mapping))

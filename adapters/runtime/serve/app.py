@@ -128,7 +128,9 @@ def create_app(
             results, _ = await service.score(served_name, completions, columns, None, arrived)
         except (BadRequest, QueueFull) as exc:
             return _refused(service, exc)
-        return _json(OpenRLHFResponse(**openrlhf_payload(results, notes, service.settings.unscorable_score)))
+        own = served.unscorable_score  # the term's own option, else the server's
+        unscorable_score = own if own is not None else service.settings.unscorable_score
+        return _json(OpenRLHFResponse(**openrlhf_payload(results, notes, unscorable_score)))
 
     @app.post("/get_reward")
     async def get_reward(request: Request) -> Response:

@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rewardkit.adapters.options import unscorable_as
 from rewardkit.groups import chunk_plan
 from rewardkit.reward import Reward, rows_from_columns
 from rewardkit.types import RewardResult, completion_text, describe_non_text
@@ -221,10 +222,10 @@ def openrlhf_batch(
 
 
 def openrlhf_payload(
-    results: Sequence[RewardResult], notes: Sequence[str | None], unscorable_score: float
+    results: Sequence[RewardResult], notes: Sequence[str | None], unscorable_score: float | None
 ) -> dict[str, Any]:
     """OpenRLHF's response: numbers only where it reads numbers; an unscorable sample is flagged."""
-    rewards = [float(r.score) if r.score is not None else float(unscorable_score) for r in results]
+    rewards = [unscorable_as(r.score, unscorable_score) for r in results]
     flags = [0.0 if r.score is not None else 1.0 for r in results]
     reasons = [f"{r.reason} ({note})" if note else r.reason for r, note in zip(results, notes, strict=True)]
     return {"rewards": rewards, "scores": rewards, "extra_logs": {"unscorable": flags}, "reasons": reasons}

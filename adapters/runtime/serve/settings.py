@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from rewardkit.adapters.options import UnscorableScore
 from rewardkit.monitor.config import MonitorConfig
 
 #: End-of-turn markers a decoded OpenRLHF ``query`` may end with (it is decoded with special tokens kept).
@@ -20,7 +21,7 @@ DEFAULT_EOS_MARKERS = (
 )
 
 
-class ServeSettings(BaseModel):
+class ServeSettings(UnscorableScore):
     """Settings of one server process (or one Ray Serve replica).
 
     Capacity is two numbers: ``workers`` batches are scored at once and ``max_queue`` requests may wait for a
@@ -55,9 +56,8 @@ class ServeSettings(BaseModel):
     token_env: str | None = Field(None, description="environment variable holding the bearer token (None: open)")
     drain_timeout_s: float = Field(300.0, gt=0, description="on SIGTERM, how long in-flight requests may finish")
     openrlhf_reward: str | None = Field(None, description="reward behind POST /get_reward (default: the first)")
-    unscorable_score: float = Field(
-        0.0, description="what /get_reward reports for an unscorable sample (OpenRLHF needs a number; flagged too)"
-    )
+    # unscorable_score (from UnscorableScore): what /get_reward reports for an unscorable sample, unless the
+    # reward's spec entry sets its own (OpenRLHF needs a number; the sample is flagged too)
     eos_markers: tuple[str, ...] = Field(DEFAULT_EOS_MARKERS, description="stripped from the end of an OpenRLHF query")
     log_level: str = Field("warning", description="uvicorn log level")
     monitor: MonitorConfig | None = Field(

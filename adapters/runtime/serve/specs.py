@@ -2,10 +2,12 @@
 
 A spec file holds one term (``name:`` + ``config:``, optionally ``gate``/``label``), a list of terms, or a
 training spec's mapping ``rewards: [...]`` (its ``async`` key and term weights are the trainer's business and
-are ignored here). Each term is served under its logged name (``label`` when given). Two keys are the
-server's own and may sit beside a term's: ``label_column``, the column OpenRLHF's ``labels`` fill (default:
-the reward's one required column, e.g. ``solution`` for ``math_equivalence``, ``tests`` for ``code_tests``),
-and ``whole_batch``, which keeps a request in one reward call. It is rarely needed: a reward whose score depends
+are ignored here). Each term is served under its logged name (``label`` when given). The adapter options
+(:mod:`rewardkit.adapters.options`) may sit beside a term's keys; the server reads three: ``label_column``, the
+column OpenRLHF's ``labels`` fill (default: the reward's one required column, e.g. ``solution`` for
+``math_equivalence``, ``tests`` for ``code_tests``), ``unscorable_score``, what ``/get_reward`` reports for this
+reward's unscorable samples (default: the server's ``--unscorable-score``), and ``whole_batch``, which keeps a
+request in one reward call. It is rarely needed: a reward whose score depends
 on the other samples declares it (:meth:`~rewardkit.reward.Reward.batch_dependency`), and the server then
 never merges its requests and chunks them by whole groups (``llm_judge_group``) or not at all (a ``batch``
 reward); other rewards are scored in chunks, so deadline and timings are per sample::
@@ -27,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rewardkit.adapters.options import options_of, split_options
 from rewardkit.compose import RewardTerm, as_term
 from rewardkit.groups import dependency_of
 from rewardkit.reward import ConfigError, Reward
@@ -45,6 +48,8 @@ class ServedReward:
     label_column: str = FALLBACK_LABEL_COLUMN
     whole_batch: bool = False
     spec: dict[str, Any] = field(default_factory=dict)
+    #: What ``/get_reward`` reports for an unscorable sample of this reward (None: the server's setting).
+    unscorable_score: float | None = None
 
     @classmethod
     def wrap(cls, reward: Reward | ServedReward) -> ServedReward:
@@ -61,6 +66,7 @@ class ServedReward:
             "config": redacted(config.model_dump(mode="json")) if isinstance(config, BaseModel) else {},
             "label_column": self.label_column,
             "whole_batch": self.whole_batch,
+            "unscorable_score": self.unscorable_score,
             "batch_dependency": dependency_of(self.reward),
         }
 
@@ -88,24 +94,19 @@ def default_label_column(reward: Reward) -> str:
 
 
 def served_entry(entry: Any, index: int) -> tuple[str, ServedReward]:
-    """One spec entry built: its served name and :class:`ServedReward`."""
-    options: dict[str, Any] = {}
-    if isinstance(entry, Mapping):
-        entry = dict(entry)
-        options = {key: entry.pop(key) for key in ("label_column", "whole_batch") if key in entry}
+    """One spec entry built: its served name and :class:`ServedReward` (its adapter options read beside it)."""
+    where = f"serve spec: rewards.{index}"
     try:
+        entry, raw = split_options(entry, where)
+        options = options_of(raw, where)
         term = as_term(entry)
     except ConfigError as exc:
-        raise ConfigError(f"serve spec: rewards.{index}: {exc}") from None
+        message = str(exc)
+        raise ConfigError(message if message.startswith(where) else f"{where}: {message}") from None
     reward = term if isinstance(term, Reward) else term.build()
-    column = options.get("label_column")
-    if column is not None and not (isinstance(column, str) and column):
-        raise ConfigError(f"serve spec: rewards.{index}: label_column must be a column name, got {column!r}")
-    whole = options.get("whole_batch", False)
-    if not isinstance(whole, bool):
-        raise ConfigError(f"serve spec: rewards.{index}: whole_batch must be true or false, got {whole!r}")
     spec = term.model_dump(exclude_defaults=True) if isinstance(term, RewardTerm) else {"name": reward.name}
-    return reward.__name__, ServedReward(reward, column or default_label_column(reward), whole, spec)
+    column = options.label_column or default_label_column(reward)
+    return reward.__name__, ServedReward(reward, column, options.whole_batch, spec, options.unscorable_score)
 
 
 def build_served(source: Any) -> dict[str, ServedReward]:

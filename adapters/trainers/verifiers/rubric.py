@@ -72,10 +72,10 @@ class VerifiersReward:
                 state.setdefault("rewardkit", {})[self.__name__] = {"score": result.score, "reason": result.reason}
             except Exception:  # a state that refuses the record must not cost the score
                 logger.debug("could not record the reason in the rollout state", exc_info=True)
+        score = self.options.as_number(result.score)
         if result.score is None:
-            logger.warning("%s: unscorable, scored %s: %s", self.__name__, self.options.unscorable_score, result.reason)
-            return self.options.unscorable_score
-        return float(result.score)
+            logger.warning("%s: unscorable, scored %s: %s", self.__name__, score, result.reason)
+        return score
 
     async def adetail(self, prompt: Any = None, completion: Any = None, **columns: Any) -> RewardResult:
         """The reward's full verdict (score or ``None``, and the reason) for one rollout."""

@@ -79,10 +79,10 @@ class TaskReward:
     async def __call__(self, task: Any, trace: Any) -> float:
         result = await self.result(task, trace)
         self.record(trace, result)
+        score = self.options.as_number(result.score)
         if result.score is None:
-            logger.warning("%s: unscorable, scored %s: %s", self.__name__, self.options.unscorable_score, result.reason)
-            return self.options.unscorable_score
-        return float(result.score)
+            logger.warning("%s: unscorable, scored %s: %s", self.__name__, score, result.reason)
+        return score
 
     async def result(self, task: Any, trace: Any) -> RewardResult:
         """The reward's full verdict (score or ``None``, and the reason) for one rollout; never raises."""

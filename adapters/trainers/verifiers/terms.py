@@ -7,42 +7,21 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
+from rewardkit.adapters.options import AdapterOptions, split_options
+from rewardkit.adapters.options import options_of as adapter_options
 from rewardkit.compose import as_term, spec_weight
 from rewardkit.reward import ConfigError, Reward
 
-#: Term keys that belong to the adapters, accepted beside a term's ``name``/``config``/``weight``.
-ADAPTER_KEYS = ("answer_column", "unscorable_score")
-
 T = TypeVar("T")
 
-
-class VerifiersOptions(BaseModel):
-    """How rollouts map onto a reward's columns and what an unscorable sample scores."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    answer_column: str | None = Field(None, description="column `answer` fills (default: the reward's gold column)")
-    unscorable_score: float = Field(0.0, description="score verifiers sees for an unscorable sample")
-
-    @field_validator("answer_column")
-    @classmethod
-    def _named(cls, value: str | None) -> str | None:
-        if value is not None and not value:
-            raise ValueError("answer_column must be a column name")
-        return value
+#: The verifiers adapters' options are the adapter options (:mod:`rewardkit.adapters.options`): they read
+#: ``answer_column`` and ``unscorable_score``, and accept the others so one spec file serves every adapter.
+VerifiersOptions = AdapterOptions
 
 
-def options_of(options: VerifiersOptions | Mapping[str, Any] | None) -> VerifiersOptions:
+def options_of(options: AdapterOptions | Mapping[str, Any] | None) -> AdapterOptions:
     """Validated options, or a ConfigError naming the bad field."""
-    if isinstance(options, VerifiersOptions):
-        return options
-    try:
-        return VerifiersOptions.model_validate(dict(options or {}))
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '<options>'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"verifiers adapter: {problems}") from None
+    return adapter_options(options, "verifiers adapter")
 
 
 def gold_column(reward: Reward) -> str:
@@ -55,18 +34,16 @@ def gold_column(reward: Reward) -> str:
 
 
 def spec_terms(
-    specs: Any, what: str, make: Callable[[Any, VerifiersOptions], T], **options: Any
+    specs: Any, what: str, make: Callable[[Any, AdapterOptions], T], **options: Any
 ) -> list[tuple[T, float]]:
     """``(make(term, options), weight)`` for each term of ``specs`` (a spec, a list, ``{rewards: [...]}`` or a
     YAML/JSON file); a term's own ``answer_column``/``unscorable_score`` override ``options``. ``what`` names the
     caller in errors."""
     made = []
     for index, entry in enumerate(_entries(specs, what)):
-        term_options = dict(options)
-        if isinstance(entry, Mapping):
-            entry = dict(entry)
-            term_options.update({key: entry.pop(key) for key in ADAPTER_KEYS if key in entry})
         try:
+            entry, own = split_options(entry, "reward spec")
+            term_options = {**options, **own}
             term = as_term(entry)
             made.append((make(term, options_of(term_options)), spec_weight(term)))
         except ConfigError as exc:
