@@ -30,12 +30,6 @@ class Backend:
     needs: tuple[tuple[str, ...], ...] = ()
     #: how to get them, after "<kind> '<name>' needs ..."
     install: str = ""
-    #: judge clients: the constructor parameter that receives ``model`` (None: the backend picks its own model)
-    model_parameter: str | None = None
-    #: judge clients: what ``model`` must name, when one is required (None: optional)
-    model_help: str | None = None
-    #: judge clients: what follows ``name:`` in a command line's client SPEC (``openai:MODEL``)
-    argument: str | None = None
     #: sandboxes: forwards programs to another server (so it is not a backend to serve the API on)
     forwards: bool = False
 

@@ -24,10 +24,10 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rewardkit.http import HTTPFailure
-from rewardkit.judges.base import ChatParams, ChatResult, JudgeError, Message
+from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
 from rewardkit.judges.clients.embedded_health import REBUILD_HINT, ServerCrashed, ServerUnusable, crash_message
 from rewardkit.judges.clients.embedded_server import (  # re-exported: the embedded judge's one import path
     DEFAULT_LAUNCHER,
@@ -42,6 +42,11 @@ from rewardkit.judges.clients.embedded_server import (  # re-exported: the embed
     packaged_model_path,
     server_environment,
 )
+from rewardkit.judges.clients.options import ClientOptions
+
+if TYPE_CHECKING:
+    from rewardkit.judges.clients.factory import ManagedChatClient
+    from rewardkit.judges.clients.openai_compat import OpenAIChatClient
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +57,7 @@ __all__ = [
     "INSTALL_SERVER_HINT",
     "PACKAGE",
     "SERVER_MODEL_NAME",
+    "EmbeddedOptions",
     "EmbeddedServer",
     "EmbeddedServerClient",
     "ServerCrashed",
@@ -93,7 +99,9 @@ class EmbeddedServerClient:
         self._server_pid: int | None = None  # a pickled copy's view of the server it does not own
         self._transport: OpenAIChatClient | None = None
         self._client_cls = OpenAIChatClient
-        self._fallback = inprocess_transport if fallback == "transformers" else fallback
+        self._fallback: Callable[[], Any] | None = inprocess_transport if fallback == "transformers" else None
+        if callable(fallback):
+            self._fallback = fallback
         self._inprocess: Any = None  # the in-process transport once the server proved unusable
         self._inprocess_likelihood: Any = None
         self.fallback_reason: str | None = None  # why the server was abandoned
@@ -137,7 +145,7 @@ class EmbeddedServerClient:
             self._server_pid = state.get("server_pid")
             self._transport = self._new_transport(state["base_url"])
 
-    def _new_transport(self, base_url: str):
+    def _new_transport(self, base_url: str) -> OpenAIChatClient:
         transport = self._client_cls(
             self.server.model, base_url=base_url, timeout=self.timeout, max_retries=self.max_retries
         )
@@ -151,7 +159,7 @@ class EmbeddedServerClient:
 
         return self._transport.stats if self._transport is not None else TransportStats()
 
-    def transport(self):
+    def transport(self) -> OpenAIChatClient:
         """The HTTP transport to the server, starting the server on the first call (once, whatever the threads)."""
         transport = self._transport
         if transport is None:
@@ -243,7 +251,7 @@ class EmbeddedServerClient:
     def _server_loglikelihood(self, messages: list[Message], continuations: list[str]):
         from rewardkit.judges.pointwise import request_loglikelihood
 
-        base_url = self.transport().base_url
+        base_url = cast(str, self.transport().base_url)  # cast: the transport was made with the server's URL
         attempt = 0
         while True:  # retried here rather than by request_loglikelihood, so that a dead server ends the retries
             try:
@@ -302,7 +310,7 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def embedded_transport(*, base_url: str | None = None, timeout: float = 60.0, max_retries: int = 4):
+def embedded_transport(*, base_url: str | None = None, timeout: float = 60.0, max_retries: int = 4) -> ChatClient:
     """The embedded judge transport: a given server, else llama.cpp when installed, else transformers in-process."""
     if base_url:
         from rewardkit.judges.clients.openai_compat import OpenAIChatClient
@@ -324,7 +332,14 @@ def embedded_transport(*, base_url: str | None = None, timeout: float = 60.0, ma
     return TransformersChatClient(model_path, model_name=INPROCESS_MODEL_NAME)
 
 
-def embedded_client(**options: Any):
+class EmbeddedOptions(ClientOptions):
+    """The packaged SmolLM2 judge: its llama.cpp server (or ``base_url``'s), else in-process; it needs no model."""
+
+    def transport(self) -> ChatClient:
+        return embedded_transport(base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries)
+
+
+def embedded_client(**options: Any) -> ManagedChatClient:
     """``make_client("embedded", **options)``: the packaged SmolLM2 judge, llama.cpp if installed, else transformers."""
     from rewardkit.judges.clients.factory import make_client
 

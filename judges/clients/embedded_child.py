@@ -25,7 +25,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -65,7 +65,8 @@ def chat_prompt(llama: Any, messages: list[dict[str, str]]) -> tuple[str, bool]:
             stop_token_ids=[eos],
         )
         llama._rewardkit_formatter = formatter
-    result = formatter(messages=messages)
+    # cast: plain role/content dicts are what llama-cpp-python's message TypedDicts describe
+    result = formatter(messages=cast(Any, messages))
     return result.prompt, not result.added_special
 
 
@@ -150,8 +151,10 @@ def serve(server_args: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="rewardkit-embedded-llama-server")
     add_args_from_model(parser, Settings)
     args = parser.parse_args(server_args)
-    server_settings = parse_model_from_args(ServerSettings, args)
-    app = create_app(server_settings=server_settings, model_settings=[parse_model_from_args(ModelSettings, args)])
+    # cast: llama-cpp-python annotates parse_model_from_args as returning the class it is given; it returns an instance
+    server_settings = cast(ServerSettings, parse_model_from_args(ServerSettings, args))
+    model_settings = cast(ModelSettings, parse_model_from_args(ModelSettings, args))
+    app = create_app(server_settings=server_settings, model_settings=[model_settings])
     add_loglikelihood_route(app)
     uvicorn.run(app, host=server_settings.host, port=server_settings.port)
 

@@ -3,7 +3,8 @@
 Whatever the backend, the returned client adds the same operations around it: the on-disk cache
 (a hit costs nothing and sends nothing), client-side rpm/tpm pacing, bounded concurrency, and token
 and cost accounting. Callers cannot tell llama.cpp from OpenAI from transformers except by what they
-configured.
+configured. What they configure is the client kind's options model (:mod:`.options`), the one declaration of
+every option, which ``make_client``'s keywords, YAML (:class:`JudgeClientConfig`) and the command line read.
 
 >>> client = make_client("openai", model="gpt-4o-mini", cache_dir="~/.cache/rewardkit/judge", rpm=500)
 >>> client.complete([{"role": "user", "content": "Say A"}], ChatParams(max_tokens=1)).text  # doctest: +SKIP
@@ -12,31 +13,32 @@ configured.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
-import os
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, model_validator
 
 from rewardkit.backends import Backend, BackendTable
-from rewardkit.judges.accounting import Accountant, Price, UsageReport
+from rewardkit.judges.accounting import Accountant, UsageReport
 from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
 from rewardkit.judges.cache import RequestCache, cache_key
+from rewardkit.judges.clients.options import ClientOptions
 from rewardkit.judges.limits import ConcurrencyLimit, RateLimiter, estimate_tokens
 
 logger = logging.getLogger(__name__)
 
-#: The judge clients: a new one is its transport module plus one line here (or a ``rewardkit.judge_clients`` entry
-#: point). A transport's constructor receives ``model`` under ``model_parameter`` and those of ``base_url``,
-#: ``api_key``, ``timeout`` and ``max_retries`` it names.
+#: The judge clients: a new one is its module (a transport and its :class:`ClientOptions` subclass) plus one line
+#: here, or a ``rewardkit.judge_clients`` entry point. A line's target is the kind's options model.
 JUDGE_CLIENTS = BackendTable(
     "judge backend",
     "rewardkit.judge_clients",
     [
         Backend(
             "embedded",
-            "rewardkit.judges.clients.embedded:embedded_transport",
+            "rewardkit.judges.clients.embedded:EmbeddedOptions",
             extra="judge-local",
             needs=(("openai",), ("transformers", "torch")),
             install="the 'judge-local' extra (or the 'judge' extra with llama-cpp-python): "
@@ -44,29 +46,26 @@ JUDGE_CLIENTS = BackendTable(
         ),
         Backend(
             "openai",
-            "rewardkit.judges.clients.openai_compat:OpenAIChatClient",
+            "rewardkit.judges.clients.options:OpenAIOptions",
             extra="judge",
             needs=(("openai",),),
             install="the 'judge' extra (openai missing): pip install 'rewardkit[judge]'",
-            model_parameter="model",
-            model_help="a model name",
-            argument="MODEL",
         ),
         Backend(
             "transformers",
-            "rewardkit.judges.clients.transformers_local:TransformersChatClient",
+            "rewardkit.judges.clients.transformers_local:TransformersOptions",
             extra="judge-local",
             needs=(("transformers", "torch"),),
             install="the 'judge-local' extra: pip install 'rewardkit[judge-local]'",
-            model_parameter="model_path",
-            model_help="a model directory or GGUF path",
-            argument="PATH",
         ),
     ],
 )
 
-#: the type of a config field naming a judge client
-ClientName = JUDGE_CLIENTS.literal()
+if TYPE_CHECKING:
+    ClientName = str
+else:
+    #: the type of a config field naming a judge client
+    ClientName = JUDGE_CLIENTS.literal()
 
 
 def missing_backend_packages(backend: str) -> str | None:
@@ -78,35 +77,67 @@ def missing_backend_packages(backend: str) -> str | None:
     return JUDGE_CLIENTS.missing_packages(backend)
 
 
-class JudgeClientConfig(BaseModel):
-    """Everything needed to build a judge client; lives in reward configs and YAML files."""
+def options_class(backend: str) -> type[ClientOptions]:
+    """The options model of client kind ``backend`` (imported now; its transport's packages are not needed yet)."""
+    target = JUDGE_CLIENTS.load(backend)
+    if isinstance(target, type) and issubclass(target, ClientOptions):
+        return target
+    return _callable_options(target)
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+@functools.cache
+def _callable_options(build: Callable[..., ChatClient]) -> type[ClientOptions]:
+    """A third-party transport given as a callable, not an options model: it takes the common options, and its
+    constructor receives those of ``model``, ``base_url``, ``api_key``, ``timeout`` and ``max_retries`` it names."""
+
+    class CallableOptions(ClientOptions):
+        def transport(self) -> ChatClient:
+            accepted = inspect.signature(build).parameters
+            given = {name: getattr(self, name) for name in ("base_url", "api_key", "timeout", "max_retries")}
+            if self.model is not None:
+                given["model"] = self.model
+            return build(**{name: value for name, value in given.items() if name in accepted})
+
+    CallableOptions.__name__ = CallableOptions.__qualname__ = f"{getattr(build, '__name__', 'Transport')}Options"
+    return CallableOptions
+
+
+def client_options(backend: str, values: Mapping[str, Any]) -> ClientOptions:
+    """The options of client kind ``backend`` validated from ``values`` (None = the kind's default)."""
+    kind = options_class(backend)
+    given = {name: value for name, value in values.items() if value is not None}
+    if kind.model_required() and not given.get("model"):
+        raise ValueError(f"backend {backend!r} needs {kind.model_fields['model'].description} (model=)")
+    return kind.model_validate(given)
+
+
+class JudgeClientConfig(ClientOptions):
+    """A judge client in a reward config or YAML file: ``backend`` names the kind, the other keys are its options.
+
+    The keys are checked by the kind's options model (a key it does not take, or a missing model, fails here).
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)  # a kind's own options are its model's to check
 
     backend: ClientName = "embedded"
-    model: str | None = Field(None, description="model name (openai), model dir or GGUF path (transformers)")
-    base_url: str | None = Field(None, description="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
-    api_key: str | None = Field(None, description="default: $OPENAI_API_KEY; any string for local servers")
-    cache_dir: str | None = Field(None, description="directory of the on-disk request cache; None = no cache")
-    rpm: float | None = Field(None, gt=0, description="client-side requests per minute")
-    tpm: float | None = Field(None, gt=0, description="client-side tokens per minute")
-    concurrency: int = Field(8, ge=1, description="requests in flight at most")
-    prices: dict[str, Price] | None = Field(None, description='USD per 1M tokens: {"model": {"input", "output"}}')
-    timeout: float = Field(60.0, gt=0, description="seconds per request")
-    max_retries: int = Field(4, ge=0, description="retries on 429/5xx/timeouts")
 
     @model_validator(mode="after")
     def _backend_needs(self) -> JudgeClientConfig:
-        model_help = JUDGE_CLIENTS.get(self.backend).model_help
-        if model_help and not self.model:
-            raise ValueError(f"backend {self.backend!r} needs {model_help}")
+        self.options()
         missing = missing_backend_packages(self.backend)
         if missing:
             raise ValueError(missing)
         return self
 
+    def options(self) -> ClientOptions:
+        """These keys as the options model of the kind ``backend`` names (its own defaults for keys not given)."""
+        return client_options(self.backend, self.model_dump(exclude={"backend"}, exclude_unset=True))
+
+    def transport(self) -> ChatClient:
+        return self.options().transport()
+
     def build(self) -> ManagedChatClient:
-        return make_client(**self.model_dump(exclude_none=True))
+        return make_client(self.options())
 
 
 class ManagedChatClient:
@@ -120,8 +151,11 @@ class ManagedChatClient:
         limiter: RateLimiter | None = None,
         concurrency: int = 8,
         accountant: Accountant | None = None,
+        options: ClientOptions | None = None,
     ) -> None:
         self.transport = transport
+        #: the options it was built from (None when assembled by hand)
+        self.options = options
         self.cache = cache
         self.limiter = limiter or RateLimiter()
         self.concurrency = ConcurrencyLimit(concurrency)
@@ -159,7 +193,7 @@ class ManagedChatClient:
         if reservation is not None:
             self.limiter.settle(reservation, result.usage.prompt_tokens + result.usage.completion_tokens)
         self.accountant.record(self.model, result.usage, cached=False, retries=result.retries)
-        if key is not None:
+        if key is not None and self.cache is not None:
             self.cache.put(key, result)
         return result
 
@@ -194,42 +228,36 @@ class ManagedChatClient:
         return self._finish(key, result, reservation)
 
 
-def make_client(
-    backend: ClientName = "embedded",
-    model: str | None = None,
-    base_url: str | None = None,
-    api_key: str | None = None,
-    cache_dir: str | os.PathLike[str] | None = None,
-    rpm: float | None = None,
-    tpm: float | None = None,
-    concurrency: int = 8,
-    prices: dict[str, Any] | None = None,
-    *,
-    timeout: float = 60.0,
-    max_retries: int = 4,
-) -> ManagedChatClient:
-    """Build a judge client.
+def make_client(backend: str | ClientOptions = "embedded", *positional: Any, **options: Any) -> ManagedChatClient:
+    """Build a judge client from a kind's options: an options model, or the kind's name and its fields.
 
     - ``"embedded"``: the packaged SmolLM2-135M-Instruct, through a llama.cpp server that rewardkit
       starts on 127.0.0.1 when ``llama-cpp-python[server]`` is installed, else in-process through
       ``transformers`` (no compile, no key, no hub). With ``base_url`` it uses that server instead.
     - ``"openai"``: any OpenAI-compatible endpoint (``base_url``; default api.openai.com).
     - ``"transformers"``: a local model directory or ``.gguf`` file, in-process.
+
+    The keywords are the fields of the kind's options model (:class:`~.options.ClientOptions`: ``model``,
+    ``base_url``, ``api_key``, ``cache_dir``, ``rpm``, ``tpm``, ``concurrency``, ``prices``, ``timeout``,
+    ``max_retries``, and a kind's own); None leaves the kind's default.
     """
-    plugin = JUDGE_CLIENTS.get(backend)
-    if plugin.model_help and not model:
-        raise ValueError(f"backend {backend!r} needs model= ({plugin.model_help})")
-    build = JUDGE_CLIENTS.load(backend)
-    accepted = inspect.signature(build).parameters
-    given = {"base_url": base_url, "api_key": api_key, "timeout": timeout, "max_retries": max_retries}
-    options = {name: value for name, value in given.items() if name in accepted}
-    if plugin.model_parameter:
-        options[plugin.model_parameter] = model
-    transport: ChatClient = build(**options)
+    if isinstance(backend, ClientOptions):
+        if positional or options:
+            raise TypeError("make_client(options) takes no other arguments: they are the options model's fields")
+        chosen = backend.options() if isinstance(backend, JudgeClientConfig) else backend
+    else:
+        if len(positional) > len(ClientOptions.POSITIONAL):
+            raise TypeError(f"make_client takes at most {len(ClientOptions.POSITIONAL) + 1} positional arguments")
+        for name, value in zip(ClientOptions.POSITIONAL, positional, strict=False):
+            if name in options:
+                raise TypeError(f"make_client got multiple values for argument {name!r}")
+            options[name] = value
+        chosen = client_options(backend, options)
     return ManagedChatClient(
-        transport,
-        cache=RequestCache(cache_dir) if cache_dir else None,
-        limiter=RateLimiter(rpm, tpm),
-        concurrency=concurrency,
-        accountant=Accountant(prices),
+        chosen.transport(),
+        cache=RequestCache(chosen.cache_dir) if chosen.cache_dir else None,
+        limiter=RateLimiter(chosen.rpm, chosen.tpm),
+        concurrency=chosen.concurrency,
+        accountant=Accountant(chosen.prices),
+        options=chosen,
     )

@@ -13,9 +13,12 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from rewardkit.judges.base import ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
+from pydantic import Field
+
+from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
+from rewardkit.judges.clients.options import ClientOptions, Flag
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +59,9 @@ class TransformersChatClient:
                 directory, kwargs = path.parent, {"gguf_file": path.name}
             started = time.perf_counter()
             tokenizer = AutoTokenizer.from_pretrained(directory, **kwargs)
-            model = AutoModelForCausalLM.from_pretrained(directory, **kwargs).to(self.device).eval()
+            # Any: transformers types ``.to`` through a decorator that mypy reads as unbound
+            model: Any = AutoModelForCausalLM.from_pretrained(directory, **kwargs)
+            model = model.to(self.device).eval()
             logger.info("loaded %s in %.1fs", path, time.perf_counter() - started)
             self._loaded = (tokenizer, model)
         return self._loaded
@@ -128,6 +133,16 @@ class TransformersChatClient:
             model=self.model,
             finish_reason=finish,
         )
+
+
+class TransformersOptions(ClientOptions):
+    """A local model directory or ``.gguf`` file, in-process (``base_url``, ``api_key`` and the request limits of
+    an HTTP transport do not apply to it)."""
+
+    model: Annotated[str, Flag("spec", "PATH")] = Field(description="a model directory or GGUF path")
+
+    def transport(self) -> ChatClient:
+        return TransformersChatClient(self.model)
 
 
 def _eos_ids(tokenizer: Any, model: Any) -> set[int]:

@@ -23,6 +23,7 @@ from rewardkit.audit.pipeline import DEFAULT_N
 from rewardkit.cli.clients import (
     add_client_args,
     add_pairwise_judge_args,
+    client_flags_given,
     client_from_args,
     pairwise_judge_from_args,
     request_options,
@@ -30,6 +31,9 @@ from rewardkit.cli.clients import (
 from rewardkit.cli.failures import report_failures
 
 logger = logging.getLogger(__name__)
+
+#: the judge client's request options a reward model reads too (the other client flags are refused with it)
+REWARD_MODEL_REQUEST_OPTIONS = ("timeout", "max_retries")
 
 
 def add_commands(subparsers: Any) -> None:
@@ -232,8 +236,6 @@ def _reward_model_judge(args: argparse.Namespace) -> Any:
     if args.judge is not None:
         raise ValueError("--reward-model and --judge are mutually exclusive: audit one judge per run")
     llm_only = {
-        "--judge-base-url": args.judge_base_url,
-        "--judge-api-key": args.judge_api_key,
         "--judge-template": args.judge_template,
         "--no-logprobs": args.no_logprobs,
         "--cot": args.chain_of_thought,
@@ -242,17 +244,16 @@ def _reward_model_judge(args: argparse.Namespace) -> Any:
         "--question": args.question is not None,
         "--self-generate": args.self_generate > 0,
         "--cache-dir": args.cache_dir,
-        "--rpm": args.rpm,
-        "--tpm": args.tpm,
     }
-    given = [flag for flag, value in llm_only.items() if value]
+    given = client_flags_given(args, "judge", besides=REWARD_MODEL_REQUEST_OPTIONS)
+    given += [flag for flag, value in llm_only.items() if value]
     if given:
         raise ValueError(f"{', '.join(given)}: not read by a reward model, which scores each response alone")
     target = args.reward_model
     remote = target.startswith(("http://", "https://"))
     if not remote and not Path(target).is_dir():
         raise ValueError(f"--reward-model {target!r} is neither a model directory nor an http(s):// URL")
-    options = {k: v for k, v in request_options(args).items() if k in ("timeout", "max_retries")}
+    options = {k: v for k, v in request_options(args).items() if k in REWARD_MODEL_REQUEST_OPTIONS}
     scorer = make_reward_model(target, protocol=args.reward_model_protocol, device=args.reward_model_device, **options)
     if isinstance(scorer, LocalRewardModel):
         try:

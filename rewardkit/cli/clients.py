@@ -1,27 +1,63 @@
 """One spelling for choosing and configuring model clients and the pairwise judge on every command.
 
-``--ROLE SPEC`` plus ``--ROLE-base-url`` and ``--ROLE-api-key``, where ROLE is ``judge``, ``policy`` or
-``reviser`` and SPEC is ``embedded`` (the packaged SmolLM2), ``openai:MODEL`` (any OpenAI-compatible endpoint)
-or ``transformers:PATH`` (an in-process model). A command that builds a client also takes ``--timeout``,
-``--max-retries``, ``--rpm`` and ``--tpm`` once, for every client it builds (the fields of
-:class:`~rewardkit.judges.clients.factory.JudgeClientConfig`). A command that builds a pairwise judge takes
-the options of :func:`add_pairwise_judge_args`, so ``rlaif pairs``, ``audit run`` and ``judge pair`` configure
-one judge the same way.
+``--ROLE SPEC``, where ROLE is ``judge``, ``policy`` or ``reviser`` and SPEC is ``embedded`` (the packaged SmolLM2),
+``openai:MODEL`` (any OpenAI-compatible endpoint) or ``transformers:PATH`` (an in-process model) — one form per
+client kind in the table (:data:`~rewardkit.judges.clients.factory.JUDGE_CLIENTS`). The other flags are the client
+options models' fields (:mod:`rewardkit.judges.clients.options`), read from them, help included: those marked
+``role`` as ``--ROLE-NAME`` (``--judge-base-url``, ``--judge-api-key``), those marked ``request`` once per command
+for every client it builds (``--timeout``, ``--max-retries``, ``--rpm``, ``--tpm``). A command that builds a
+pairwise judge takes the options of :func:`add_pairwise_judge_args`, so ``rlaif pairs``, ``audit run`` and
+``judge pair`` configure one judge the same way.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+logger = logging.getLogger(__name__)
+
+
+def _kinds() -> Iterable[tuple[str, Any]]:
+    """``(name, options model)`` of every judge client in the table (a plugin that fails to import is skipped)."""
+    from rewardkit.judges.clients.factory import JUDGE_CLIENTS, options_class
+
+    for name in JUDGE_CLIENTS.names():
+        try:
+            yield name, options_class(name)
+        except (ValueError, ImportError, AttributeError) as exc:
+            logger.debug("judge client %r offers no flags: %s", name, exc)
+
+
+def client_flags(scope: str) -> dict[str, FieldInfo]:
+    """The client options the command line offers in ``scope`` (``role`` or ``request``), over every client kind:
+    the common ones first, then each kind's own."""
+    from rewardkit.judges.clients.options import ClientOptions, flag_of
+
+    found: dict[str, FieldInfo] = {}
+    for options in (ClientOptions, *(kind for _, kind in _kinds())):
+        for name, info in options.model_fields.items():
+            flag = flag_of(info)
+            if flag is not None and flag.scope == scope:
+                found.setdefault(name, info)
+    return found
 
 
 def client_specs() -> list[str]:
     """The SPEC forms ``--ROLE`` accepts, one per judge client in the table: ``embedded``, ``openai:MODEL``, ..."""
-    from rewardkit.judges.clients.factory import JUDGE_CLIENTS
+    from rewardkit.judges.clients.options import flag_of
 
-    backends = [JUDGE_CLIENTS.get(name) for name in JUDGE_CLIENTS.names()]
-    return [f"{b.name}:{b.argument}" if b.argument else b.name for b in backends]
+    specs = []
+    for name, options in _kinds():
+        flag = flag_of(options.model_fields["model"])
+        specs.append(f"{name}:{flag.metavar}" if flag is not None and flag.metavar else name)
+    return specs
 
 
 def spec_help() -> str:
@@ -32,16 +68,37 @@ def spec_help() -> str:
 
 def parse_client_spec(spec: str, flag: str = "--judge") -> tuple[str, str | None]:
     """``embedded`` → (embedded, None); ``openai:MODEL`` / ``transformers:PATH`` → (backend, model)."""
-    from rewardkit.judges.clients.factory import JUDGE_CLIENTS
-
     backend, _, model = spec.partition(":")
-    if backend in JUDGE_CLIENTS.names() and (model or not JUDGE_CLIENTS.get(backend).model_help):
+    kinds = dict(_kinds())
+    if backend in kinds and (model or not kinds[backend].model_required()):
         return backend, model or None
     raise ValueError(f"{flag} {spec!r}: use {spec_help()}")
 
 
+def _flag_type(name: str, info: FieldInfo) -> Callable[[str], Any]:
+    """An argparse ``type`` that validates a flag's text as its field does (type and bounds), a usage error if not."""
+    holder = create_model(f"{name}_flag", value=(info.annotation, info))
+
+    def parse(text: str) -> Any:
+        try:
+            return holder.model_validate({"value": text}).model_dump()["value"]
+        except ValidationError as exc:
+            reason = exc.errors()[0]["msg"]
+            raise argparse.ArgumentTypeError(f"{text!r}: {reason[:1].lower()}{reason[1:]}") from None
+
+    parse.__name__ = name
+    return parse
+
+
+def _metavar(info: FieldInfo) -> str | None:
+    from rewardkit.judges.clients.options import flag_of
+
+    flag = flag_of(info)
+    return flag.metavar if flag is not None else None
+
+
 def add_client_args(parser: argparse.ArgumentParser, role: str, what: str, *, default: str | None) -> None:
-    """``--ROLE SPEC``, ``--ROLE-base-url URL`` and ``--ROLE-api-key KEY`` for one model the command uses.
+    """``--ROLE SPEC`` and a ``--ROLE-NAME`` flag per ``role`` client option for one model the command uses.
 
     The first call on a parser also adds the request options (:func:`add_request_args`).
     """
@@ -52,32 +109,15 @@ def add_client_args(parser: argparse.ArgumentParser, role: str, what: str, *, de
         metavar="SPEC",
         help=f"{what}: {spec_help()}{needed}",
     )
-    parser.add_argument(f"--{role}-base-url", default=None, help=f"{what}: OpenAI-compatible endpoint URL")
-    parser.add_argument(f"--{role}-api-key", default=None, help=f"{what}: API key (default: $OPENAI_API_KEY)")
+    for name, info in client_flags("role").items():
+        parser.add_argument(
+            f"--{role}-{name.replace('_', '-')}",
+            type=_flag_type(name, info),
+            default=None,
+            metavar=_metavar(info),
+            help=f"{what}: {info.description}",
+        )
     add_request_args(parser)
-
-
-def _positive(kind: type) -> Any:
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{text!r} must be positive")
-        return value
-
-    return parse
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
-    return value
 
 
 def add_request_args(parser: argparse.ArgumentParser) -> None:
@@ -87,32 +127,36 @@ def add_request_args(parser: argparse.ArgumentParser) -> None:
     """
     if "--timeout" in parser._option_string_actions:
         return
-    from rewardkit.judges.clients.factory import JudgeClientConfig
-
-    defaults = JudgeClientConfig.model_fields
     group = parser.add_argument_group("model requests (every client this command builds)")
-    group.add_argument(
-        "--timeout",
-        type=_positive(float),
-        default=None,
-        metavar="S",
-        help=f"seconds per request (default {defaults['timeout'].default:g})",
-    )
-    group.add_argument(
-        "--max-retries",
-        type=_non_negative_int,
-        default=None,
-        metavar="N",
-        help=f"retries on 429, 5xx, timeouts and malformed answers (default {defaults['max_retries'].default})",
-    )
-    group.add_argument("--rpm", type=_positive(float), default=None, help="client-side requests per minute")
-    group.add_argument("--tpm", type=_positive(float), default=None, help="client-side tokens per minute")
+    for name, info in client_flags("request").items():
+        default = "" if info.default is None else f" (default {info.default:g})"
+        group.add_argument(
+            f"--{name.replace('_', '-')}",
+            type=_flag_type(name, info),
+            default=None,
+            metavar=_metavar(info),
+            help=f"{info.description}{default}",
+        )
 
 
 def request_options(args: argparse.Namespace) -> dict[str, Any]:
     """The request options given on the command line (unset ones are left to the client defaults)."""
-    names = ("timeout", "max_retries", "rpm", "tpm")
-    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+    return {name: getattr(args, name) for name in client_flags("request") if getattr(args, name, None) is not None}
+
+
+def role_options(args: argparse.Namespace, role: str) -> dict[str, Any]:
+    """The ``--ROLE-NAME`` client options given on the command line for ``role``."""
+    values = {name: getattr(args, f"{role}_{name}", None) for name in client_flags("role")}
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def client_flags_given(args: argparse.Namespace, role: str, *, besides: Iterable[str] = ()) -> list[str]:
+    """The client flags the command line set for ``role``, as typed (``--judge-base-url``, ``--rpm``), except the
+    options named in ``besides``: for a command that refuses them where no model client is built."""
+    skip = set(besides)
+    given = [f"--{role}-{name}" for name in role_options(args, role) if name not in skip]
+    given += [f"--{name}" for name in request_options(args) if name not in skip]
+    return [flag.replace("_", "-") for flag in given]
 
 
 def client_from_args(
@@ -130,18 +174,13 @@ def client_from_args(
     if spec is None:
         raise ValueError(f"--{role} is required here ({spec_help()})")
     backend, model = parse_client_spec(spec, f"--{role}")
-    options: dict[str, Any] = {"cache_dir": str(cache_dir) if cache_dir is not None else None}
-    api_key = getattr(args, f"{role}_api_key", None)
-    if api_key:
-        options["api_key"] = api_key
-    if prices:
-        options["prices"] = prices
     return make_client(
         backend,
         model=model,
-        base_url=getattr(args, f"{role}_base_url", None),
+        cache_dir=str(cache_dir) if cache_dir is not None else None,
         concurrency=max(1, concurrency),
-        **options,
+        prices=prices or None,
+        **role_options(args, role),
         **request_options(args),
     )
 
