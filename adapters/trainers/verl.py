@@ -16,7 +16,9 @@ Return value: always ``{"score": float, "unscorable": bool}`` (plus ``"reason": 
 ``None`` in verl's reward tensor, so it scores ``unscorable_score`` (default 0.0) and is flagged
 ``unscorable: True``; the coalesced paths also log one line per batch with unscorable samples.
 
-Default routes (first match wins; case-insensitive globs on ``data_source``):
+The routes are the registered ``route`` reward in glob mode on the ``data_source`` column (first match wins,
+case-insensitive): a route's reward is built on first use and receives the ground truth in its own column.
+Default routes:
 
 - math (``*gsm8k*``, ``*math*``, ``*aime*``, ``*amc*``, ``numina*``, ``*deepscaler*``, ``*dapo*``,
   ``*olympiad*``) → ``math_equivalence``, the ground truth passed as its gold column ``solution``;
