@@ -7,7 +7,9 @@ A chunk whose server fails — refused connection, dropped connection, timeout, 
 when full — is sent to another server at once (the same server only after a backoff); a failed server is
 skipped for a cooldown that grows with its consecutive failures and is health-checked (``GET /healthz``)
 before it gets work again. A chunk no server could score after ``max_attempts`` tries is unscorable with the
-reason, never 0.0: an infrastructure failure must not look like a wrong answer.
+reason, never 0.0: an infrastructure failure must not look like a wrong answer. The requests, their failures,
+the backoff and the servers' health are ``rewardkit.http``'s; the tries of a chunk are counted here, one
+request at a time, because a chunk a server finds too large (413) is halved instead of retried.
 
 A served reward whose score depends on the other samples (``batch_dependency`` in ``GET /v1/rewards``, e.g. a
 group judge) gets each batch in one request, which the server cuts by whole groups; ``group_size`` overrides
@@ -29,8 +31,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
 from pydantic import Field, field_validator, model_validator
 
+from rewardkit import http
 from rewardkit.bridge import run_sync
 from rewardkit.groups import BatchDependency
 from rewardkit.registry import register_reward
@@ -42,6 +46,7 @@ logger = logging.getLogger(__name__)
 #: Statuses after which the same chunk is sent to another server (the server, not the request, is at fault).
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 HEALTH_TIMEOUT_S = 3.0
+NOT_HEALTH_JSON = "health answer is not the JSON rewardkit serve sends"
 
 
 class RemoteConfig(RewardConfig):
@@ -88,7 +93,7 @@ class RemoteReward(Reward[RemoteConfig]):
         self.__name__ = self.config.name or self.config.reward
         self._reset_health()
 
-    # Server health is this process's observation (monotonic clock): it is not pickled, and no client is held.
+    # Server health is this process's observation (monotonic clock): it is not pickled, and no connection is.
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config, "__name__": self.__name__}
 
@@ -97,30 +102,46 @@ class RemoteReward(Reward[RemoteConfig]):
         self._reset_health()
 
     def _reset_health(self) -> None:
-        self._down_until: dict[str, float] = {}
-        self._failures: dict[str, int] = {}
-        self._in_flight: dict[str, int] = {}
-        self._known_good: set[str] = set()
+        cfg = self.config
+        # A failed server rests backoff_s doubling per consecutive failure (or its Retry-After), up to max_backoff_s.
+        self._pool = http.EndpointPool(
+            cfg.urls, cooldown_s=cfg.backoff_s, max_cooldown_s=cfg.max_backoff_s, strategy="least_busy"
+        )
+        self._policy = remote_policy(cfg)
+        self._transport = http.Transport(
+            timeout=httpx.Timeout(cfg.timeout_s, connect=min(cfg.connect_timeout_s, cfg.timeout_s)),
+            limits=httpx.Limits(max_connections=cfg.max_in_flight + len(cfg.urls)),
+        )
         #: each probed server's ``batch_dependency`` of the served reward (absent: not declared)
         self._declared: dict[str, str | None] = {}
 
+    # Read-only views of the pool's health (what logs and checks read): failed since their last success...
+    @property
+    def _down_until(self) -> dict[str, float]:
+        now = time.monotonic()
+        return {url: now + h.resting_s for url, h in self._pool.health().items() if h.failures}
+
+    @property
+    def _failures(self) -> dict[str, int]:
+        return {url: h.failures for url, h in self._pool.health().items() if h.failures}
+
+    # ...and answered their last request (or health check).
+    @property
+    def _known_good(self) -> set[str]:
+        return {url for url, h in self._pool.health().items() if h.confirmed}
+
     # -- the reward ------------------------------------------------------------------------------
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return run_sync(self.ascore_batch(completions, rows))
+        return run_sync(self.ascore_batch(completions, rows), close=self._transport)
 
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        import httpx
-
         cfg = self.config
         results: list[RewardResult | None] = [None] * len(completions)
-        timeout = httpx.Timeout(cfg.timeout_s, connect=min(cfg.connect_timeout_s, cfg.timeout_s))
-        limits = httpx.Limits(max_connections=cfg.max_in_flight + len(cfg.urls))
-        async with httpx.AsyncClient(timeout=timeout, limits=limits, headers=self._headers()) as client:
-            await self._check_health(client)
-            gate = asyncio.Semaphore(cfg.max_in_flight)
-            await asyncio.gather(
-                *(self._score_chunk(client, gate, chunk, completions, rows, results) for chunk in self._chunks(rows))
-            )
+        await self._check_health()
+        gate = asyncio.Semaphore(cfg.max_in_flight)
+        await asyncio.gather(
+            *(self._score_chunk(gate, chunk, completions, rows, results) for chunk in self._chunks(rows))
+        )
         return [r if r is not None else RewardResult.unscorable("remote: internal error: not scored") for r in results]
 
     def batch_dependency(self) -> BatchDependency:
@@ -137,14 +158,12 @@ class RemoteReward(Reward[RemoteConfig]):
 
     def health(self) -> dict[str, str]:
         """``GET /healthz`` on every server: ``"ok"`` or what went wrong (for a pre-flight check)."""
-        import httpx
 
         async def probe_all() -> dict[str, str]:
-            async with httpx.AsyncClient(timeout=HEALTH_TIMEOUT_S, headers=self._headers()) as client:
-                found = await asyncio.gather(*(self._probe(client, url) for url in self.config.urls))
+            found = await asyncio.gather(*(self._probe(url) for url in self.config.urls))
             return dict(zip(self.config.urls, found, strict=True))
 
-        return run_sync(probe_all())
+        return run_sync(probe_all(), close=self._transport)
 
     # -- chunks ----------------------------------------------------------------------------------
     def _chunks(self, rows: list[dict[str, Any]]) -> list[list[int]]:
@@ -159,7 +178,6 @@ class RemoteReward(Reward[RemoteConfig]):
 
     async def _score_chunk(
         self,
-        client: Any,
         gate: asyncio.Semaphore,
         chunk: list[int],
         completions: list[str | None],
@@ -171,13 +189,13 @@ class RemoteReward(Reward[RemoteConfig]):
         tried: list[str] = []
         failures: list[str] = []
         for attempt in range(cfg.max_attempts):
-            candidate = self._pick(tried)
-            if candidate in tried or not self._is_up(candidate):  # no fresh healthy server: back off first
-                await asyncio.sleep(self._wait_before(candidate, attempt))
+            candidate, resting = self._pool.pick(exclude=tried)
+            if candidate in tried or resting > 0:  # no fresh healthy server: back off first
+                await asyncio.sleep(self._wait_before(attempt, resting))
             async with gate:
-                url = self._pick(tried)  # chosen when it can be sent: the least busy server at that moment
+                url, _ = self._pool.pick(exclude=tried)  # chosen when it can be sent: the least busy server then
                 tried.append(url)
-                outcome = await self._post(client, url, body, len(chunk))
+                outcome = await self._post(url, body, len(chunk))
             if isinstance(outcome, list):
                 for i, result in zip(chunk, outcome, strict=True):
                     results[i] = result
@@ -187,8 +205,8 @@ class RemoteReward(Reward[RemoteConfig]):
             half = self._split_point(len(chunk)) if kind == "too_large" else 0
             if half:
                 await asyncio.gather(
-                    self._score_chunk(client, gate, chunk[:half], completions, rows, results),
-                    self._score_chunk(client, gate, chunk[half:], completions, rows, results),
+                    self._score_chunk(gate, chunk[:half], completions, rows, results),
+                    self._score_chunk(gate, chunk[half:], completions, rows, results),
                 )
                 return
             if kind in ("rejected", "too_large"):
@@ -209,33 +227,23 @@ class RemoteReward(Reward[RemoteConfig]):
             return (n // 2) // self.config.group_size * self.config.group_size
         return 0 if self._served_dependent() else n // 2
 
-    async def _post(self, client: Any, url: str, body: bytes, n: int) -> list[RewardResult] | tuple[str, str]:
+    async def _post(self, url: str, body: bytes, n: int) -> list[RewardResult] | tuple[str, str]:
         """The chunk's results, or ``(kind, detail)``: ``retry`` (server at fault), ``rejected``, ``too_large``."""
-        import httpx
-
-        self._in_flight[url] = self._in_flight.get(url, 0) + 1
         try:
-            response = await client.post(f"{url}/v1/score", content=body, headers={"content-type": "application/json"})
-        except httpx.HTTPError as exc:
-            self._mark_down(url)
-            return "retry", f"{type(exc).__name__}: {exc}".rstrip(": ")
-        finally:
-            self._in_flight[url] -= 1
-        if response.status_code == 200:
-            try:
-                parsed = _parse_results(response.json(), n)
-            except (ValueError, KeyError, TypeError) as exc:
-                self._mark_down(url)
-                return "retry", f"malformed answer: {exc}"
-            self._mark_up(url)
-            return parsed
-        detail = f"HTTP {response.status_code}: {_error_text(response)}"
-        if response.status_code in RETRY_STATUSES:
-            self._mark_down(url, _retry_after(response))
-            return "retry", detail
-        if response.status_code == 413:
-            return "too_large", detail
-        return "rejected", detail
+            with self._pool.using(url):
+                parsed = await http.asend_once(
+                    self._transport.aclient(), "POST", f"{url}/v1/score", policy=self._policy,
+                    parse=lambda response: _parse_results(http.read_json(response), n),
+                    content=body, headers=self._headers(),
+                )  # fmt: skip
+        except http.HTTPFailure as failure:
+            detail = f"malformed answer: {failure.__cause__}" if failure.kind == "malformed" else failure.cause
+            if failure.retryable:
+                self._pool.failed(url, failure.retry_after)
+                return "retry", detail
+            return ("too_large" if failure.status == 413 else "rejected"), detail
+        self._pool.succeeded(url)
+        return parsed
 
     # -- server health -----------------------------------------------------------------------------
     def _headers(self) -> dict[str, str]:
@@ -243,74 +251,64 @@ class RemoteReward(Reward[RemoteConfig]):
         token = os.environ.get(env, "") if env else ""
         return {"authorization": f"Bearer {token}"} if token else {}
 
-    def _is_up(self, url: str) -> bool:
-        return self._down_until.get(url, 0.0) <= time.monotonic()
+    def _wait_before(self, attempt: int, resting_s: float) -> float:
+        """The policy's backoff for this try, or longer while the server picked still rests (capped)."""
+        backoff = self._policy.delay(max(0, attempt - 1))
+        return min(self.config.max_backoff_s, max(backoff, resting_s))
 
-    def _pick(self, tried: list[str]) -> str:
-        """A server for the next try: up and untried first, then up, then the one back soonest; least busy wins."""
-        urls = self.config.urls
-        up = [u for u in urls if self._is_up(u)]
-        pool = [u for u in up if u not in tried] or up or [min(urls, key=lambda u: self._down_until.get(u, 0.0))]
-        return min(pool, key=lambda u: (self._in_flight.get(u, 0), urls.index(u)))
-
-    def _wait_before(self, url: str, attempt: int) -> float:
-        cfg = self.config
-        backoff = min(cfg.max_backoff_s, cfg.backoff_s * 2 ** max(0, attempt - 1))
-        until_up = max(0.0, self._down_until.get(url, 0.0) - time.monotonic())
-        return min(cfg.max_backoff_s, max(backoff, until_up))
-
-    def _mark_down(self, url: str, retry_after_s: float | None = None) -> None:
-        cfg = self.config
-        failures = self._failures.get(url, 0) + 1
-        self._failures[url] = failures
-        cooldown = retry_after_s if retry_after_s is not None else cfg.backoff_s * 2 ** (failures - 1)
-        self._down_until[url] = time.monotonic() + min(cfg.max_backoff_s, cooldown)
-        self._known_good.discard(url)
-
-    def _mark_up(self, url: str) -> None:
-        self._failures.pop(url, None)
-        self._down_until.pop(url, None)
-        self._known_good.add(url)
-
-    async def _check_health(self, client: Any) -> None:
+    async def _check_health(self) -> None:
         """Probe the servers not known good (never seen, or back from a cooldown) before giving them work."""
-        urls = [u for u in self.config.urls if u not in self._known_good and self._is_up(u)]
+        urls = [u for u in self.config.urls if not self._pool.confirmed(u) and self._pool.is_up(u)]
         if not urls:
             return
-        found = await asyncio.gather(*(self._probe(client, url) for url in urls))
+        found = await asyncio.gather(*(self._probe(url) for url in urls))
         for url, status in zip(urls, found, strict=True):
             if status == "ok":
-                self._mark_up(url)
+                self._pool.succeeded(url)
             else:
                 logger.warning("reward server %s unhealthy: %s", url, status)
-                self._mark_down(url)
+                self._pool.failed(url)
 
-    async def _probe(self, client: Any, url: str) -> str:
+    async def _get(self, url: str) -> Any:
+        """One ``GET`` of a small JSON document (health, descriptions): :class:`rewardkit.http.HTTPFailure` if not."""
+        return await http.asend_once(
+            self._transport.aclient(), "GET", url, policy=self._policy, parse=http.read_json,
+            headers=self._headers(), timeout=HEALTH_TIMEOUT_S,
+        )  # fmt: skip
+
+    async def _probe(self, url: str) -> str:
         try:
-            response = await client.get(f"{url}/healthz", timeout=HEALTH_TIMEOUT_S)
-        except Exception as exc:
-            return f"{type(exc).__name__}: {exc}".rstrip(": ")
-        if response.status_code != 200:
-            return f"HTTP {response.status_code}: {_error_text(response)}"
-        try:
-            served = list(response.json().get("rewards", []))
-        except Exception:
+            served = list((await self._get(f"{url}/healthz")).get("rewards", []))
+        except http.HTTPFailure as failure:
+            return (
+                "health answer is not the JSON rewardkit serve sends" if failure.kind == "malformed" else failure.cause
+            )
+        except (AttributeError, TypeError):
             return "health answer is not the JSON rewardkit serve sends"
         if self.config.reward not in served:
             return f"does not serve {self.config.reward!r} (serves {', '.join(served)})"
-        await self._read_declaration(client, url)
+        await self._read_declaration(url)
         return "ok"
 
-    async def _read_declaration(self, client: Any, url: str) -> None:
+    async def _read_declaration(self, url: str) -> None:
         """The served reward's ``batch_dependency``; a server that does not say is taken at its chunks."""
         try:
-            response = await client.get(f"{url}/v1/rewards", timeout=HEALTH_TIMEOUT_S)
-            described = {r["name"]: r for r in response.json()["rewards"]}
+            described = {r["name"]: r for r in (await self._get(f"{url}/v1/rewards"))["rewards"]}
             declared = described[self.config.reward]["batch_dependency"]
         except Exception:
             self._declared.pop(url, None)
             return
         self._declared[url] = declared if declared in ("group", "batch") else None
+
+
+def remote_policy(cfg: RemoteConfig) -> http.RetryPolicy:
+    """Which failures send a chunk to another server: any transport failure, a malformed answer, 429, 500, 502,
+    503 and 504 (the server, not the request, is at fault); ``Retry-After`` rests the server that sent it."""
+    return http.RetryPolicy(
+        max_retries=cfg.max_attempts - 1, backoff=cfg.backoff_s, max_backoff=cfg.max_backoff_s,
+        retry_statuses=RETRY_STATUSES, retry_server_errors=False,
+        retry_on=frozenset({"connect", "timeout", "dropped", "malformed", "transport"}),
+    )  # fmt: skip
 
 
 def _request_body(cfg: RemoteConfig, texts: list[str | None], rows: list[dict[str, Any]]) -> bytes:
@@ -348,19 +346,3 @@ def _parse_results(body: Mapping[str, Any], n: int) -> list[RewardResult]:
             raise TypeError(f"score {score!r} is not a number")
         out.append(RewardResult(score=None if score is None else float(score), reason=str(reason), remote_s=seconds))
     return out
-
-
-def _error_text(response: Any) -> str:
-    try:
-        body = response.json()
-        return str(body.get("error", body))[:300]
-    except Exception:
-        return response.text[:300]
-
-
-def _retry_after(response: Any) -> float | None:
-    value = response.headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
