@@ -157,3 +157,38 @@ def test_invalid_mapping_fails_clearly(tmp_path):
         load_mapping({"rutes": []})
     with pytest.raises(FileNotFoundError):
         load_mapping(tmp_path / "missing.yaml")
+
+
+def test_routes_are_tried_in_order_and_an_unrouted_reason_names_the_patterns():
+    """The mapping's routes are the `route` reward in glob mode: first match wins, case ignored, and a data source
+    no route takes says which patterns it missed."""
+    mapping = {
+        "routes": [
+            {"match": ["fmt*"], "reward": "think_format"},
+            {"match": ["fmt-tags", "tags*"], "reward": "tag_count"},
+        ],
+        "include_reason": True,
+    }
+    scorer = VerlScorer(mapping)
+    assert scorer.router.config.mode == "glob" and scorer.router.config.ignore_case
+    text = "<think>a</think>b"
+    # "fmt-tags" matches both routes: the first one (think_format) scores it
+    results = compute_score_batch(["fmt-tags", "TAGS-v2", "other"], [text] * 3, [None] * 3, mapping=mapping)
+    assert [r["score"] for r in results] == [1.0, 0.5, 0.0]
+    assert results[2]["unscorable"] and results[2]["reason"] == (
+        "no rewardkit route for data_source 'other' (matches none of ['fmt*', 'fmt-tags', 'tags*'])"
+    )
+    assert [scorer.route_for(s)[0] for s in ("fmt-tags", "TAGS-v2")] == [0, 1]
+    assert scorer.route_for("other") is None
+
+
+def test_a_route_is_built_on_first_use_and_once():
+    """A route whose data never comes is never built (the default code route needs a sandbox a math run may lack)."""
+    scorer = VerlScorer({"routes": [{"match": ["fmt"], "reward": "think_format"}, {"match": ["x"], "reward": "nope"}]})
+    fmt, missing = scorer.router.targets
+    assert fmt.built is None and missing.built is None
+    assert scorer(data_source="fmt", solution_str="<think>a</think>b", ground_truth="")["score"] == 1.0
+    built = fmt.built
+    assert built is not None and missing.built is None
+    scorer(data_source="fmt", solution_str="x", ground_truth="")
+    assert fmt.built is built
