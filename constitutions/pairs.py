@@ -31,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rewardkit.bridge import run_sync
 from rewardkit.constitutions.loader import constitution_hash
 from rewardkit.constitutions.pair_building import (
     LOW_CONFIDENCE_BAND,
@@ -243,7 +244,7 @@ class PairsPipeline:
         return self._tally(tasks, drops, store, summary)
 
     def run(self, items: Sequence[PromptItem], store: KeyedStore, progress: RunProgress | None = None) -> PairsSummary:
-        return asyncio.run(self.arun(items, store, progress))
+        return run_sync(self.arun(items, store, progress), close=getattr(self.judge, "client", None))
 
     @staticmethod
     def _tally(

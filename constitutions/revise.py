@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rewardkit.bridge import run_sync
 from rewardkit.constitutions.export import export_dataset
 from rewardkit.constitutions.loader import constitution_hash
 from rewardkit.constitutions.pairs import sample_principles
@@ -307,7 +308,7 @@ class RevisePipeline:
         return summary
 
     def run(self, items: Sequence[PromptItem], store: KeyedStore, progress: RunProgress | None = None) -> ReviseSummary:
-        return asyncio.run(self.arun(items, store, progress))
+        return run_sync(self.arun(items, store, progress), close=self.client)
 
 
 def export_revisions(

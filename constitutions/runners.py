@@ -7,7 +7,6 @@ Everything a run needs is passed in (clients, constitution, configs); everything
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rewardkit.bridge import run_sync
 from rewardkit.constitutions.export import EXPORT_FORMATS
 from rewardkit.constitutions.generate import GenerationConfig, agenerate
 from rewardkit.constitutions.prompts import PromptItem, is_pairable
@@ -81,7 +81,7 @@ def fill_candidates(
     bar = RunProgress(len(missing), "generating candidates", _accountant(policy), enabled=progress)
     with KeyedStore(out / STATE / "candidates.jsonl") as store:
         try:
-            generated, failed = asyncio.run(agenerate(policy, missing, generation, store, bar))
+            generated, failed = run_sync(agenerate(policy, missing, generation, store, bar), close=policy)
         finally:
             bar.close()
     by_index = {item.index: item for item in [*given, *generated]}
@@ -166,7 +166,7 @@ def run_revisions(
             concurrency=config.concurrency,
         )
         with KeyedStore(out / STATE / "responses.jsonl") as store:
-            generated, generation_failed = asyncio.run(agenerate(client, missing, generation, store))
+            generated, generation_failed = run_sync(agenerate(client, missing, generation, store), close=client)
         by_index = {item.index: item for item in items if item.candidates}
         by_index.update({item.index: item for item in generated})
         items = [by_index[i] for i in sorted(by_index)]
@@ -201,7 +201,9 @@ def build_pairwise_judge(
     """The pairwise judge for a run: ``client`` with the constitution's comparison template and examples.
 
     ``rlaif pairs``, ``audit run`` and ``judge pair`` all build their judge here, so an audit can judge
-    exactly as a labelling run does. Without a constitution the judge uses ``template`` as it is.
+    exactly as a labelling run does. Without a constitution the judge uses ``template`` as it is. A constitution's
+    own template (or examples) is written, named by its digest, under ``state_dir`` (default: ``templates/`` in the
+    rewardkit cache).
     """
     from rewardkit.judges.likelihood_default import embedded_default_judge
     from rewardkit.judges.pairwise import PairwiseJudge
@@ -214,8 +216,11 @@ def build_pairwise_judge(
     rendered = template
     if constitution is not None:
         from rewardkit.constitutions.judging import comparison_template
+        from rewardkit.heldout.leakage import cache_root
 
-        rendered = comparison_template(constitution, template, chain_of_thought=chain_of_thought, state_dir=state_dir)
+        rendered = comparison_template(
+            constitution, template, chain_of_thought=chain_of_thought, state_dir=state_dir or cache_root() / "templates"
+        )
     return PairwiseJudge(
         client,
         template=rendered,

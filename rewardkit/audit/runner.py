@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from rewardkit.audit.metrics import BASELINE
 from rewardkit.audit.perturb import perturb
+from rewardkit.bridge import run_sync
 from rewardkit.heldout.sets import AuditItem, read_set, set_hash, write_set
 from rewardkit.judges.base import PairwiseJudgeProtocol, PairwiseVerdict
 from rewardkit.judges.pairwise import judge_settings, same_judge_settings
@@ -129,7 +130,7 @@ class AuditRunner:
         self.set_hash = set_hash(self.items)
 
     def run(self) -> RunSummary:
-        return asyncio.run(self.arun())
+        return run_sync(self.arun(), close=getattr(self.judge, "client", None))
 
     async def arun(self) -> RunSummary:
         self._prepare_dir()

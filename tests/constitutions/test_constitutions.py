@@ -171,3 +171,15 @@ def test_validation_refuses_templates_that_reach_python_internals(tmp_path, temp
     path.write_text(VALID + f'templates:\n  critique: "{template}"\n')
     with pytest.raises(ConstitutionError, match="private attributes"):
         load_constitution(path)
+
+
+def test_a_judge_built_without_a_state_folder_keeps_its_constitution_template_in_the_cache(tmp_path, monkeypatch):
+    from rewardkit.constitutions.runners import build_pairwise_judge
+    from rewardkit.judges.clients.factory import make_client
+
+    monkeypatch.setenv("REWARDKIT_CACHE_DIR", str(tmp_path))
+    client = make_client("openai", model="gpt-4o-mini", base_url="http://127.0.0.1:9/v1")  # never contacted here
+    judge = build_pairwise_judge(client, load_constitution("helpful-harmless"))  # it has comparison examples
+    (written,) = (tmp_path / "templates").glob("comparison-*.jinja")
+    assert judge.template == str(written)
+    assert build_pairwise_judge(client, load_constitution("helpful-harmless")).template == str(written)  # by digest

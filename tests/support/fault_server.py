@@ -37,6 +37,7 @@ class FaultServer:
         self.answer_delay_s = 0.0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0  # TCP connections accepted (a client that reuses its connections opens few)
         self.times: list[float] = []
         self.refuse_logprobs = False
         self.script: deque[str] = deque()
@@ -140,6 +141,14 @@ class FaultServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: without TCP_NODELAY a kept-alive connection waits out the
+            # client's delayed ACK (~40 ms) on each answer, which a real server does not make it do.
+            disable_nagle_algorithm = True
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server.connections += 1
 
             def log_message(self, *args: Any) -> None:
                 pass
