@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rewardkit.constitutions.pair_building import PairsConfig, PairTask
-from rewardkit.judges.base import PairwiseVerdict
+from rewardkit.judges.base import OrderVerdict, PairwiseVerdict
 
 
 @dataclass(frozen=True)
@@ -29,11 +29,13 @@ def clamp_verdict(verdict: PairwiseVerdict, low: float, high: float) -> Pairwise
     if verdict.prob_a is None:
         return verdict
 
-    def clamp(p: float | None) -> float | None:
-        return None if p is None else min(max(p, low), high)
+    def clamp(p: float) -> float:
+        return min(max(p, low), high)
 
-    ab = verdict.ab.model_copy(update={"prob_first": clamp(verdict.ab.prob_first)})
-    ba = verdict.ba.model_copy(update={"prob_first": clamp(verdict.ba.prob_first)})
+    def clamp_order(order: OrderVerdict) -> OrderVerdict:
+        return order.model_copy(update={"prob_first": None if order.prob_first is None else clamp(order.prob_first)})
+
+    ab, ba = clamp_order(verdict.ab), clamp_order(verdict.ba)
     if ab.prob_first is not None and ba.prob_first is not None:
         prob_a = (ab.prob_first + (1.0 - ba.prob_first)) / 2.0
     else:
@@ -60,7 +62,7 @@ def decide(
         verdicts = [clamp_verdict(v, low, high) for v in verdicts]
     verdicts = tuple(verdicts)
     principles = tuple(principles)
-    usable = [v.prob_a for v in verdicts if not is_abstain(v)]
+    usable = [v.prob_a for v in verdicts if v.prob_a is not None and not v.abstained]  # not is_abstain(v)
     if not usable:
         reasons = "; ".join(sorted({v.reason for v in verdicts if v.reason})) or "judge abstained"
         return Decision(None, f"abstain: {reasons}", None, verdicts, principles)

@@ -172,9 +172,10 @@ def aggregate_verdicts(
 ) -> RubricScore:
     by_id = {v.id: v for v in verdicts}
     listing = "; ".join(_describe(c, by_id[c.id], pass_threshold) for c in rubric.criteria)
-    failed = [c.id for c in rubric.required if not by_id[c.id].abstained and by_id[c.id].value < pass_threshold]
-    unknown = [c.id for c in rubric.required if by_id[c.id].abstained]
-    answered = [(c, by_id[c.id].value) for c in rubric.criteria if not by_id[c.id].abstained]
+    values = [(c, by_id[c.id].value) for c in rubric.criteria]
+    answered = [(c, value) for c, value in values if value is not None]
+    failed = [c.id for c, value in answered if c.required and value < pass_threshold]
+    unknown = [c.id for c, value in values if c.required and value is None]
 
     def result(score: float | None, head: str) -> RubricScore:
         return RubricScore(score=score, verdicts=verdicts, reason=f"{head}: {listing}")
