@@ -38,6 +38,7 @@ reason. ``"run"`` scores it anyway and marks the result ``trusted=False`` (reaso
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
@@ -48,7 +49,7 @@ from pydantic import Field, model_validator
 from rewardkit.registry import register_reward
 from rewardkit.reward import Reward, RewardConfig
 from rewardkit.rewards.code import datasets, harness, preludes
-from rewardkit.rewards.code.case_formats import BadTestsFormat, TestSuite, normalize_language, parse_tests
+from rewardkit.rewards.code.case_formats import BadTestsFormat, normalize_language, parse_tests
 from rewardkit.rewards.code.checking import ProgramState, TrustedChecks
 from rewardkit.rewards.code.checking import Sample as _Sample
 from rewardkit.rewards.code.extract import extract_code
@@ -181,7 +182,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         except BadTestsFormat as exc:
             return RewardResult.unscorable(f"tests unusable{shape}: {exc}")
         if self.config.max_tests:
-            suite = TestSuite(suite.language, suite.kind, suite.tests[: self.config.max_tests], suite.fn_name)
+            suite = dataclasses.replace(suite, tests=suite.tests[: self.config.max_tests])  # checker kept
         code = extract_code(text, suite.language, self.config.code_block, self.config.allow_untagged_block)
         code = self._join_prompt(code, text, raw, row)
         if code is None:

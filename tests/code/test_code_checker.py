@@ -92,6 +92,19 @@ def test_the_checker_says_why_it_rejected(reward):
     assert "checker rejected: not a permutation" in result.reason
 
 
+def test_max_tests_keeps_the_checker():
+    """The first N tests are still judged by the suite's checker, not by exact lines."""
+    if LocalSandbox().tier not in ("bwrap", "bwrap-exec"):
+        pytest.skip("no bubblewrap tier here (apt-get install bubblewrap)")
+    limited = get_reward("code_tests", concurrency=2, max_tests=1)
+    try:
+        rows = [{"tests": PERMUTATION}, {"tests": FLOAT}]
+        results = limited.score_batch([f"```python\n{REVERSED}\n```", f"```python\n{DIVIDE}\n```"], rows)
+    finally:
+        limited.close()
+    assert [r.score for r in results] == [1.0, 1.0], [r.reason for r in results]
+
+
 @pytest.mark.parametrize(
     "checker",
     [
