@@ -108,9 +108,9 @@ async def acall(send: Callable[[str], Awaitable[T]], pool: EndpointPool, policy:
 class HTTPClient:
     """JSON over HTTP to one or more base URLs, with retries, failover and reused connections.
 
-    ``endpoints``: a URL, several, or an :class:`EndpointPool` (to choose its cooldown and strategy). A path
-    given to a request is appended to the chosen base URL. Picklable: a copy starts with fresh health and no
-    connections.
+    ``endpoints``: a URL, several (round robin, a failing one rests 2 s doubling), or an :class:`EndpointPool`
+    (to choose its cooldown and strategy). A path given to a request is appended to the chosen base URL.
+    Picklable: a copy starts with fresh health and no connections.
     """
 
     def __init__(
@@ -123,7 +123,10 @@ class HTTPClient:
         limits: httpx.Limits | None = None,
         transport: Transport | None = None,
     ) -> None:
-        self.pool = endpoints if isinstance(endpoints, EndpointPool) else EndpointPool(endpoints, cooldown_s=0.0)
+        if not isinstance(endpoints, EndpointPool):  # one URL never rests: the policy's delay is its only wait
+            single = isinstance(endpoints, str) or len(endpoints) == 1
+            endpoints = EndpointPool(endpoints, cooldown_s=0.0) if single else EndpointPool(endpoints)
+        self.pool = endpoints
         self.policy = policy or RetryPolicy()
         self.transport = transport or Transport(timeout=timeout, headers=headers, limits=limits)
 

@@ -143,3 +143,11 @@ def test_asyncio_tasks_share_one_pool():
     health = pool.health()
     assert health[A].sent == health[B].sent == 20  # least busy alternates while all 40 are in flight
     assert peak == {A: 20, B: 20} and all(h.in_flight == 0 and h.confirmed for h in health.values())
+
+
+def test_a_client_of_several_urls_rests_a_failing_one_and_a_client_of_one_never_does():
+    from rewardkit.http import HTTPClient
+
+    several, one = HTTPClient([A, B]).pool, HTTPClient(A).pool
+    assert (several.cooldown_s, several.strategy, one.cooldown_s) == (2.0, "round_robin", 0.0)
+    assert one.failed(A) == 0.0 and one.is_up(A)
