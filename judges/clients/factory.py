@@ -31,7 +31,8 @@ from rewardkit.judges.limits import ConcurrencyLimit, RateLimiter, estimate_toke
 logger = logging.getLogger(__name__)
 
 #: The judge clients: a new one is its module (a transport and its :class:`ClientOptions` subclass) plus one line
-#: here, or a ``rewardkit.judge_clients`` entry point. A line's target is the kind's options model.
+#: here, or a ``rewardkit.judge_clients`` entry point. A line's target is the kind's options model (a bare transport
+#: callable works too: it takes the common options and receives those its parameters name).
 JUDGE_CLIENTS = BackendTable(
     "judge backend",
     "rewardkit.judge_clients",
