@@ -10,8 +10,8 @@ an async trainer does), after a warm-up; it prints ms per call, the connections 
     python bench/bridge_reuse.py                     # 200 calls
     python bench/bridge_reuse.py --calls 500 --answer-delay 0.05
 
-Measured on the shared 2-core dev machine (loaded), 200 calls: plain code 57.3 -> 8.8 ms per call (6.5x), inside a
-running loop 92.9 -> 9.8 ms (9.4x), 200 connections -> at most 1; with a 50 ms answer delay 2.2x and 3.0x.
+Measured on the shared 2-core dev machine, 200 calls, two runs: plain code 6.5-9.6x per call (57.3 -> 8.8 ms loaded,
+37.1 -> 3.9 ms), inside a running loop 8.7-9.4x; 200 connections -> at most 1; with a 50 ms answer delay 2.2x, 3.0x.
 """
 
 from __future__ import annotations
