@@ -147,14 +147,22 @@ class VerlScorer:
 
     def __init__(self, mapping: VerlMapping | Mapping[str, Any] | None = None) -> None:
         self.mapping = load_mapping(mapping)
+        self.route_rewards = [RouteReward(r, self.build) for r in self.mapping.routes]
+        default = RouteReward(self.mapping.default, self.build) if self.mapping.default is not None else None
         self.router = Route(
             column="data_source",
             mode="glob",
             ignore_case=True,
-            routes=[{"match": r.match, "reward": RouteReward(r, self.build)} for r in self.mapping.routes],
-            default=RouteReward(self.mapping.default, self.build) if self.mapping.default is not None else None,
+            routes=[{"match": rr.route.match, "reward": rr} for rr in self.route_rewards],
+            default=default,
         )
+        if default is not None:
+            self.route_rewards.append(default)
         self._coalescers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> _Coalescer
+
+    def built_rewards(self) -> list[Reward]:
+        """The routes' rewards built so far (each is built on its route's first sample), to inspect or close."""
+        return [route.built for route in self.route_rewards if route.built is not None]
 
     def route_for(self, data_source: Any) -> tuple[int, VerlRoute] | None:
         """The index and route that score ``data_source``: the first that matches, else the default, else None."""

@@ -163,9 +163,9 @@ def _trial_verl() -> dict[str, Any]:
 
     results, errors = _in_threads(work)
     scorers = list(verl._SCORERS._scorers.values())
-    math_rewards = {id(r) for s in scorers for r in s._rewards.values() if r.name == "math_equivalence"}
+    math_rewards = {id(r) for s in scorers for r in s.built_rewards() if r.name == "math_equivalence"}
     for scorer in scorers:
-        for reward in scorer._rewards.values():
+        for reward in scorer.built_rewards():
             reward.close()
     return {"errors": errors, "results": results, "scorers": len(scorers), "math_rewards": len(math_rewards)}
 
