@@ -47,7 +47,7 @@ JUDGE_CLIENTS = BackendTable(
         ),
         Backend(
             "openai",
-            "rewardkit.judges.clients.options:OpenAIOptions",
+            "rewardkit.judges.clients.openai_compat:OpenAIOptions",
             extra="judge",
             needs=(("openai",),),
             install="the 'judge' extra (openai missing): pip install 'rewardkit[judge]'",

@@ -16,10 +16,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from rewardkit.http import FailureKind, RetryPolicy, parse_retry_after
-from rewardkit.judges.base import ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
+from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
+from rewardkit.judges.clients.options import ClientOptions, Flag
 
 logger = logging.getLogger(__name__)
 
@@ -222,6 +225,17 @@ class OpenAIChatClient:
         delay = policy.delay(attempt, _retry_after(exc))
         logger.info("judge request failed (%s); retry %d in %.2fs", what, attempt + 1, delay)
         return delay
+
+
+class OpenAIOptions(ClientOptions):
+    """Any OpenAI-compatible endpoint (``base_url``; default api.openai.com) through the ``openai`` SDK."""
+
+    model: Annotated[str, Flag("spec", "MODEL")] = Field(description="a model name")
+
+    def transport(self) -> ChatClient:
+        return OpenAIChatClient(
+            self.model, base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=self.max_retries
+        )
 
 
 def judge_policy(max_retries: int = 4, backoff: float = 0.5, max_backoff: float = 20.0) -> RetryPolicy:

@@ -79,16 +79,3 @@ class ClientOptions(BaseModel):
     def transport(self) -> ChatClient:
         """The kind's transport, built from these options (the managed client adds cache, pacing and accounting)."""
         raise NotImplementedError(f"{type(self).__name__} names no transport; a client kind's options define one")
-
-
-class OpenAIOptions(ClientOptions):
-    """Any OpenAI-compatible endpoint (``base_url``; default api.openai.com) through the ``openai`` SDK."""
-
-    model: Annotated[str, Flag("spec", "MODEL")] = Field(description="a model name")
-
-    def transport(self) -> ChatClient:
-        from rewardkit.judges.clients.openai_compat import OpenAIChatClient
-
-        return OpenAIChatClient(
-            self.model, base_url=self.base_url, api_key=self.api_key, timeout=self.timeout, max_retries=self.max_retries
-        )

@@ -24,8 +24,8 @@ from rewardkit.cli.main import build_parser
 from rewardkit.judges.base import ChatParams
 from rewardkit.judges.clients.embedded import SERVER_MODEL_NAME
 from rewardkit.judges.clients.factory import JUDGE_CLIENTS, JudgeClientConfig, make_client, options_class
-from rewardkit.judges.clients.openai_compat import OpenAIChatClient
-from rewardkit.judges.clients.options import ClientOptions, OpenAIOptions, flag_of
+from rewardkit.judges.clients.openai_compat import OpenAIChatClient, OpenAIOptions
+from rewardkit.judges.clients.options import ClientOptions, flag_of
 from rewardkit.judges.clients.transformers_local import TransformersChatClient
 from tests.support.echo_client import EchoChatClient
 
