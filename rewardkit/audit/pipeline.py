@@ -105,10 +105,13 @@ def run_audit(
     Each run is appended to ``run_info.json`` (``runs``), so the failures of earlier runs stay on record.
     A judge whose ``order_free`` is true (a reward model scores each response alone) is recorded as such, and its
     position bias is reported as zero by construction instead of being tested.
+    The report's plots need the ``audit`` extra (matplotlib): without it this refuses before judging anything,
+    naming the install, rather than failing after the judging (:class:`~rewardkit.cli.extras.MissingExtra`).
     """
     from rewardkit.audit.runner import AuditRunner
     from rewardkit.heldout.leakage import record_audited_set
 
+    check_report_needs()
     out = Path(out)
     leaks = leakage_warnings(items, list(against))
     added = 0
@@ -149,6 +152,15 @@ def run_audit(
     extra = record_run(out, this_run, set_name=set_name, gold_check=gold_check or {}, order_free=order_free)
     metrics, paths = write_outputs(out, extra=extra, compare=compare, self_model=self_model, n_boot=n_boot)
     return AuditOutcome(summary=summary, metrics=metrics, paths=paths, added_items=added, leaks=leaks)
+
+
+def check_report_needs(what: str = "run_audit (the report's plots)") -> None:
+    """Raise :class:`~rewardkit.cli.extras.MissingExtra` when the report cannot be drawn here (the CLI's check)."""
+    from rewardkit.cli.extras import MissingExtra, missing_extra
+
+    problem = missing_extra("audit", what)
+    if problem:
+        raise MissingExtra(problem)
 
 
 def record_run(out: Path, this_run: dict[str, Any], **fields: Any) -> dict[str, Any]:
