@@ -76,7 +76,7 @@ def close_thread_loop() -> None:
 
 
 async def closing(client: Any, coroutine: Coroutine[Any, Any, T]) -> T:
-    """Await ``coroutine``, then close the client's connections of this loop (its private loop is about to end)."""
+    """Await ``coroutine``, then close the client's connections of this loop (for a client the loop cannot track)."""
     try:
         return await coroutine
     finally:

@@ -52,7 +52,7 @@ class LLMJudgeConfig(RewardConfig):
 
 class JudgeClientMixin:
     """A judge reward's client: built lazily, dropped on pickling (a spawned scoring process opens its own
-    connections), and closed when a synchronous batch's private event loop ends."""
+    connections), and closed with the event loop the bridge keeps for the calling thread."""
 
     #: attributes rebuilt after unpickling instead of copied
     _TRANSIENT: tuple[str, ...] = ("_client",)
@@ -73,7 +73,7 @@ class JudgeClientMixin:
         return build_once(self, "_client", self.config.client.build)  # type: ignore[attr-defined]
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        # the private loop ends with this batch: its connections close now, not at garbage collection
+        # the thread's kept loop reuses the client's connections across batches and closes them when it closes;
         # the mixin's host is a Reward, which has ascore_batch
         return run_sync(self.ascore_batch(completions, rows), close=self.client)  # type: ignore[attr-defined]
 
