@@ -15,6 +15,9 @@ from rewardkit.judges.base import OrderVerdict, PairwiseVerdict
 from rewardkit.judges.pairwise import same_judge_settings
 from rewardkit.store import KeyedStore
 
+#: The key of ``run.json``'s per-run transport history.
+JUDGED_BY = "judged_by"
+
 
 def _prob_chosen_by_position(verdict: PairwiseVerdict, chosen_is_a: bool) -> tuple[float | None, float | None]:
     """P(chosen better) when the chosen response was shown first, and when it was shown second."""
@@ -38,12 +41,18 @@ def decision_record(
     constitution: Constitution,
     constitution_digest: str,
     conversational: bool,
+    judge_transport: str | None = None,
 ) -> dict[str, Any]:
-    """The store record of one finished pair: a DPO row with provenance, or a drop with its reason."""
+    """The store record of one finished pair: a DPO row with provenance, or a drop with its reason.
+
+    ``judge_model`` and ``judge_transport`` name what judged this pair when it was recorded: after the embedded
+    judge's server crashed, the in-process fallback's model and transport, not the server's.
+    """
     provenance = {
         "prompt_id": task.item.prompt_id,
         "principles": list(decision.principles),
         "judge_model": judge_model,
+        "judge_transport": judge_transport,
         "constitution": constitution.name,
         "constitution_hash": constitution_digest,
         "order": list(task.order),
@@ -82,7 +91,12 @@ def decision_record(
 
 
 def prompt_drop_record(
-    drop: PromptDrop, *, judge_model: str, constitution: Constitution, constitution_digest: str
+    drop: PromptDrop,
+    *,
+    judge_model: str,
+    constitution: Constitution,
+    constitution_digest: str,
+    judge_transport: str | None = None,
 ) -> dict[str, Any]:
     """The store record of a dropped prompt, with the columns of a dropped pair (no response was compared)."""
     return {
@@ -98,6 +112,7 @@ def prompt_drop_record(
         "prompt_id": drop.item.prompt_id,
         "principles": [],
         "judge_model": judge_model,
+        "judge_transport": judge_transport,
         "constitution": constitution.name,
         "constitution_hash": constitution_digest,
         "order": list(drop.order),
@@ -127,12 +142,17 @@ def check_fingerprint(state_dir: Path, fingerprint: dict[str, Any]) -> None:
     """Record the run's settings, or refuse to resume a run made with different ones.
 
     A record written before the judge's method was part of its settings is resumed when the rest matches
-    (:func:`~rewardkit.judges.pairwise.same_judge_settings`) and then rewritten with the method.
+    (:func:`~rewardkit.judges.pairwise.same_judge_settings`) and then rewritten with the method. The runs'
+    ``judged_by`` history (:func:`record_judged_by`) is a record, not a setting: it is kept, never compared.
     """
     path = state_dir / "run.json"
     state_dir.mkdir(parents=True, exist_ok=True)
     if path.exists():
         previous = json.loads(path.read_text())
+        history = previous.pop(JUDGED_BY, None)
+        if history is not None:
+            fingerprint = {**fingerprint, JUDGED_BY: history}
+            previous[JUDGED_BY] = history
         if previous == fingerprint:
             return
         changed = sorted(
@@ -145,6 +165,19 @@ def check_fingerprint(state_dir: Path, fingerprint: dict[str, Any]) -> None:
             )
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(fingerprint, indent=2, sort_keys=True))
+    tmp.replace(path)
+
+
+def record_judged_by(state_dir: Path, record: dict[str, Any]) -> None:
+    """Append the transport that judged this run to ``run.json`` (``judged_by``): the server, or the fallback and why.
+
+    ``judge_model`` in the fingerprint is the judge asked for (a rerun must match it); this says which one answered.
+    """
+    path = state_dir / "run.json"
+    run = json.loads(path.read_text())
+    run[JUDGED_BY] = [*run.get(JUDGED_BY, []), record]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(run, indent=2, sort_keys=True))
     tmp.replace(path)
 
 

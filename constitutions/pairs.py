@@ -57,6 +57,7 @@ from rewardkit.constitutions.progress import RunProgress, describe_run
 from rewardkit.constitutions.prompts import PromptItem
 from rewardkit.constitutions.schema import Constitution
 from rewardkit.judges.base import JudgeError, PairwiseJudgeProtocol
+from rewardkit.judges.clients.provenance import judged_by
 from rewardkit.judges.pairwise import judge_settings
 from rewardkit.store import KeyedStore
 from rewardkit.types import completion_text
@@ -188,6 +189,7 @@ class PairsPipeline:
             judge_model=self.judge.model,
             constitution=self.constitution,
             constitution_digest=self.constitution_digest,
+            judge_transport=judged_by(self.judge)["transport"],
         )
 
     def record(self, task: PairTask, decision: Decision) -> dict[str, Any]:
@@ -198,6 +200,7 @@ class PairsPipeline:
             constitution=self.constitution,
             constitution_digest=self.constitution_digest,
             conversational=self.config.conversational,
+            judge_transport=judged_by(self.judge)["transport"],
         )
 
     async def arun(

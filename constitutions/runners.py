@@ -244,11 +244,15 @@ def _run_pipeline(
 ) -> tuple[Any, list[Any]]:
     """Run ``pipeline`` over ``items``, resuming from the state in ``out``; ``export(store)`` writes the datasets.
 
-    Refuses a state made with other settings and writes ``summary.json`` (with audit-set leaks).
+    Refuses a state made with other settings and writes ``summary.json`` (with audit-set leaks). The transport
+    that judged (the embedded judge's server, or its in-process fallback and why) goes into ``run.json``'s
+    ``judged_by`` history and ``summary.json``.
     """
+    from rewardkit.constitutions.pair_records import record_judged_by
     from rewardkit.constitutions.pairs import check_fingerprint
     from rewardkit.constitutions.progress import RunProgress
     from rewardkit.heldout.leakage import find_audited_set_leaks
+    from rewardkit.judges.clients.provenance import judged_by
 
     check_fingerprint(out / STATE, pipeline.fingerprint())
     bar = RunProgress(total, desc, accountant, enabled=progress)
@@ -257,13 +261,18 @@ def _run_pipeline(
             summary = pipeline.run(items, store, bar)
         finally:
             bar.close()
+            transport = judged_by(getattr(pipeline, "judge", None) or pipeline.client)
+            record_judged_by(out / STATE, transport)
         written = export(store)
     summary.outputs = {name: str(path) for name, path in written.items()}
     if accountant is not None:
         summary.usage = accountant.report().summary()
     leaks = find_audited_set_leaks(item.prompt for item in items)
     (out / "summary.json").write_text(
-        json.dumps({**summary.model_dump(), "leakage": [leak.model_dump() for leak in leaks]}, indent=2)
+        json.dumps(
+            {**summary.model_dump(), "judged_by": transport, "leakage": [leak.model_dump() for leak in leaks]},
+            indent=2,
+        )
     )
     return summary, leaks
 

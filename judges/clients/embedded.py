@@ -18,7 +18,6 @@ judge goes on in-process through transformers, as it does when llama-cpp-python 
 
 from __future__ import annotations
 
-import http.client
 import logging
 import os
 import threading
@@ -105,6 +104,7 @@ class EmbeddedServerClient:
         self._inprocess: Any = None  # the in-process transport once the server proved unusable
         self._inprocess_likelihood: Any = None
         self.fallback_reason: str | None = None  # why the server was abandoned
+        self.server_answers = 0  # requests the server answered (its self-test aside), for :meth:`judged_by`
         # Concurrent first requests (threads, or ``acomplete`` calls that start the server in a thread)
         # must share one server: the first starts it, the others wait for it.
         self._lock = threading.Lock()
@@ -180,9 +180,28 @@ class EmbeddedServerClient:
         elif self._server_pid is not None and not _alive(self._server_pid):
             raise ServerCrashed(crash_message(None, "while judging (the process that started it owns its log)"))
 
+    def judged_by(self) -> dict[str, Any]:
+        """Which transport judged, for run records: the server, or the in-process fallback with its reason.
+
+        ``switched_midway`` is true when the server answered some requests before it was abandoned, so a
+        run's verdicts come from both (the same GGUF weights, read by two runtimes).
+        """
+        fell_back = self._inprocess is not None
+        return {
+            "transport": "in-process transformers (fallback)" if fell_back else "llama.cpp server",
+            "model": self.model,
+            "server_model": self.server.model,
+            "fallback": fell_back,
+            "fallback_reason": self.fallback_reason,
+            "switched_midway": fell_back and self.server_answers > 0,
+            "server_answers": self.server_answers,
+        }
+
     def _through_server(self, call: Callable[[], Any]) -> Any:
         try:
-            return call()
+            result = call()
+            self.server_answers += 1
+            return result
         except ServerUnusable:
             raise
         except JudgeError as exc:
@@ -224,7 +243,9 @@ class EmbeddedServerClient:
                 if transport is None:  # starting the server blocks for a couple of seconds
                     transport = await asyncio.to_thread(self.transport)
                 try:
-                    return await transport.acomplete(messages, params)
+                    result = await transport.acomplete(messages, params)
+                    self.server_answers += 1
+                    return result
                 except ServerUnusable:
                     raise
                 except JudgeError:
@@ -258,7 +279,7 @@ class EmbeddedServerClient:
                 return request_loglikelihood(
                     base_url, messages, continuations, model=self.server.model, timeout=self.timeout, max_retries=0
                 )
-            except (JudgeError, http.client.HTTPException) as exc:  # a connection cut mid-answer is the latter
+            except JudgeError as exc:  # caused by an HTTPFailure: a connection cut mid-answer is a retryable one
                 self._raise_if_dead()
                 if attempt >= self.max_retries or not _retryable(exc):
                     raise JudgeError(f"log-likelihood request failed: {type(exc).__name__}: {exc}") from exc
@@ -289,9 +310,8 @@ def inprocess_transport():
 
 
 def _retryable(exc: Exception) -> bool:
-    """Timeouts, refused, reset or cut connections and 5xx answers are worth another try; a 4xx answer is not."""
-    if isinstance(exc, http.client.HTTPException):
-        return True
+    """Timeouts, refused, reset or cut connections and 5xx answers are worth another try; a 4xx answer is not
+    (the :class:`HTTPFailure` behind the request's error says which)."""
     cause = exc.__cause__
     return isinstance(cause, HTTPFailure) and cause.retryable
 

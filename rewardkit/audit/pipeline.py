@@ -141,6 +141,7 @@ def run_audit(
         "reused": summary.reused,
         "failed": summary.failed,
         "errors": summary.errors,
+        "judged_by": summary.judged_by,
     }
     usage = getattr(getattr(judge, "client", None), "report", None)
     if callable(usage):

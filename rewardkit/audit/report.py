@@ -95,11 +95,24 @@ def metric_rows(m: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def judged_by_line(runs: list[Mapping[str, Any]]) -> str:
+    """The transports that judged, per run: ``llama.cpp server`` or the fallback with its reason."""
+    parts = []
+    for number, run in enumerate(runs, 1):
+        text = f"run {number}: {run.get('transport', '?')} ({run.get('model', '?')})"
+        if run.get("fallback"):
+            midway = "after the server had answered, " if run.get("switched_midway") else ""
+            text += f" — fell back {midway}because {run.get('fallback_reason')}"
+        parts.append(text)
+    return "; ".join(parts)
+
+
 def _header(m: Mapping[str, Any]) -> list[tuple[str, str]]:
     info = m.get("run") or {}
     gold = info.get("gold_check") or {}
     return [
         ("judge", str(info.get("judge", "?"))),
+        *([("judged by", judged_by_line(info["judged_by"]))] if info.get("judged_by") else []),
         ("set", f"{info.get('set_name', '?')} — {m.get('n_items', 0)} items, {m.get('n_judged', 0)} judged"),
         ("set hash", str(info.get("set_hash", "?"))[:16]),
         ("gold verification", ", ".join(f"{k} {v}" for k, v in gold.items()) or "not run"),

@@ -3,7 +3,10 @@
 The run directory holds ``set.jsonl`` (the audited items), ``run.json`` (set hash, judge, plan) and
 ``verdicts.jsonl`` — append-only, one line per ``item_id|perturbation`` key. ``run.json`` also records how
 the judge reads (its method, template, log-probs, chain of thought) and the question asked, and a rerun
-with a judge configured otherwise is refused rather than mixed in. A rerun with the same directory skips
+with a judge configured otherwise is refused rather than mixed in. After each run, ``run.json`` says which
+transport really judged (``judged_by``, one entry per run: the embedded judge's llama.cpp server, or its
+in-process fallback with the crash that caused it and whether it switched midway), and ``judge`` names the model
+that did (``judge_configured`` the one asked for, which a rerun must match). A rerun with the same directory skips
 keys already there, so an interrupted audit continues where it stopped and a finished one costs no judge call.
 Verdicts whose endpoint failed (an order with source ``error``) are not written: infrastructure failures
 are retried on the next run, never scored as bias.
@@ -59,6 +62,8 @@ class RunSummary:
     failed: int
     out_dir: Path
     errors: list[str] = field(default_factory=list)
+    #: the transport that judged this run (see :func:`rewardkit.judges.clients.provenance.judged_by`); None: no call
+    judged_by: dict[str, Any] | None = None
 
 
 def verdict_key(item_id: str, perturbation: str) -> str:
@@ -145,11 +150,17 @@ class AuditRunner:
         )
         if not pending:
             return summary
+        try:
+            return await self._judge_pending(pending, summary, len(tasks))
+        finally:
+            self._record_judged_by(summary)
+
+    async def _judge_pending(self, pending: list[Task], summary: RunSummary, total: int) -> RunSummary:
         from tqdm import tqdm
 
         semaphore = asyncio.Semaphore(self.concurrency)
         bar = tqdm(
-            total=len(tasks),
+            total=total,
             initial=summary.reused,
             desc=f"auditing {self.judge.model}",
             unit="call",
@@ -196,6 +207,7 @@ class AuditRunner:
         manifest: dict[str, Any] = {
             "set_hash": self.set_hash,
             "judge": self.judge.model,
+            "judge_configured": self.judge.model,
             "judge_settings": judge_settings(self.judge),
             "question": self.question,
             "n_items": len(self.items),
@@ -217,19 +229,47 @@ class AuditRunner:
                     f"{self.out_dir} holds an audit of another set (hash {old.get('set_hash', '?')[:12]}); "
                     "use a new --out directory"
                 )
-            if old.get("judge") != self.judge.model:
+            configured = old.get("judge_configured", old.get("judge"))  # older runs recorded only "judge"
+            if configured != self.judge.model:
                 raise ValueError(
-                    f"{self.out_dir} holds an audit of judge {old.get('judge')!r}, not {self.judge.model!r}; "
+                    f"{self.out_dir} holds an audit of judge {configured!r}, not {self.judge.model!r}; "
                     "use a new --out directory"
                 )
             perturbations = sorted(set(old.get("perturbations", [])) | set(self.perturbations))
+            if old.get("judged_by"):  # the runs so far, and the model that judged last (until this run judges)
+                manifest["judged_by"] = old["judged_by"]
+                manifest["judge"] = old.get("judge", manifest["judge"])
         else:
             perturbations = list(self.perturbations)
             write_set(self.out_dir / SET_FILE, self.items)
         manifest["perturbations"] = perturbations
-        tmp = manifest_path.with_name(MANIFEST_FILE + ".tmp")
-        tmp.write_text(json.dumps(manifest, indent=2))
-        os.replace(tmp, manifest_path)
+        _write_manifest(manifest_path, manifest)
+
+    def _record_judged_by(self, summary: RunSummary) -> None:
+        """Append this run's transport to ``run.json`` and name the model that judged (after a fallback too)."""
+        from rewardkit.judges.clients.provenance import judged_by
+
+        manifest_path = self.out_dir / MANIFEST_FILE
+        manifest = json.loads(manifest_path.read_text())
+        record = {**judged_by(self.judge), "judged": summary.judged, "failed": summary.failed}
+        if record["fallback"]:
+            logger.warning(
+                "run.json: judged by the %s (%s), not the configured %s: %s",
+                record["transport"],
+                record["model"],
+                manifest.get("judge_configured"),
+                record["fallback_reason"],
+            )
+        summary.judged_by = record
+        manifest["judged_by"] = [*manifest.get("judged_by", []), record]
+        manifest["judge"] = record["model"] or manifest.get("judge")
+        _write_manifest(manifest_path, manifest)
+
+
+def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    tmp = path.with_name(MANIFEST_FILE + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2))
+    os.replace(tmp, path)
 
 
 def _record(task: Task, verdict: PairwiseVerdict) -> dict[str, Any]:

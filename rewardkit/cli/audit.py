@@ -219,6 +219,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     for error in summary.errors:
         print(f"  failed: {error}", file=sys.stderr)
+    if summary.judged_by and summary.judged_by.get("fallback"):
+        print(
+            f"judged by: {summary.judged_by['transport']} ({summary.judged_by['model']}), "
+            f"because {summary.judged_by['fallback_reason']}"
+        )
     usage = (outcome.metrics.get("run") or {}).get("usage")
     if usage:
         from rewardkit.judges.accounting import UsageReport

@@ -266,6 +266,7 @@ def cmd_pairs(args: argparse.Namespace) -> int:
     )
     status = _report(outcome)
     print(f"judge: {judge.model}; constitution: {constitution.name}; {time.monotonic() - started:.0f}s")
+    _print_fallback(judge)
     print(f"load it: datasets.load_dataset('json', data_files='{out / 'train.jsonl'}', split='train')")
     return status
 
@@ -297,3 +298,12 @@ def cmd_revise(args: argparse.Namespace) -> int:
     status = _report(outcome)
     print(f"model: {client.model}; constitution: {constitution.name}; {time.monotonic() - started:.0f}s")
     return status
+
+
+def _print_fallback(judge: Any) -> None:
+    """Say so when the judging was not done by the transport asked for (the embedded server's fallback)."""
+    from rewardkit.judges.clients.provenance import judged_by
+
+    record = judged_by(judge)
+    if record.get("fallback"):
+        print(f"judged by: {record['transport']} ({record['model']}), because {record['fallback_reason']}")

@@ -161,6 +161,16 @@ def test_server_killed_mid_run_is_reported_as_a_crash_and_judging_goes_on(call, 
     assert client.model == "tiny@transformers"
 
 
+def test_likelihood_answer_cut_mid_body_is_retried_on_the_same_server():
+    client = EmbeddedServerClient(server=stand_in("cut-second-likelihood"), max_retries=2, fallback=None)
+    try:
+        scores = client.loglikelihood(MESSAGES, ["A", "B b"])  # the first answer is cut, its retry answers
+        assert [score.tokens for score in scores.scores] == [1, 3]
+        assert client.fallback_reason is None and client.server.running
+    finally:
+        client.close()
+
+
 def test_server_killed_mid_run_without_fallback_raises_the_crash_not_connection_refused():
     client = EmbeddedServerClient(server=stand_in("answer"), max_retries=3, fallback=None)
     try:
@@ -305,3 +315,106 @@ def test_demos_complete_when_the_llama_server_crashes(tmp_path, argv):
     else:
         assert "judge tasks: 8 (8 judged" in result.stdout
         assert (tmp_path / "run" / "metrics.json").exists() and (tmp_path / "run" / "report.html").exists()
+
+
+# -- the run records name the transport that judged --------------------------------------------------------------
+
+
+class KillsServerAfterFirst(LikelihoodJudge):
+    """The likelihood judge whose server is killed (a real SIGSEGV) once its first verdict is in: a mid-run crash."""
+
+    async def ajudge(self, *args, **kwargs):
+        verdict = await super().ajudge(*args, **kwargs)
+        process = self.client.transport.server.process
+        if process is not None and process.poll() is None:
+            os.kill(process.pid, signal.SIGSEGV)
+            _wait_dead(process)
+        return verdict
+
+
+def _audit(judge, out, n=2):
+    import json
+
+    from rewardkit.audit.generators import generate_set
+    from rewardkit.audit.runner import AuditRunner
+
+    summary = AuditRunner(judge, generate_set("math", n, seed=0), out, concurrency=1, progress=False).run()
+    return summary, json.loads((out / "run.json").read_text())
+
+
+def test_audit_run_json_says_the_fallback_judged_and_why(tmp_path, tiny_model_dir):
+    transport = EmbeddedServerClient(server=stand_in("crash-on-first-post"), fallback=tiny_fallback(tiny_model_dir))
+    judge = LikelihoodJudge(ManagedChatClient(transport))
+    configured = judge.model
+    summary, run = _audit(judge, tmp_path / "run")
+    assert summary.judged == 2 and summary.failed == 0
+    (record,) = run["judged_by"]
+    assert record["fallback"] is True and record["transport"] == "in-process transformers (fallback)"
+    assert "killed by SIGSEGV" in record["fallback_reason"] and REBUILD_HINT in record["fallback_reason"]
+    assert record["switched_midway"] is False and record["server_answers"] == 0  # died on its self-test
+    assert run["judge"] == record["model"] == "tiny@transformers"
+    assert run["judge_configured"] == configured != "tiny@transformers"
+    assert summary.judged_by == record
+
+
+def test_audit_run_json_says_the_server_judged_then_switched_midway(tmp_path, tiny_model_dir):
+    transport = EmbeddedServerClient(server=stand_in("answer"), fallback=tiny_fallback(tiny_model_dir))
+    judge = KillsServerAfterFirst(ManagedChatClient(transport))
+    try:
+        summary, run = _audit(judge, tmp_path / "run")
+    finally:
+        transport.close()
+    assert summary.judged == 2 and summary.failed == 0
+    (record,) = run["judged_by"]
+    assert record["fallback"] is True and record["switched_midway"] is True and record["server_answers"] > 0
+    assert "killed by SIGSEGV" in record["fallback_reason"] and "while judging" in record["fallback_reason"]
+    assert run["judge"] == "tiny@transformers"
+
+
+def test_audit_run_json_says_the_server_judged_when_it_lived(tmp_path, tiny_model_dir):
+    """The same record for a server that stays up: no fallback, so the assertions above can fail."""
+    transport = EmbeddedServerClient(server=stand_in("answer"), fallback=tiny_fallback(tiny_model_dir))
+    judge = LikelihoodJudge(ManagedChatClient(transport))
+    try:
+        summary, run = _audit(judge, tmp_path / "run")
+        # a rerun into the same directory (nothing left to judge) keeps the record and resumes, not refuses
+        rerun_summary, rerun = _audit(judge, tmp_path / "run")
+    finally:
+        transport.close()
+    (record,) = run["judged_by"]
+    assert record["transport"] == "llama.cpp server" and record["fallback"] is False
+    assert record["fallback_reason"] is None and record["server_answers"] > 0
+    assert run["judge"] == run["judge_configured"] == transport.server.model
+    assert summary.judged == 2 and rerun_summary.reused == 2 and rerun["judged_by"] == run["judged_by"]
+
+
+def test_rlaif_pairs_run_json_and_rows_say_the_fallback_judged(tmp_path, tiny_model_dir):
+    import json
+
+    from rewardkit.constitutions.loader import load_constitution
+    from rewardkit.constitutions.pair_building import PairsConfig
+    from rewardkit.constitutions.prompts import PromptItem
+    from rewardkit.constitutions.runners import run_pairs
+
+    transport = EmbeddedServerClient(server=stand_in("crash-on-first-post"), fallback=tiny_fallback(tiny_model_dir))
+    judge = LikelihoodJudge(ManagedChatClient(transport))
+    items = [
+        PromptItem(0, "p0", "What is 2 + 2?", ("4", "five hundred")),
+        PromptItem(1, "p1", "Name a primary colour.", ("Red.", "Banana.")),
+    ]
+    out = tmp_path / "pairs"
+    run_pairs(
+        items, out, judge=judge, constitution=load_constitution("helpful-harmless"), config=PairsConfig(),
+        formats=("jsonl",), progress=False,
+    )  # fmt: skip
+    (state,) = [p for p in out.iterdir() if (p / "run.json").exists()]
+    run = json.loads((state / "run.json").read_text())
+    (record,) = run["judged_by"]
+    assert record["fallback"] is True and "killed by SIGSEGV" in record["fallback_reason"]
+    assert record["model"] == "tiny@transformers"
+    assert json.loads((out / "summary.json").read_text())["judged_by"] == record
+    rows = [json.loads(line) for line in (out / "dropped.jsonl").read_text().splitlines()]
+    train = out / "train.jsonl"
+    rows += [json.loads(line) for line in train.read_text().splitlines()] if train.exists() else []
+    assert rows and all(row["judge_model"] == "tiny@transformers" for row in rows)
+    assert all(row["judge_transport"] == "in-process transformers (fallback)" for row in rows)
