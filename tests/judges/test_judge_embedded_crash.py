@@ -355,6 +355,11 @@ def test_audit_run_json_says_the_fallback_judged_and_why(tmp_path, tiny_model_di
     assert run["judge"] == record["model"] == "tiny@transformers"
     assert run["judge_configured"] == configured != "tiny@transformers"
     assert summary.judged_by == record
+    from rewardkit.audit.pipeline import write_outputs
+
+    metrics, paths = write_outputs(tmp_path / "run", n_boot=50)  # the report's header says it too
+    assert metrics["run"]["judged_by"] == [record]
+    assert "fell back because the embedded llama.cpp server was killed by SIGSEGV" in paths["html"].read_text()
 
 
 def test_audit_run_json_says_the_server_judged_then_switched_midway(tmp_path, tiny_model_dir):

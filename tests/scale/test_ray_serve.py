@@ -71,6 +71,53 @@ def test_two_replicas_serve_the_native_and_openrlhf_endpoints() -> None:
         serve.shutdown()
 
 
+def test_monitor_settings_reach_the_replica_and_watch_its_scores() -> None:
+    """``monitor=`` (``ServeSettings.monitor``) on Ray Serve: hacked answers paid by the served reward are caught."""
+    pytest.importorskip("fastapi")
+    import time
+
+    from ray import serve
+
+    from rewardkit.adapters.runtime.ray.serve import serve_on_ray
+
+    shared_cluster()
+    url = serve_on_ray(
+        [{"name": "regex_match", "config": {"pattern": "[0-9]"}}],
+        replicas=1,  # one replica sees the whole stream, so its /monitor is the whole story
+        port=PORT,
+        name="monitored",
+        settings={"batch_wait_ms": 0},
+        monitor={"shadow": {"name": "math_equivalence", "config": {"workers": 1}}, "sample": 4, "min_passes": 2},
+        ray_actor_options={"num_cpus": 0.25},
+        proxy_location="HeadOnly",
+        ready_timeout_s=180,
+    )
+    try:
+        for wrong in ("5", "6"):  # two requests of two: one monitored batch of 4, every answer wrong and paid
+            body = {
+                "reward": "regex_match",
+                "completions": [rf"\boxed{{{wrong}}}"] * 2,
+                "columns": {"solution": ["4", "4"]},
+            }
+            assert _post(url + "v1/score", body)["scores"] == [1.0, 1.0]
+        deadline = time.monotonic() + 60
+        while True:
+            with urllib.request.urlopen(url + "monitor", timeout=30) as response:
+                report = json.loads(response.read())
+            watched = report["rewards"]["regex_match"]
+            if watched["checks"] >= 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert report["shadow"]["name"] == "math_equivalence" and report["sample"] == 4, report
+        assert watched["batches"] == 1 and watched["checks"] == 1, report
+        assert watched["signals"]["checked"] == 4 and watched["signals"]["precision"] == 0.0, report
+        assert report["alarm"] is True and [a["signal"] for a in watched["alarms"]] == ["precision"], report
+        with urllib.request.urlopen(url + "metrics", timeout=30) as response:
+            assert 'rewardkit_monitor_precision{reward="regex_match"} 0.0' in response.read().decode()
+    finally:
+        serve.shutdown()
+
+
 def test_autoscaling_config_is_passed_through() -> None:
     pytest.importorskip("fastapi")
     from ray import serve

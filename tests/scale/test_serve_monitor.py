@@ -173,3 +173,28 @@ def test_a_monitored_reward_that_is_not_served_is_refused_at_start() -> None:
     settings = ServeSettings(monitor={"shadow": "math_equivalence"}, monitor_rewards=("judge",))
     with pytest.raises(ValueError, match="not served: judge; served: regex_match"):
         RewardService({"regex_match": get_reward("regex_match", {"pattern": "[0-9]"})}, settings)
+
+
+# -- on Ray Serve: the same settings reach every replica (the deployment itself: tests/scale/test_ray_serve.py) ----
+def test_serve_on_ray_takes_the_monitor_in_the_same_settings_and_refuses_what_it_would_drop() -> None:
+    from pydantic import ValidationError
+
+    from rewardkit.adapters.runtime.ray.serve import replica_settings
+    from rewardkit.adapters.runtime.serve.settings import ServeSettings
+    from rewardkit.ray import serve_on_ray
+
+    nowhere = "127.0.0.1:1"  # every refusal comes before the cluster is contacted
+    with pytest.raises(ValueError, match="factory builds its own app") as refused:
+        serve_on_ray(lambda: None, monitor={"shadow": "math_equivalence"}, address=nowhere)
+    assert "settings=" in str(refused.value) and "ServeSettings(monitor=" in str(refused.value)
+    with pytest.raises(ValueError, match="factory builds its own app"):
+        serve_on_ray(lambda: None, settings=ServeSettings(monitor={"shadow": "math_equivalence"}), address=nowhere)
+    with pytest.raises(ValidationError, match="sample"):  # validated in the driver, not on a replica later
+        serve_on_ray(SPEC, monitor={"shadow": "math_equivalence", "sample": 0}, address=nowhere)
+    with pytest.raises(ValueError, match="given twice"):
+        replica_settings(SPEC, {"monitor": {"shadow": "a"}}, {"shadow": "b"})
+    settings = replica_settings(SPEC, {"workers": 2}, {"shadow": "math_equivalence", "sample": 4})
+    assert isinstance(settings, ServeSettings) and settings.workers == 2
+    assert (settings.monitor.shadow, settings.monitor.sample) == ("math_equivalence", 4)
+    given = ServeSettings(monitor={"shadow": "math_equivalence"})
+    assert replica_settings(SPEC, given) is given and replica_settings(lambda: None, None) is None

@@ -8,7 +8,9 @@
 - ``crash-on-first-post``: a stdlib HTTP server that answers ``/v1/models`` and dies with SIGSEGV on the first
   POST (for machines without llama-cpp-python);
 - ``answer``: a stdlib HTTP server that answers chat completions and log-likelihood requests with fixed values,
-  until a test kills it (``os.kill(pid, SIGSEGV)``) to produce a crash in the middle of a run.
+  until a test kills it (``os.kill(pid, SIGSEGV)``) to produce a crash in the middle of a run;
+- ``cut-second-likelihood``: ``answer``, except that the second log-likelihood answer (the first after the
+  start-up self-test) is cut mid-body: the server closes the connection and keeps serving.
 
 The signal is delivered to the process itself, so the parent sees exactly what it sees for a segfault:
 ``returncode == -11``.
@@ -33,6 +35,7 @@ def _option(args: list[str], name: str) -> str:
 
 def _stdlib_server(mode: str, args: list[str]) -> None:
     alias = _option(args, "--model_alias")
+    likelihood_requests = [0]
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *_: object) -> None:
@@ -45,6 +48,16 @@ def _stdlib_server(mode: str, args: list[str]) -> None:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def _cut(self, payload: dict) -> None:
+            body = json.dumps(payload).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/v1/models":
@@ -68,6 +81,10 @@ def _stdlib_server(mode: str, args: list[str]) -> None:
                 )  # fmt: skip
             elif self.path == "/v1/rewardkit/loglikelihood":
                 scores = [{"logprob": -float(len(c)), "tokens": max(1, len(c))} for c in request["continuations"]]
+                likelihood_requests[0] += 1
+                if mode == "cut-second-likelihood" and likelihood_requests[0] == 2:
+                    self._cut({"model": alias, "scores": scores})
+                    return
                 self._answer({"model": alias, "scores": scores, "prompt_tokens": 5, "evaluated_tokens": 5})
             else:
                 self.send_error(404)
@@ -92,7 +109,7 @@ def main(argv: list[str]) -> None:
     mode, rest = argv[0], argv[1:]
     if mode == "real-crash-on-eval":
         _real_server_crashing_on_eval(rest)
-    elif mode in ("crash-on-first-post", "answer"):
+    elif mode in ("crash-on-first-post", "answer", "cut-second-likelihood"):
         _stdlib_server(mode, rest[rest.index("--") + 1 :])
     else:
         raise SystemExit(f"unknown mode {mode!r}")

@@ -3,6 +3,11 @@
 Ray Serve brings what one uvicorn process cannot: replicas on every node of the cluster, autoscaling on queue
 length, replacement of a replica that dies, and a proxy that spreads requests over the live ones. Each replica
 builds its own app (and so its own warm rewards) from a factory or from reward specs, on the node it lands on.
+
+The reward-hacking monitor (``ServeSettings.monitor``, as ``rewardkit serve --monitor-shadow`` sets it) reaches
+the replicas with the specs form's settings; each replica monitors the samples it scores, so with several
+replicas ``/monitor`` and ``/metrics`` answer for the replica the proxy picked. A factory builds its own app and
+would drop the settings, so it is refused with them rather than served unmonitored.
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ def serve_on_ray(
     proxy_location: str | None = None,
     ready_timeout_s: float = 300.0,
     blocking: bool = False,
+    monitor: Any = None,
 ) -> str:
     """Deploy the reward server on the Ray cluster at ``address`` and return its base URL.
 
@@ -87,12 +93,22 @@ def serve_on_ray(
         proxy_location: ``"EveryNode"`` (Ray's default), ``"HeadOnly"`` or ``"Disabled"``.
         ready_timeout_s: how long to wait for the application to be RUNNING before raising.
         blocking: keep serving until interrupted (Ctrl-C, SIGTERM), then delete the application.
+        monitor: the reward-hacking monitor (a ``MonitorConfig`` or its fields, e.g. ``{"shadow":
+            "math_equivalence", "sample": 64}``): ``settings.monitor`` for short; ``GET /monitor`` on each replica.
 
     Returns the base URL, e.g. ``http://127.0.0.1:8000/``. Raises ``ClusterUnavailable`` when there is no cluster
     and ``RuntimeError`` when the application does not become RUNNING in time (with Ray Serve's message).
+    ``ValueError`` before anything is deployed for settings (or ``monitor``) given with a factory, which would
+    drop them, and for settings that do not validate.
     """
     if replicas < 1 and autoscaling_config is None:
         raise ValueError("replicas must be at least 1")
+    settings = replica_settings(app_factory_or_specs, settings, monitor)
+    if getattr(settings, "monitor", None) is not None and (autoscaling_config is not None or replicas > 1):
+        logger.warning(
+            "serve_on_ray: each replica monitors only the samples it scores; /monitor and /metrics answer for the "
+            "replica the proxy picked (one replica, replicas=1, sees the whole stream)"
+        )
     connect(address)
     from ray import serve
 
@@ -118,6 +134,37 @@ def serve_on_ray(
     if blocking:
         serve_until_interrupted(name)
     return url
+
+
+def replica_settings(source: Any, settings: Any, monitor: Any = None) -> Any:
+    """The ``ServeSettings`` every replica gets, validated in the driver (a bad option fails before deploying).
+
+    ``monitor`` goes into ``settings.monitor``. A factory builds its own app, so settings given with one are
+    refused (naming the two ways that do serve them) instead of being dropped, the monitor with them.
+    """
+    if callable(source):
+        if settings is not None or monitor is not None:
+            raise ValueError(
+                "serve_on_ray: settings (and monitor) apply to reward specs; a factory builds its own app and would "
+                "serve without them. Pass the specs (a spec file or document) with settings=..., or build them into "
+                "the factory: lambda: create_app(build_served(specs), ServeSettings(monitor=...))"
+            )
+        return None
+    if settings is None and monitor is None:
+        return None
+    from rewardkit.adapters.runtime.serve.settings import ServeSettings
+
+    if isinstance(settings, ServeSettings):
+        if monitor is None:
+            return settings
+        values = settings.model_dump(exclude_unset=True)
+    else:
+        values = dict(settings or {})
+    if monitor is not None:
+        if values.get("monitor") is not None:
+            raise ValueError("serve_on_ray: the monitor is given twice (monitor= and settings.monitor); give one")
+        values["monitor"] = monitor
+    return ServeSettings.model_validate(values)
 
 
 def wait_running(name: str, timeout_s: float) -> None:
@@ -177,6 +224,7 @@ __all__ = [
     "AppSource",
     "ClusterUnavailable",
     "replica_count",
+    "replica_settings",
     "serve_on_ray",
     "serve_until_interrupted",
     "wait_running",
