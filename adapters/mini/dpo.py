@@ -20,10 +20,10 @@ import torch.nn.functional as F
 from pydantic import Field
 
 from rewardkit.adapters.mini.batching import Encoded, encode_pairs
-from rewardkit.adapters.mini.config import MiniConfig, prepare_run
+from rewardkit.adapters.mini.config import MiniConfig
 from rewardkit.adapters.mini.logprobs import per_token_logps
 from rewardkit.adapters.mini.loop import train_loop
-from rewardkit.adapters.mini.models import frozen_copy, load_model_and_tokenizer, save_model
+from rewardkit.adapters.mini.models import load_policy, save_model
 
 
 def dpo_loss(
@@ -107,10 +107,8 @@ def train_dpo(
 ) -> list[dict[str, float]]:
     """Train with DPO or IPO on preference rows; returns the per-step metrics (also written to ``log_file``)."""
     config = config if isinstance(config, MiniDPOConfig) else MiniDPOConfig.model_validate(dict(config))
-    device = prepare_run(config)
-    if model is None:
-        model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
-    reference = frozen_copy(model)
+    policy = load_policy(config, model, tokenizer, reference=True)
+    device, model, tokenizer, reference = policy.device, policy.model, policy.tokenizer, policy.required_reference()
 
     def step_loss(batch_rows: list[Mapping[str, Any]]) -> tuple[torch.Tensor, dict[str, float]]:
         batch = pair_batch(tokenizer, batch_rows, config.max_length).to(device)

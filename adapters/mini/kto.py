@@ -19,10 +19,10 @@ import torch
 from pydantic import Field
 
 from rewardkit.adapters.mini.batching import encode_pairs
-from rewardkit.adapters.mini.config import MiniConfig, prepare_run
+from rewardkit.adapters.mini.config import MiniConfig
 from rewardkit.adapters.mini.logprobs import sequence_logps
 from rewardkit.adapters.mini.loop import train_loop
-from rewardkit.adapters.mini.models import frozen_copy, load_model_and_tokenizer, save_model
+from rewardkit.adapters.mini.models import load_policy, save_model
 
 
 def kto_loss(
@@ -74,10 +74,8 @@ def train_kto(
     config = config if isinstance(config, MiniKTOConfig) else MiniKTOConfig.model_validate(dict(config))
     for row in rows:  # a bad label fails before a model is loaded
         _label(row.get("label"))
-    device = prepare_run(config)
-    if model is None:
-        model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
-    reference = frozen_copy(model)
+    policy = load_policy(config, model, tokenizer, reference=True)
+    device, model, tokenizer, reference = policy.device, policy.model, policy.tokenizer, policy.required_reference()
 
     def step_loss(batch_rows: list[Mapping[str, Any]]) -> tuple[torch.Tensor, dict[str, float]]:
         prompts = [r["prompt"] for r in batch_rows]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import torch
@@ -26,22 +27,40 @@ def load_model_and_tokenizer(path: str, device: torch.device, dtype: str = "floa
     return model.to(device), tokenizer
 
 
+#: how a trainer loads what it trains: ``(path, device, dtype) -> (model, tokenizer)``
+Loader = Callable[[str, torch.device, str], tuple[Any, Any]]
+
+
 class Policy(NamedTuple):
-    """What an online run trains and measures against: device, policy, tokenizer, frozen reference (or ``None``)."""
+    """What a run trains and measures against: device, policy, tokenizer, frozen reference (or ``None``)."""
 
     device: torch.device
     model: Any
     tokenizer: Any
     reference: torch.nn.Module | None
 
+    def required_reference(self) -> torch.nn.Module:
+        """The frozen reference of a method that always needs one (loaded with ``reference=True``)."""
+        if self.reference is None:
+            raise RuntimeError("this policy was loaded without a reference model (load_policy(..., reference=True))")
+        return self.reference
 
-def load_policy(config: MiniConfig, model: Any = None, tokenizer: Any = None, *, reference: bool) -> Policy:
-    """Seed the run, then take the given model and tokenizer or load ``config.model``; the frozen reference copy
-    is made only when ``reference`` (a KL term needs it). The order (seed, load, copy) fixes the RNG stream, so
-    a resumed run draws what an uninterrupted one does."""
+
+def load_policy(
+    config: MiniConfig,
+    model: Any = None,
+    tokenizer: Any = None,
+    *,
+    reference: bool,
+    loader: Loader = load_model_and_tokenizer,
+) -> Policy:
+    """Seed the run, then take the given model and tokenizer or load ``config.model`` (with ``loader``: a reward
+    model is a sequence classifier); the frozen reference copy is made only when ``reference`` (a KL term or a
+    log-ratio needs it). The order (seed, load, copy) fixes the RNG stream, so a resumed run draws what an
+    uninterrupted one does."""
     device = prepare_run(config)
     if model is None:
-        model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
+        model, tokenizer = loader(config.model, device, config.dtype)
     return Policy(device, model, tokenizer, frozen_copy(model) if reference else None)
 
 

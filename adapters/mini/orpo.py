@@ -19,11 +19,11 @@ import torch
 import torch.nn.functional as F
 from pydantic import Field
 
-from rewardkit.adapters.mini.config import MiniConfig, prepare_run
+from rewardkit.adapters.mini.config import MiniConfig
 from rewardkit.adapters.mini.dpo import pair_batch
 from rewardkit.adapters.mini.logprobs import per_token_logps
 from rewardkit.adapters.mini.loop import train_loop
-from rewardkit.adapters.mini.models import load_model_and_tokenizer, save_model
+from rewardkit.adapters.mini.models import load_policy, save_model
 
 
 def log1mexp(x: torch.Tensor) -> torch.Tensor:
@@ -59,9 +59,7 @@ def train_orpo(
 ) -> list[dict[str, float]]:
     """Train with ORPO on ``{prompt, chosen, rejected}`` rows; returns the per-step metrics."""
     config = config if isinstance(config, MiniORPOConfig) else MiniORPOConfig.model_validate(dict(config))
-    device = prepare_run(config)
-    if model is None:
-        model, tokenizer = load_model_and_tokenizer(config.model, device, config.dtype)
+    device, model, tokenizer, _ = load_policy(config, model, tokenizer, reference=False)
 
     def step_loss(batch_rows: list[Mapping[str, Any]]) -> tuple[torch.Tensor, dict[str, float]]:
         batch = pair_batch(tokenizer, batch_rows, config.max_length).to(device)

@@ -25,9 +25,9 @@ import torch
 import torch.nn.functional as F
 from pydantic import Field
 
-from rewardkit.adapters.mini.config import TINY_MODEL, MiniConfig, prepare_run
+from rewardkit.adapters.mini.config import TINY_MODEL, MiniConfig
 from rewardkit.adapters.mini.loop import train_loop
-from rewardkit.adapters.mini.models import save_model
+from rewardkit.adapters.mini.models import load_policy, save_model
 
 
 class MiniRMConfig(MiniConfig):
@@ -122,9 +122,7 @@ def train_rm(
     missing = [i for i, r in enumerate(rows) if not all(k in r for k in ("prompt", "chosen", "rejected"))]
     if missing:
         raise ValueError(f"rows {missing[:5]} lack prompt/chosen/rejected (a DPO-format dataset is needed)")
-    device = prepare_run(config)
-    if model is None:
-        model, tokenizer = load_reward_model(config.model, device, config.dtype)
+    device, model, tokenizer, _ = load_policy(config, model, tokenizer, reference=False, loader=load_reward_model)
 
     def step_loss(batch_rows: list[Mapping[str, Any]]) -> tuple[torch.Tensor, dict[str, float]]:
         inputs = {k: v.to(device) for k, v in pair_inputs(tokenizer, batch_rows, config.max_length).items()}
