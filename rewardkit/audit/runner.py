@@ -251,15 +251,8 @@ class AuditRunner:
 
         manifest_path = self.out_dir / MANIFEST_FILE
         manifest = json.loads(manifest_path.read_text())
+        # no second warning: the transport logged the crash once; the summary and the report repeat it
         record = {**judged_by(self.judge), "judged": summary.judged, "failed": summary.failed}
-        if record["fallback"]:
-            logger.warning(
-                "run.json: judged by the %s (%s), not the configured %s: %s",
-                record["transport"],
-                record["model"],
-                manifest.get("judge_configured"),
-                record["fallback_reason"],
-            )
         summary.judged_by = record
         manifest["judged_by"] = [*manifest.get("judged_by", []), record]
         manifest["judge"] = record["model"] or manifest.get("judge")

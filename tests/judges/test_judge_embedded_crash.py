@@ -308,6 +308,12 @@ def test_demos_complete_when_the_llama_server_crashes(tmp_path, argv):
     assert result.stderr.count("killed by SIGSEGV") == 1  # named once, then judged in-process
     assert "connection refused" not in result.stderr.lower()  # exit 0 above: no item failed
     assert "continues in-process through transformers" in result.stderr
+    assert "judged by: in-process transformers (fallback)" in result.stdout  # the summary says what judged
+    import json
+
+    run_json = tmp_path / ("demo-pairs/state" if argv[0] == "rlaif" else "run") / "run.json"
+    (record,) = json.loads(run_json.read_text())["judged_by"]
+    assert record["fallback"] is True and "killed by SIGSEGV" in record["fallback_reason"]
     if argv[0] == "rlaif":
         assert "pairs: 20 compared" in result.stdout
         assert "judge: smollm2-135m-instruct@transformers" in result.stdout  # the model that did the work
