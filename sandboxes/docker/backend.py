@@ -265,7 +265,8 @@ class DockerSandbox(BatchMixin):
             "ready": READY_TOKEN.decode("latin-1"),
         }
         payload = json.dumps({p: base64.b64encode(as_bytes(c)).decode() for p, c in request.files.items()}).encode()
-        stdin = len(payload).to_bytes(8, "big") + payload + as_bytes(request.stdin)
+        program_stdin = as_bytes(request.stdin)  # length-prefixed: the program never waits on the stream's EOF
+        stdin = len(payload).to_bytes(8, "big") + payload + len(program_stdin).to_bytes(8, "big") + program_stdin
         api = self.client.api
         oom_before = oom_kills(container.handle.id)
         exec_id = api.exec_create(

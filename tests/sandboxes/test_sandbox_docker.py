@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import threading
 import time
@@ -58,6 +59,29 @@ def test_fetch_files_are_read_back_from_the_tmpfs_workdir(box):
 def test_large_stdin_the_program_never_reads_does_not_block(box):
     result = box.run(py("print('done')", stdin=b"x" * (4 << 20)))
     assert result.status is RunStatus.OK and result.stdout == b"done\n"
+
+
+@pytest.mark.docker
+def test_stdin_read_to_eof_is_whole_before_the_program_starts(box):
+    """A program reading to EOF never waits on the engine passing the host's half-close on (a race under load):
+    its stdin is all there when it starts, with its end, in every one of concurrent runs."""
+    data = bytes(range(256)) * 4096  # 1 MiB
+    code = (
+        "import hashlib, os, sys\n"
+        "size_at_start = os.fstat(0).st_size\n"
+        "print(size_at_start, hashlib.sha256(sys.stdin.buffer.read()).hexdigest())"
+    )
+    requests = [py(code, stdin=data, wall_time_s=10) for _ in range(8)]
+    results = box.run_batch(requests)
+    expected = f"{len(data)} {hashlib.sha256(data).hexdigest()}\n".encode()
+    assert [r.stdout for r in results] == [expected] * 8, [r.message or r.stderr for r in results]
+    node = RunRequest(
+        argv=["node", "main.js"],
+        files={"main.js": "process.stdout.write(String(require('fs').readFileSync(0).length))"},
+        stdin=data,
+        limits=Limits(wall_time_s=10),
+    )
+    assert box.run(node).stdout == str(len(data)).encode()
 
 
 @pytest.mark.docker
