@@ -4,42 +4,19 @@ on 127.0.0.1, and a rerun there reuses every verdict."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 
 from rewardkit.audit.generators import generate_set
 from rewardkit.audit.runner import AuditRunner, load_verdicts
 from rewardkit.judges.clients.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
+from tests.support.call_sites import CALL_SITES
 from tests.support.fault_server import FaultServer
 
 ITEMS = generate_set("math", 3, seed=0)
 
 
-def plain(face: Callable[[], Any]) -> Any:
-    return face()
-
-
-def inside_a_running_loop(face: Callable[[], Any]) -> Any:
-    async def caller() -> Any:
-        return face()  # the sync face called by a coroutine
-
-    return asyncio.run(caller())
-
-
-def in_a_plain_thread(face: Callable[[], Any]) -> Any:
-    results: list[Any] = []
-    thread = threading.Thread(target=lambda: results.append(face()))
-    thread.start()
-    thread.join(60)
-    return results[0]
-
-
-@pytest.mark.parametrize("where", [plain, inside_a_running_loop, in_a_plain_thread], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("where", CALL_SITES, ids=lambda f: f.__name__)
 def test_audit_run_gives_the_same_run_wherever_it_is_called(where, tmp_path):
     out = tmp_path / "run"
     with FaultServer(default_answer="A") as server:

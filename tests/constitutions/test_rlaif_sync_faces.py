@@ -5,10 +5,7 @@ plain thread, against a real OpenAI-compatible server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ from rewardkit.constitutions.runners import run_pairs, run_revisions
 from rewardkit.judges.clients.factory import make_client
 from rewardkit.judges.pairwise import PairwiseJudge
 from rewardkit.store import KeyedStore
+from tests.support.call_sites import CALL_SITES
 from tests.support.fault_server import FaultServer
 
 CONSTITUTION = load_constitution("honest-concise")
@@ -85,26 +83,7 @@ FACES = [
 ]
 
 
-def plain(face: Callable[[], Any]) -> Any:
-    return face()
-
-
-def inside_a_running_loop(face: Callable[[], Any]) -> Any:
-    async def caller() -> Any:
-        return face()  # the sync face called by a coroutine
-
-    return asyncio.run(caller())
-
-
-def in_a_plain_thread(face: Callable[[], Any]) -> Any:
-    results: list[Any] = []
-    thread = threading.Thread(target=lambda: results.append(face()))
-    thread.start()
-    thread.join(60)
-    return results[0]
-
-
-@pytest.mark.parametrize("where", [plain, inside_a_running_loop, in_a_plain_thread], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("where", CALL_SITES, ids=lambda f: f.__name__)
 @pytest.mark.parametrize(("face", "expected"), FACES, ids=lambda v: getattr(v, "__name__", None))
 def test_sync_face_gives_the_same_result_wherever_it_is_called(where, face, expected, tmp_path):
     with FaultServer() as server:
