@@ -25,8 +25,10 @@ import re
 import threading
 import time
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from tests.support.json_handler import QuietJSONHandler
 
 
 class FaultServer:
@@ -139,7 +141,7 @@ class FaultServer:
     def _handler(self):
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietJSONHandler):
             protocol_version = "HTTP/1.1"
             # Headers and body go out in two writes: without TCP_NODELAY a kept-alive connection waits out the
             # client's delayed ACK (~40 ms) on each answer, which a real server does not make it do.
@@ -149,18 +151,6 @@ class FaultServer:
                 super().setup()
                 with server._lock:
                     server.connections += 1
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(payload)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))

@@ -19,8 +19,10 @@ import json
 import threading
 import time
 from collections import deque
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from tests.support.json_handler import QuietJSONHandler
 
 
 class ScriptedEndpoint:
@@ -70,23 +72,11 @@ class ScriptedEndpoint:
             self.received.append(record)
             return (self.script.popleft() if self.script else "ok"), len(self.received)
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def _handler(self) -> type[QuietJSONHandler]:
         endpoint = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietJSONHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(payload)
 
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
