@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Make a Docker engine answer and the rewardkit sandbox image exist. Idempotent; safe to run again.
+# Make a Docker engine answer and the rewardsmith sandbox image exist. Idempotent; safe to run again.
 # Exits 0 with a printed reason when the engine cannot start here, so docker tests skip instead of failing.
 set -u
 
-DATA_ROOT="${REWARDKIT_DOCKER_ROOT:-/var/lib/rewardkit-docker}"
-SOCKET="${REWARDKIT_DOCKER_SOCKET:-/var/run/docker.sock}"
-IMAGE="${REWARDKIT_SANDBOX_IMAGE:-rewardkit-sandbox:latest}"
+DATA_ROOT="${REWARDSMITH_DOCKER_ROOT:-/var/lib/rewardsmith-docker}"
+SOCKET="${REWARDSMITH_DOCKER_SOCKET:-/var/run/docker.sock}"
+IMAGE="${REWARDSMITH_SANDBOX_IMAGE:-rewardsmith-sandbox:latest}"
 PYTHON="${PYTHON:-python3}"
 export DOCKER_HOST="unix://${SOCKET}"
 
@@ -48,8 +48,8 @@ echo "docker.sh: engine $(docker version --format '{{.Server.Version}}' 2>/dev/n
 
 # build-image returns at once when the image exists and was built from the current package list.
 echo "docker.sh: making sure image ${IMAGE} is current (debootstrap offline when it is not; a cached root filesystem makes this seconds)"
-if ! "${PYTHON}" -m rewardkit sandbox build-image --image "${IMAGE}"; then
-  # The engine answers, so a failed build is a rewardkit bug, not a missing engine: fail loudly.
+if ! "${PYTHON}" -m rewardsmith sandbox build-image --image "${IMAGE}"; then
+  # The engine answers, so a failed build is a rewardsmith bug, not a missing engine: fail loudly.
   echo "docker.sh: FAILED: the engine answers but building ${IMAGE} failed (see above)" >&2
   exit 1
 fi

@@ -1,8 +1,8 @@
-"""Type-check the whole ``rewardkit`` package with mypy, every module under its import name.
+"""Type-check the whole ``rewardsmith`` package with mypy, every module under its import name.
 
-The package is assembled by setuptools ``package-dir`` (``rewardkit.rewards`` <- ``rewards/``, ...), which mypy cannot
-map by itself: ``mypy -p rewardkit`` would check only the files of ``rewardkit/``. This script builds a link tree of
-the installed layout under ``build/typecheck/`` (``rewardkit/`` with the card folders linked in, read from
+The package is assembled by setuptools ``package-dir`` (``rewardsmith.rewards`` <- ``rewards/``, ...), which mypy cannot
+map by itself: ``mypy -p rewardsmith`` would check only the files of ``rewardsmith/``. This script builds a link tree of
+the installed layout under ``build/typecheck/`` (``rewardsmith/`` with the card folders linked in, read from
 ``pyproject.toml``), runs mypy there with the ``[tool.mypy]`` settings and prints errors with the real paths.
 
 Usage: ``python3 .ci/typecheck.py [extra mypy arguments]``; exits with mypy's status.
@@ -23,7 +23,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = "rewardkit"
+PACKAGE = "rewardsmith"
 TREE = ROOT / "build" / "typecheck"
 
 
@@ -45,7 +45,7 @@ def package_dirs() -> dict[str, str]:
 
 
 def build_tree() -> Path:
-    """``TREE/rewardkit``: a link per entry of ``rewardkit/`` and one per card folder, rebuilt every run."""
+    """``TREE/rewardsmith``: a link per entry of ``rewardsmith/`` and one per card folder, rebuilt every run."""
     target = TREE / PACKAGE
     if target.exists():
         shutil.rmtree(target)
@@ -61,7 +61,7 @@ def build_tree() -> Path:
 
 
 def real_path_rewriter() -> re.Pattern[str]:
-    """Matches a tree path at a line's start, so ``rewardkit/rewards/x.py`` is printed as ``rewards/x.py``."""
+    """Matches a tree path at a line's start, so ``rewardsmith/rewards/x.py`` is printed as ``rewards/x.py``."""
     names = "|".join(re.escape(child) for child in package_dirs())
     return re.compile(rf"^{PACKAGE}/({names})/", re.MULTILINE)
 

@@ -1,6 +1,6 @@
 """Old import names of the adapter modules, answered by the modules at their new places.
 
-A verl config names its reward function by module (``pkg://rewardkit.adapters.verl.compute_score``) and a pickled
+A verl config names its reward function by module (``pkg://rewardsmith.adapters.verl.compute_score``) and a pickled
 TRL environment names its class's module, so the names used before the adapters were grouped by kind must keep
 resolving. The finder maps an old name (and any submodule of it) to the new module object itself — never a second
 copy, so classes and module state stay one — and warns once per name with the name to write instead.
@@ -16,14 +16,14 @@ import warnings
 from types import ModuleType
 
 MOVED: dict[str, str] = {
-    "rewardkit.adapters.trl": "rewardkit.adapters.trainers.trl",
-    "rewardkit.adapters.environments": "rewardkit.adapters.trainers.environments",
-    "rewardkit.adapters.verl": "rewardkit.adapters.trainers.verl",
-    "rewardkit.adapters.verl_calls": "rewardkit.adapters.trainers.verl_calls",
-    "rewardkit.adapters.verifiers": "rewardkit.adapters.trainers.verifiers",
-    "rewardkit.adapters.serve": "rewardkit.adapters.runtime.serve",
-    "rewardkit.adapters.ray": "rewardkit.adapters.runtime.ray",
-    "rewardkit.adapters.remote": "rewardkit.adapters.runtime.remote",
+    "rewardsmith.adapters.trl": "rewardsmith.adapters.trainers.trl",
+    "rewardsmith.adapters.environments": "rewardsmith.adapters.trainers.environments",
+    "rewardsmith.adapters.verl": "rewardsmith.adapters.trainers.verl",
+    "rewardsmith.adapters.verl_calls": "rewardsmith.adapters.trainers.verl_calls",
+    "rewardsmith.adapters.verifiers": "rewardsmith.adapters.trainers.verifiers",
+    "rewardsmith.adapters.serve": "rewardsmith.adapters.runtime.serve",
+    "rewardsmith.adapters.ray": "rewardsmith.adapters.runtime.ray",
+    "rewardsmith.adapters.remote": "rewardsmith.adapters.runtime.remote",
 }
 
 

@@ -5,12 +5,12 @@ A term of a spec may carry these keys beside its ``name``/``config``/``weight``:
     rewards:
       - name: math_equivalence
         answer_column: solution     # verifiers: the column a rollout's `answer` fills
-        label_column: solution      # rewardkit serve: the column OpenRLHF's `labels` fill
+        label_column: solution      # rewardsmith serve: the column OpenRLHF's `labels` fill
         unscorable_score: -1.0      # verifiers, serve's /get_reward: the number an unscorable sample gets
-      - {name: llm_judge_group, whole_batch: true}   # rewardkit serve: one reward call per request
+      - {name: llm_judge_group, whole_batch: true}   # rewardsmith serve: one reward call per request
 
 Every adapter validates them with :class:`AdapterOptions` (so one spec file serves TRL, verifiers and
-``rewardkit serve`` alike, and a typo fails naming the keys there are) and uses the ones it has a use for:
+``rewardsmith serve`` alike, and a typo fails naming the keys there are) and uses the ones it has a use for:
 TRL takes ``None`` as it is, so it reads none; verl's mapping carries ``unscorable_score`` at its top level.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
-from rewardkit.compose import RewardTerm
-from rewardkit.reward import ConfigError
+from rewardsmith.compose import RewardTerm
+from rewardsmith.reward import ConfigError
 
 #: What an unscorable sample scores for a trainer that needs a number, when nothing says otherwise.
 DEFAULT_UNSCORABLE_SCORE = 0.0
@@ -74,7 +74,7 @@ class AdapterOptions(UnscorableScore):
 
 #: The option keys a spec term may carry beside the reward term's own keys.
 OPTION_KEYS = tuple(AdapterOptions.model_fields)
-#: A reward term's own keys (:class:`~rewardkit.compose.RewardTerm`).
+#: A reward term's own keys (:class:`~rewardsmith.compose.RewardTerm`).
 TERM_KEYS = tuple(RewardTerm.model_fields)
 
 

@@ -12,8 +12,8 @@ gated by another reward (the term counts only when the gate passes). Routing by 
         weight: 0.2
     async: false
 
-A term is :class:`rewardkit.compose.RewardTerm`, the same grammar ``weighted_sum``/``gate``/``route`` read; it may
-also carry the adapter options (:mod:`rewardkit.adapters.options`: ``answer_column``, ``label_column``,
+A term is :class:`rewardsmith.compose.RewardTerm`, the same grammar ``weighted_sum``/``gate``/``route`` read; it may
+also carry the adapter options (:mod:`rewardsmith.adapters.options`: ``answer_column``, ``label_column``,
 ``whole_batch``, ``unscorable_score``), which are validated here and read by the adapters that use them.
 Validation builds every reward once, so a typo fails when the spec is loaded, not mid-training, and the
 trainer gets those same instances.
@@ -27,9 +27,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rewardkit.adapters.options import options_of, split_options
-from rewardkit.compose import RewardTerm, WeightedSum
-from rewardkit.reward import ConfigError, Reward
+from rewardsmith.adapters.options import options_of, split_options
+from rewardsmith.compose import RewardTerm, WeightedSum
+from rewardsmith.reward import ConfigError, Reward
 
 
 class RewardSpec(BaseModel):
@@ -44,7 +44,7 @@ class RewardSpec(BaseModel):
     @classmethod
     def _names_as_terms(cls, value: Any) -> Any:
         """Names as terms; a term's adapter options checked and set aside (TRL takes ``None`` as it is, so it reads
-        none of them, and a spec file shared with verifiers or ``rewardkit serve`` still loads)."""
+        none of them, and a spec file shared with verifiers or ``rewardsmith serve`` still loads)."""
         if not isinstance(value, list):
             return value
         terms = []

@@ -57,8 +57,8 @@ def offline_rows(model, tokenizer, reward, args, device) -> tuple[list[dict], li
     """Sample the budget from the initial policy and turn it into preference pairs and KTO examples."""
     import torch
 
-    from rewardkit.adapters.demo.tasks import digit_run
-    from rewardkit.adapters.mini.rollout import RewardTerms, SamplingOptions, generate_rollout, score_rollout
+    from rewardsmith.adapters.demo.tasks import digit_run
+    from rewardsmith.adapters.mini.rollout import RewardTerms, SamplingOptions, generate_rollout, score_rollout
 
     prompts = digit_run(args.budget // args.generations, seed=args.seed)
     options = SamplingOptions(args.generations, 128, args.max_completion_length)
@@ -85,8 +85,8 @@ def evaluate(model, tokenizer, reward, args, device) -> float:
     """Mean reward of completions sampled from ``model`` on held-out prompts."""
     import torch
 
-    from rewardkit.adapters.demo.tasks import digit_run
-    from rewardkit.adapters.mini.rollout import RewardTerms, SamplingOptions, generate_rollout, score_rollout
+    from rewardsmith.adapters.demo.tasks import digit_run
+    from rewardsmith.adapters.mini.rollout import RewardTerms, SamplingOptions, generate_rollout, score_rollout
 
     torch.manual_seed(args.seed + 1000)
     rows = digit_run(16, seed=args.seed + 1000)
@@ -100,9 +100,9 @@ def evaluate(model, tokenizer, reward, args, device) -> float:
 def run_worker(method: str, args: argparse.Namespace) -> dict:
     import torch
 
-    from rewardkit.adapters.demo.tasks import CharacterShare, digit_run
-    from rewardkit.adapters.mini.config import resolve_device
-    from rewardkit.adapters.mini.models import load_model_and_tokenizer
+    from rewardsmith.adapters.demo.tasks import CharacterShare, digit_run
+    from rewardsmith.adapters.mini.config import resolve_device
+    from rewardsmith.adapters.mini.models import load_model_and_tokenizer
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -126,14 +126,14 @@ def run_worker(method: str, args: argparse.Namespace) -> dict:
             "max_completion_length": args.max_completion_length,
         }
         if method == "ppo":
-            from rewardkit.adapters.mini.ppo import MiniPPOTrainer
+            from rewardsmith.adapters.mini.ppo import MiniPPOTrainer
 
             config = {**online, "ppo_epochs": args.ppo_epochs, "kl_coef": args.beta, "critic": args.ppo_critic}
             trainer = MiniPPOTrainer({**config, "max_steps": rounds * args.ppo_epochs}, digit_run(64), reward)
             held = trainer.models_in_memory
             per_update = args.prompts * args.generations / args.ppo_epochs
         else:
-            from rewardkit.adapters.mini.grpo import MiniGRPOTrainer
+            from rewardsmith.adapters.mini.grpo import MiniGRPOTrainer
 
             config = {**online, "beta": args.beta, "advantage": "rloo" if method == "rloo" else "grpo"}
             trainer = MiniGRPOTrainer({**config, "max_steps": rounds}, digit_run(64), reward, model, tokenizer)
@@ -150,16 +150,16 @@ def run_worker(method: str, args: argparse.Namespace) -> dict:
         offline = {**common, "learning_rate": args.offline_lr, "batch_size": args.prompts * 2, "max_steps": rounds}
         start_wall, start_cpu = time.perf_counter(), time.process_time()
         if method in ("dpo", "ipo"):
-            from rewardkit.adapters.mini.dpo import train_dpo
+            from rewardsmith.adapters.mini.dpo import train_dpo
 
             loss = "sigmoid" if method == "dpo" else "ipo"
             history = train_dpo({**offline, "loss": loss}, pairs, model, tokenizer)
         elif method == "kto":
-            from rewardkit.adapters.mini.kto import train_kto
+            from rewardsmith.adapters.mini.kto import train_kto
 
             history = train_kto(offline, unpaired, model, tokenizer)
         else:
-            from rewardkit.adapters.mini.orpo import train_orpo
+            from rewardsmith.adapters.mini.orpo import train_orpo
 
             history = train_orpo(offline, pairs, model, tokenizer)
         if method != "orpo":
@@ -246,18 +246,18 @@ def main() -> int:
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        vars(args).update(json.loads(os.environ["REWARDKIT_BENCH_ARGS"]))
+        vars(args).update(json.loads(os.environ["REWARDSMITH_BENCH_ARGS"]))
         print(json.dumps(run_worker(args.worker, args)))
         return 0
     if args.model == "tiny":  # one model for every worker, so they start from the same weights
-        from rewardkit.adapters.demo.tiny_model import build_tiny_model
+        from rewardsmith.adapters.demo.tiny_model import build_tiny_model
 
-        args.model = str(build_tiny_model(tempfile.mkdtemp(prefix="rewardkit-bench-")))
+        args.model = str(build_tiny_model(tempfile.mkdtemp(prefix="rewardsmith-bench-")))
     results = []
     for method in args.methods.split(","):
         options = {k: v for k, v in vars(args).items() if k not in ("worker", "json", "plot")}
         command = [sys.executable, __file__, "--worker", method]
-        env = {**os.environ, "REWARDKIT_BENCH_ARGS": json.dumps(options)}
+        env = {**os.environ, "REWARDSMITH_BENCH_ARGS": json.dumps(options)}
         done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
         if done.returncode != 0:
             print(done.stderr[-3000:], file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Benchmark: sync judge calls through rewardkit's bridge (one kept event loop per thread) against a private loop per
+"""Benchmark: sync judge calls through rewardsmith's bridge (one kept event loop per thread) against a private loop per
 call (``asyncio.run``, what the bridge did before), on a real OpenAI-compatible server on 127.0.0.1.
 
 An async HTTP client is bound to the loop that made it, so a private loop per call also means a new SDK client and a
@@ -27,9 +27,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/support: the servers the tests run against
 
-from rewardkit.bridge import close_thread_loop, closing
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.rubric import RubricJudge
+from rewardsmith.bridge import close_thread_loop, closing
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.rubric import RubricJudge
 from tests.support.fault_server import FaultServer
 
 PROMPT, RESPONSE = "What is 2 + 2?", "4"

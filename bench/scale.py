@@ -1,5 +1,5 @@
 """Scale-out benchmark: completions/s of ``math_equivalence`` and ``code_tests`` in-process, through
-``rewardkit serve``, and on a Ray pool of 1, 2 and 4 actors; the per-item overhead of each path; and a projection
+``rewardsmith serve``, and on a Ray pool of 1, 2 and 4 actors; the per-item overhead of each path; and a projection
 of what N nodes deliver, set against verl's published figures for math-verify on a Ray pool (about 3 s for 2,048
 and 30 s for 16,384 scorings).
 
@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-NETNS_FLAG = "REWARDKIT_BENCH_NETNS"
+NETNS_FLAG = "REWARDSMITH_BENCH_NETNS"
 #: Ray's session files go to a private, short directory (its socket paths must stay short) that the parent removes.
-TEMP_DIR_ENV = "REWARDKIT_BENCH_RAY_TMP"
+TEMP_DIR_ENV = "REWARDSMITH_BENCH_RAY_TMP"
 #: verl PR #1206: math-verify scorings on a Ray reward pool (batch size, seconds).
 VERL_PUBLISHED = ((2048, 3.0), (16384, 30.0))
 
@@ -128,7 +128,7 @@ def timed(score: Any, work: Workload, repeat: int) -> tuple[float, list[float | 
 
 
 def run_in_process(work: Workload, repeat: int) -> Row:
-    from rewardkit.compose import build_reward
+    from rewardsmith.compose import build_reward
 
     reward = build_reward(work.spec)
     try:
@@ -142,15 +142,15 @@ def run_in_process(work: Workload, repeat: int) -> Row:
 
 
 def run_served(work: Workload, clients: int, request_size: int, repeat: int) -> Row:
-    """``rewardkit serve`` in a subprocess; ``clients`` threads post ``request_size`` samples per request."""
+    """``rewardsmith serve`` in a subprocess; ``clients`` threads post ``request_size`` samples per request."""
     try:
-        import rewardkit.adapters.runtime.serve  # noqa: F401
+        import rewardsmith.adapters.runtime.serve  # noqa: F401
     except ImportError as exc:
-        return Row("rewardkit serve", note=f"skipped: the server is not importable ({exc})")
+        return Row("rewardsmith serve", note=f"skipped: the server is not importable ({exc})")
     spec_dir = Path(tempfile.mkdtemp(prefix="rk-scale-"))
     spec = spec_dir / "spec.yaml"
     spec.write_text(json.dumps(work.spec))  # JSON is YAML
-    argv = [sys.executable, "-m", "rewardkit", "serve", "--spec", str(spec), "--host", "127.0.0.1", "--port", "0",
+    argv = [sys.executable, "-m", "rewardsmith", "serve", "--spec", str(spec), "--host", "127.0.0.1", "--port", "0",
             "--workers", str(clients), "--threads", str(clients), "--chunk-size", "16"]  # fmt: skip
     log = (spec_dir / "server.log").open("w")
     server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=ROOT)
@@ -161,9 +161,9 @@ def run_served(work: Workload, clients: int, request_size: int, repeat: int) -> 
         warm = {"reward": name, "completions": work.warm_completions, "columns": work.warm_columns}
         _post(url + "/v1/score", warm)
         seconds, scores = timed(lambda *_, **__: _score_served(url, work, clients, request_size), work, repeat)
-        return Row("rewardkit serve", seconds, len(scores), scores=scores)
+        return Row("rewardsmith serve", seconds, len(scores), scores=scores)
     except Exception as exc:
-        return Row("rewardkit serve", note=f"failed: {type(exc).__name__}: {exc}")
+        return Row("rewardsmith serve", note=f"failed: {type(exc).__name__}: {exc}")
     finally:
         server.terminate()
         try:
@@ -198,7 +198,7 @@ def _score_served(url: str, work: Workload, clients: int, request_size: int) -> 
 
 
 def run_on_ray(work: Workload, actors: int, repeat: int) -> Row:
-    from rewardkit.ray import RayPool
+    from rewardsmith.ray import RayPool
 
     path = f"ray, {actors} actor{'s' if actors > 1 else ''}"
     pool = RayPool({"reward": work.spec, "num_actors": actors, "actor_num_cpus": 1})
@@ -230,7 +230,7 @@ def math_verify_cost(work: Workload) -> float:
 
 def ray_batch_latency() -> float:
     """Seconds for a one-sample batch through a warm one-actor pool: the fixed cost of a batch on Ray."""
-    from rewardkit.ray import RayPool
+    from rewardsmith.ray import RayPool
 
     pool = RayPool({"reward": "think_format", "num_actors": 1, "actor_num_cpus": 1})
     try:
@@ -419,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     for work in workloads:
         rows = [run_in_process(work, args.repeat)]
         rows.append(run_served(work, args.clients, args.request_size, args.repeat) if not args.no_serve
-                    else Row("rewardkit serve", note="skipped: --no-serve"))  # fmt: skip
+                    else Row("rewardsmith serve", note="skipped: --no-serve"))  # fmt: skip
         measured[work.name] = rows
 
     ray_note = start_ray(args.ray_cpus) if not args.no_ray else "skipped: --no-ray"
@@ -438,11 +438,11 @@ def main(argv: list[str] | None = None) -> int:
         # the whole Ray path per item on a reward with next to no work: an upper bound of the pool's overhead
         one_actor = next(r for r in trivial if r.path.startswith("ray, 1 ") and r.seconds)
         overhead = one_actor.seconds / one_actor.n
-        costs = {"rewardkit math_equivalence": math[0].seconds / math[0].n}
+        costs = {"rewardsmith math_equivalence": math[0].seconds / math[0].n}
         if baseline is not None:
             costs["plain math-verify (what verl's pool runs)"] = baseline
         code = measured["code_tests"][0]
-        costs[f"rewardkit code_tests ({args.code_tests} call tests per solution)"] = code.seconds / code.n
+        costs[f"rewardsmith code_tests ({args.code_tests} call tests per solution)"] = code.seconds / code.n
         projection(costs, overhead, latency, args.cores_per_node, _ints(args.nodes))
     return 0
 

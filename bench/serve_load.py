@@ -1,4 +1,4 @@
-"""Load test: a fixed number of concurrent clients against ``rewardkit serve`` for a fixed time.
+"""Load test: a fixed number of concurrent clients against ``rewardsmith serve`` for a fixed time.
 
 Each client sends ``/v1/score`` requests back to back (the next as soon as the previous answer arrives), each
 with its own ``request_id``. At the end the run is checked, not only timed:
@@ -201,7 +201,7 @@ async def _server_count(http: Any, url: str) -> float | None:
         return None
     total = 0.0
     for line in text.splitlines():
-        if line.startswith('rewardkit_requests_total{endpoint="/v1/score"'):
+        if line.startswith('rewardsmith_requests_total{endpoint="/v1/score"'):
             total += float(line.rsplit(" ", 1)[1])
     return total
 
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.url:
         report = asyncio.run(run_load(args.url, body, args.clients, args.seconds, args.token))
     else:
-        from rewardkit.adapters.runtime.serve.process import ServerProcess
+        from rewardsmith.adapters.runtime.serve.process import ServerProcess
 
         options = ("--workers", str(args.workers), "--max-queue", str(args.max_queue))
         with ServerProcess(SPEC, *options) as server:
@@ -249,7 +249,7 @@ def compare_batching(body: dict[str, Any], args: argparse.Namespace) -> int:
     3. the anchor: the same samples sent by a client that batches them itself (``--group`` per request) to the
        server of setup 2, i.e. the throughput a batching client got before.
     """
-    from rewardkit.adapters.runtime.serve.process import ServerProcess
+    from rewardsmith.adapters.runtime.serve.process import ServerProcess
 
     capacity = ("--workers", str(args.workers), "--max-queue", str(max(args.max_queue, args.clients)))
     unbatched = ("--max-batch", "1", "--batch-wait-ms", "0")

@@ -59,7 +59,7 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
     if threads > 0:
         torch.set_num_threads(threads)
 
-    from rewardkit.adapters.demo.tasks import CharacterShare, arithmetic_pairs, digit_run
+    from rewardsmith.adapters.demo.tasks import CharacterShare, arithmetic_pairs, digit_run
 
     torch.manual_seed(0)
     cuda = device == "cuda"
@@ -128,7 +128,7 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
             "device": device,
         }
         if name == "mini_grpo":
-            from rewardkit.adapters.mini.grpo import MiniGRPOTrainer
+            from rewardsmith.adapters.mini.grpo import MiniGRPOTrainer
 
             trainer = MiniGRPOTrainer(
                 {
@@ -147,8 +147,8 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
                 torch.cuda.reset_peak_memory_stats()
             history = trainer.train()
         else:
-            from rewardkit.adapters.mini.dpo import train_dpo
-            from rewardkit.adapters.mini.models import load_model_and_tokenizer
+            from rewardsmith.adapters.mini.dpo import train_dpo
+            from rewardsmith.adapters.mini.models import load_model_and_tokenizer
 
             model, tok = load_model_and_tokenizer(model_dir, torch.device(device))
             base = rss_mb()
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run_worker(args.worker, args.model_dir, args.steps, args.warmup, device, args.threads)))
         return 0
 
-    from rewardkit.adapters.demo.tiny_model import build_tiny_model
+    from rewardsmith.adapters.demo.tiny_model import build_tiny_model
 
     model_dir = str(build_tiny_model(Path(tempfile.mkdtemp()) / "tiny"))
     results: dict[str, dict[str, float]] = {}

@@ -14,10 +14,10 @@ from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rewardkit.constitutions.progress import RunProgress
-from rewardkit.constitutions.prompts import PromptItem, content_key
-from rewardkit.judges.base import ChatClient, ChatParams, JudgeError
-from rewardkit.store import KeyedStore
+from rewardsmith.constitutions.progress import RunProgress
+from rewardsmith.constitutions.prompts import PromptItem, content_key
+from rewardsmith.judges.base import ChatClient, ChatParams, JudgeError
+from rewardsmith.store import KeyedStore
 
 logger = logging.getLogger(__name__)
 

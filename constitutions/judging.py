@@ -1,11 +1,11 @@
 """The judge's comparison prompt for a constitution: its template override and few-shot examples.
 
-A pairwise judge takes a template name or a ``.jinja`` path (``rewardkit.judges`` prompt format).
+A pairwise judge takes a template name or a ``.jinja`` path (``rewardsmith.judges`` prompt format).
 When a constitution overrides the comparison template or ships comparison examples, the effective
 template is written once into the run's state folder and its path is handed to the judge. Example
 turns are inserted before the first user turn as literal text, answered the way the judge is
 asked to answer (a letter, or reasoning then ``Verdict: X`` with chain-of-thought). The template is
-rendered in jinja's sandbox (see :mod:`rewardkit.judges.templates`) and checked before it is written.
+rendered in jinja's sandbox (see :mod:`rewardsmith.judges.templates`) and checked before it is written.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from rewardkit.constitutions.schema import ComparisonExample, Constitution
+from rewardsmith.constitutions.schema import ComparisonExample, Constitution
 
 _FIRST_USER = re.compile(r"^\[user\]\s*$", flags=re.MULTILINE)
 
@@ -23,7 +23,7 @@ def comparison_template(
     constitution: Constitution, base: str | None, *, chain_of_thought: bool, state_dir: Path
 ) -> str | None:
     """A template name or path for the judge; ``base`` (or the judge's default when ``None``) if nothing to add."""
-    from rewardkit.judges.templates import check_source, template_text
+    from rewardsmith.judges.templates import check_source, template_text
 
     examples = constitution.examples.comparison
     if constitution.templates.comparison is None and not examples:
@@ -46,7 +46,7 @@ def comparison_template(
 
 def with_examples(source: str, examples: tuple[ComparisonExample, ...], *, chain_of_thought: bool) -> str:
     """``source`` with one solved user/assistant exchange per example before its first user turn."""
-    from rewardkit.judges.templates import check_source, split_roles
+    from rewardsmith.judges.templates import check_source, split_roles
 
     turns = []
     for example in examples:

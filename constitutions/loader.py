@@ -1,6 +1,6 @@
 """Load constitutions by bundled name or by path, and fingerprint them.
 
-Bundled constitutions live in ``rewardkit/constitutions/library/*.yaml`` (package data). The content
+Bundled constitutions live in ``rewardsmith/constitutions/library/*.yaml`` (package data). The content
 hash is computed from the validated, normalised content, so reformatting a file or editing its
 comments does not change it, while any change to a principle does; it is recorded in every
 dataset row the pipelines write.
@@ -15,20 +15,20 @@ from pathlib import Path
 
 import yaml
 
-from rewardkit.constitutions.schema import Constitution, ConstitutionError, parse_constitution
+from rewardsmith.constitutions.schema import Constitution, ConstitutionError, parse_constitution
 
 LIBRARY = "library"
 
 
 def bundled_names() -> list[str]:
-    """Names of the constitutions shipped with rewardkit."""
-    folder = resources.files("rewardkit.constitutions").joinpath(LIBRARY)
+    """Names of the constitutions shipped with rewardsmith."""
+    folder = resources.files("rewardsmith.constitutions").joinpath(LIBRARY)
     return sorted(entry.name.removesuffix(".yaml") for entry in folder.iterdir() if entry.name.endswith(".yaml"))
 
 
 def bundled_text(name: str) -> str:
     """The YAML text of a bundled constitution."""
-    entry = resources.files("rewardkit.constitutions").joinpath(LIBRARY).joinpath(f"{name}.yaml")
+    entry = resources.files("rewardsmith.constitutions").joinpath(LIBRARY).joinpath(f"{name}.yaml")
     if not entry.is_file():
         raise ConstitutionError(f"no bundled constitution {name!r}; bundled: {', '.join(bundled_names())}")
     return entry.read_text(encoding="utf-8")

@@ -1,7 +1,7 @@
 """Building RLAIF preference pairs from prompts: the run's settings, the pairs to judge, the prompts that make none.
 
 Every key is a content hash, and every sample is seeded by ``(seed, key)``, so a resumed run plans exactly what an
-uninterrupted one would (the pipeline is :mod:`rewardkit.constitutions.pairs`).
+uninterrupted one would (the pipeline is :mod:`rewardsmith.constitutions.pairs`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rewardkit.constitutions.prompts import PromptItem, content_key, is_pairable
-from rewardkit.constitutions.schema import Constitution, Principle
+from rewardsmith.constitutions.prompts import PromptItem, content_key, is_pairable
+from rewardsmith.constitutions.schema import Constitution, Principle
 
 #: Reason recorded for a prompt that has no two distinct non-empty candidates.
 UNPAIRABLE = "fewer_than_two_distinct_candidates"
@@ -85,7 +85,7 @@ def pair_tasks(items: Sequence[PromptItem], config: PairsConfig) -> list[PairTas
 
 
 def prompt_drops(items: Sequence[PromptItem]) -> list[PromptDrop]:
-    """The prompts that cannot make a single pair (see :func:`~rewardkit.constitutions.prompts.is_pairable`)."""
+    """The prompts that cannot make a single pair (see :func:`~rewardsmith.constitutions.prompts.is_pairable`)."""
     drops = []
     for item in items:
         if not is_pairable(item):

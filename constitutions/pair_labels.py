@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rewardkit.constitutions.pair_building import PairsConfig, PairTask
-from rewardkit.judges.base import OrderVerdict, PairwiseVerdict
+from rewardsmith.constitutions.pair_building import PairsConfig, PairTask
+from rewardsmith.judges.base import OrderVerdict, PairwiseVerdict
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from rewardkit.constitutions.export import export_dataset
-from rewardkit.constitutions.pair_building import PairTask, PromptDrop
-from rewardkit.constitutions.pair_labels import Decision, is_abstain
-from rewardkit.constitutions.schema import Constitution
-from rewardkit.judges.base import OrderVerdict, PairwiseVerdict
-from rewardkit.judges.pairwise import same_judge_settings
-from rewardkit.store import KeyedStore
+from rewardsmith.constitutions.export import export_dataset
+from rewardsmith.constitutions.pair_building import PairTask, PromptDrop
+from rewardsmith.constitutions.pair_labels import Decision, is_abstain
+from rewardsmith.constitutions.schema import Constitution
+from rewardsmith.judges.base import OrderVerdict, PairwiseVerdict
+from rewardsmith.judges.pairwise import same_judge_settings
+from rewardsmith.store import KeyedStore
 
 #: The key of ``run.json``'s per-run transport history.
 JUDGED_BY = "judged_by"
@@ -142,7 +142,7 @@ def check_fingerprint(state_dir: Path, fingerprint: dict[str, Any]) -> None:
     """Record the run's settings, or refuse to resume a run made with different ones.
 
     A record written before the judge's method was part of its settings is resumed when the rest matches
-    (:func:`~rewardkit.judges.pairwise.same_judge_settings`) and then rewritten with the method. The runs'
+    (:func:`~rewardsmith.judges.pairwise.same_judge_settings`) and then rewritten with the method. The runs'
     ``judged_by`` history (:func:`record_judged_by`) is a record, not a setting: it is kept, never compared.
     """
     path = state_dir / "run.json"

@@ -31,9 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rewardkit.bridge import run_sync
-from rewardkit.constitutions.loader import constitution_hash
-from rewardkit.constitutions.pair_building import (
+from rewardsmith.bridge import run_sync
+from rewardsmith.constitutions.loader import constitution_hash
+from rewardsmith.constitutions.pair_building import (
     LOW_CONFIDENCE_BAND,
     UNPAIRABLE,
     PairsConfig,
@@ -44,7 +44,7 @@ from rewardkit.constitutions.pair_building import (
     prompt_drops,
     sample_principles,
 )
-from rewardkit.constitutions.pair_labels import (
+from rewardsmith.constitutions.pair_labels import (
     Decision,
     clamp_verdict,
     decide,
@@ -52,15 +52,15 @@ from rewardkit.constitutions.pair_labels import (
     is_abstain,
     precheck,
 )
-from rewardkit.constitutions.pair_records import check_fingerprint, decision_record, export_pairs, prompt_drop_record
-from rewardkit.constitutions.progress import RunProgress, describe_run
-from rewardkit.constitutions.prompts import PromptItem
-from rewardkit.constitutions.schema import Constitution
-from rewardkit.judges.base import JudgeError, PairwiseJudgeProtocol
-from rewardkit.judges.clients.provenance import judged_by
-from rewardkit.judges.pairwise import judge_settings
-from rewardkit.store import KeyedStore
-from rewardkit.types import completion_text
+from rewardsmith.constitutions.pair_records import check_fingerprint, decision_record, export_pairs, prompt_drop_record
+from rewardsmith.constitutions.progress import RunProgress, describe_run
+from rewardsmith.constitutions.prompts import PromptItem
+from rewardsmith.constitutions.schema import Constitution
+from rewardsmith.judges.base import JudgeError, PairwiseJudgeProtocol
+from rewardsmith.judges.clients.provenance import judged_by
+from rewardsmith.judges.pairwise import judge_settings
+from rewardsmith.store import KeyedStore
+from rewardsmith.types import completion_text
 
 # Building, labelling and records live in their own modules; the pipeline's users import them from here too.
 __all__ = [

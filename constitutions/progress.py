@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from rewardkit.judges.accounting import Accountant
+from rewardsmith.judges.accounting import Accountant
 
 
 class RunProgress:

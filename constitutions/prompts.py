@@ -15,8 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rewardkit.judges.base import Message
-from rewardkit.types import completion_text
+from rewardsmith.judges.base import Message
+from rewardsmith.types import completion_text
 
 DEMO_PROMPTS = "demo_prompts.jsonl"
 
@@ -76,7 +76,7 @@ def content_key(*parts: Any) -> str:
 
 def demo_prompts_path() -> Path:
     """The bundled demo prompts (each with two or three candidate responses)."""
-    entry = resources.files("rewardkit.constitutions").joinpath("data").joinpath(DEMO_PROMPTS)
+    entry = resources.files("rewardsmith.constitutions").joinpath("data").joinpath(DEMO_PROMPTS)
     return Path(str(entry))
 
 
@@ -94,7 +94,7 @@ def read_prompt_items(
     ``reference_column`` (optional) marks the better candidate, by 0-based index or by its text; it is
     never shown to the judge, only used to report how often the judge agrees with it.
     """
-    from rewardkit.data import read_records
+    from rewardsmith.data import read_records
 
     records = read_records(path)
     if limit is not None:

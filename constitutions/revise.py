@@ -24,15 +24,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rewardkit.bridge import run_sync
-from rewardkit.constitutions.export import export_dataset
-from rewardkit.constitutions.loader import constitution_hash
-from rewardkit.constitutions.pairs import sample_principles
-from rewardkit.constitutions.progress import RunProgress, describe_run
-from rewardkit.constitutions.prompts import PromptItem, content_key
-from rewardkit.constitutions.schema import Constitution, Principle
-from rewardkit.judges.base import ChatClient, ChatParams, JudgeError, Message
-from rewardkit.store import KeyedStore
+from rewardsmith.bridge import run_sync
+from rewardsmith.constitutions.export import export_dataset
+from rewardsmith.constitutions.loader import constitution_hash
+from rewardsmith.constitutions.pairs import sample_principles
+from rewardsmith.constitutions.progress import RunProgress, describe_run
+from rewardsmith.constitutions.prompts import PromptItem, content_key
+from rewardsmith.constitutions.schema import Constitution, Principle
+from rewardsmith.judges.base import ChatClient, ChatParams, JudgeError, Message
+from rewardsmith.store import KeyedStore
 
 logger = logging.getLogger(__name__)
 
@@ -91,14 +91,14 @@ TEMPLATE_SAMPLES: dict[str, dict[str, str]] = {
 
 def render(template: str, *, kind: str = "template", **variables: Any) -> str:
     """Render a constitution's critique/revision template in jinja's sandbox (it is user-supplied text)."""
-    from rewardkit.judges.templates import render_source
+    from rewardsmith.judges.templates import render_source
 
     return render_source(template, name=f"{kind} template", **variables).strip()
 
 
 def check_revision_templates(constitution: Constitution) -> None:
     """Dry-render the constitution's critique and revision templates; raise ``TemplateError`` if one fails."""
-    from rewardkit.judges.templates import check_source
+    from rewardsmith.judges.templates import check_source
 
     for kind, default in (("critique", DEFAULT_CRITIQUE_TEMPLATE), ("revision", DEFAULT_REVISION_TEMPLATE)):
         source = getattr(constitution.templates, kind) or default

@@ -1,5 +1,5 @@
 """The RLAIF pipelines as library calls: :func:`run_pairs` (RL-CAI preference pairs) and :func:`run_revisions`
-(SL-CAI critique → revision), with the resume, summaries and leakage checks ``rewardkit rlaif`` prints.
+(SL-CAI critique → revision), with the resume, summaries and leakage checks ``rewardsmith rlaif`` prints.
 
 Everything a run needs is passed in (clients, constitution, configs); everything it did is returned in a
 :class:`RunOutcome` and written to ``out`` (``summary.json``, the datasets, the resumable state under ``state/``).
@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardkit.bridge import run_sync
-from rewardkit.constitutions.export import EXPORT_FORMATS
-from rewardkit.constitutions.generate import GenerationConfig, agenerate
-from rewardkit.constitutions.prompts import PromptItem, is_pairable
-from rewardkit.store import KeyedStore
+from rewardsmith.bridge import run_sync
+from rewardsmith.constitutions.export import EXPORT_FORMATS
+from rewardsmith.constitutions.generate import GenerationConfig, agenerate
+from rewardsmith.constitutions.prompts import PromptItem, is_pairable
+from rewardsmith.store import KeyedStore
 
 logger = logging.getLogger(__name__)
 
@@ -56,8 +56,8 @@ def fill_candidates(
     Without a policy such prompts are left as they are and the pipeline drops them with their reason; only an
     input where no prompt at all has two candidates (a wrong column, a forgotten policy) is an error.
     """
-    from rewardkit.constitutions.pairs import UNPAIRABLE
-    from rewardkit.constitutions.progress import RunProgress
+    from rewardsmith.constitutions.pairs import UNPAIRABLE
+    from rewardsmith.constitutions.progress import RunProgress
 
     given = [item for item in items if is_pairable(item)]
     missing = [item for item in items if not is_pairable(item)]
@@ -103,10 +103,10 @@ def run_pairs(
 ) -> RunOutcome:
     """Judge candidate pairs in both orders under sampled principles and export a DPO dataset to ``out``.
 
-    ``judge`` is a :class:`~rewardkit.judges.pairwise.PairwiseJudge` (see :func:`build_pairwise_judge`);
+    ``judge`` is a :class:`~rewardsmith.judges.pairwise.PairwiseJudge` (see :func:`build_pairwise_judge`);
     ``policy`` (a chat client) writes candidates for prompts that have fewer than two. Rerun to resume.
     """
-    from rewardkit.constitutions.pairs import PairsPipeline, export_pairs, pair_tasks, planned_keys, prompt_drops
+    from rewardsmith.constitutions.pairs import PairsPipeline, export_pairs, pair_tasks, planned_keys, prompt_drops
 
     out = Path(out)
     notes: list[str] = []
@@ -152,7 +152,7 @@ def run_revisions(
 
     Prompts without a response get one from ``client`` first, as in Constitutional AI. Rerun to resume.
     """
-    from rewardkit.constitutions.revise import RevisePipeline, export_revisions, revision_tasks
+    from rewardsmith.constitutions.revise import RevisePipeline, export_revisions, revision_tasks
 
     out = Path(out)
     missing = [item for item in items if not item.candidates]
@@ -203,10 +203,10 @@ def build_pairwise_judge(
     ``rlaif pairs``, ``audit run`` and ``judge pair`` all build their judge here, so an audit can judge
     exactly as a labelling run does. Without a constitution the judge uses ``template`` as it is. A constitution's
     own template (or examples) is written, named by its digest, under ``state_dir`` (default: ``templates/`` in the
-    rewardkit cache).
+    rewardsmith cache).
     """
-    from rewardkit.judges.likelihood_default import embedded_default_judge
-    from rewardkit.judges.pairwise import PairwiseJudge
+    from rewardsmith.judges.likelihood_default import embedded_default_judge
+    from rewardsmith.judges.pairwise import PairwiseJudge
 
     likelihood = embedded_default_judge(
         client, template=template, use_logprobs=use_logprobs, chain_of_thought=chain_of_thought
@@ -215,8 +215,8 @@ def build_pairwise_judge(
         return likelihood
     rendered = template
     if constitution is not None:
-        from rewardkit.constitutions.judging import comparison_template
-        from rewardkit.heldout.leakage import cache_root
+        from rewardsmith.constitutions.judging import comparison_template
+        from rewardsmith.heldout.leakage import cache_root
 
         rendered = comparison_template(
             constitution, template, chain_of_thought=chain_of_thought, state_dir=state_dir or cache_root() / "templates"
@@ -248,11 +248,11 @@ def _run_pipeline(
     that judged (the embedded judge's server, or its in-process fallback and why) goes into ``run.json``'s
     ``judged_by`` history and ``summary.json``.
     """
-    from rewardkit.constitutions.pair_records import record_judged_by
-    from rewardkit.constitutions.pairs import check_fingerprint
-    from rewardkit.constitutions.progress import RunProgress
-    from rewardkit.heldout.leakage import find_audited_set_leaks
-    from rewardkit.judges.clients.provenance import judged_by
+    from rewardsmith.constitutions.pair_records import record_judged_by
+    from rewardsmith.constitutions.pairs import check_fingerprint
+    from rewardsmith.constitutions.progress import RunProgress
+    from rewardsmith.heldout.leakage import find_audited_set_leaks
+    from rewardsmith.judges.clients.provenance import judged_by
 
     check_fingerprint(out / STATE, pipeline.fingerprint())
     bar = RunProgress(total, desc, accountant, enabled=progress)
@@ -278,6 +278,6 @@ def _run_pipeline(
 
 
 def _accountant(client: Any) -> Any:
-    from rewardkit.judges.accounting import Accountant
+    from rewardsmith.judges.accounting import Accountant
 
     return getattr(client, "accountant", None) or Accountant()

@@ -23,7 +23,7 @@ templates:                        # optional prompt-template overrides (jinja)
 ```
 
 Templates are jinja texts. ``comparison`` is a whole judge conversation in the format of
-``rewardkit.judges`` prompt files (``[system]``/``[user]`` lines; variables ``prompt``, ``first``,
+``rewardsmith.judges`` prompt files (``[system]``/``[user]`` lines; variables ``prompt``, ``first``,
 ``second``, ``question``). ``critique`` and ``revision`` are the user turns appended after the
 response (variables: the request, ``prompt``, ``response`` and, for revision, ``critique``).
 
@@ -104,7 +104,7 @@ class Examples(_Strict):
 
 
 class Templates(_Strict):
-    """Prompt-template overrides; ``None`` keeps rewardkit's default wording."""
+    """Prompt-template overrides; ``None`` keeps rewardsmith's default wording."""
 
     comparison: str | None = None
     critique: str | None = None
@@ -168,7 +168,7 @@ def check_constitution_template(kind: str, text: str) -> None:
     if missing:
         raise ValueError(f"{kind}: missing variable(s) {sorted(missing)}")
     # A constitution is data from anywhere: scan for Python internals and dry-render in the sandbox.
-    from rewardkit.judges.templates import check_source
+    from rewardsmith.judges.templates import check_source
 
     try:
         check_source(text, name=f"{kind} template", **TEMPLATE_SAMPLES[kind])
@@ -191,7 +191,7 @@ def format_validation_error(source: str, exc: ValidationError) -> str:
         if error.get("type") == "missing":
             message = "field required"
         elif error.get("type") == "extra_forbidden":
-            message = "unknown field (check the spelling; see `rewardkit constitutions show helpful-harmless`)"
+            message = "unknown field (check the spelling; see `rewardsmith constitutions show helpful-harmless`)"
         lines.append(f"{source}: {location or '<top level>'}: {message}")
     return "\n".join(lines)
 

@@ -1,8 +1,8 @@
 """LLM judges: clients (OpenAI-compatible, local transformers, embedded llama.cpp) and judging strategies.
 
-Names are exported lazily so ``import rewardkit.judges`` stays light (no torch, no openai import).
+Names are exported lazily so ``import rewardsmith.judges`` stays light (no torch, no openai import).
 
->>> from rewardkit.judges import PairwiseJudge, make_client
+>>> from rewardsmith.judges import PairwiseJudge, make_client
 >>> judge = PairwiseJudge(make_client("embedded", cache_dir=".judge-cache"))  # doctest: +SKIP
 >>> judge.judge("What is 2+2?", "4", "5").prob_a  # doctest: +SKIP
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from rewardkit.judges.base import (
+from rewardsmith.judges.base import (
     ChatClient,
     ChatParams,
     ChatResult,
@@ -25,61 +25,61 @@ from rewardkit.judges.base import (
 )
 
 if TYPE_CHECKING:  # what IDEs and type checkers resolve; at run time the names load lazily
-    from rewardkit.judges.accounting import Accountant, UsageReport
-    from rewardkit.judges.cache import RequestCache
-    from rewardkit.judges.calibration import CalibratedPairwiseJudge
-    from rewardkit.judges.clients.embedded import EmbeddedServer, embedded_client, packaged_model_path
-    from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient, make_client
-    from rewardkit.judges.clients.openai_compat import OpenAIChatClient
-    from rewardkit.judges.clients.transformers_local import TransformersChatClient
-    from rewardkit.judges.criteria import CriteriaJudge, Criterion, Rubric, load_rubric
-    from rewardkit.judges.ensemble import EnsembleJudge
-    from rewardkit.judges.group import GroupJudge, GroupVerdict
-    from rewardkit.judges.limits import RateLimiter
-    from rewardkit.judges.pairwise import PairwiseJudge
-    from rewardkit.judges.pointwise import LikelihoodJudge
-    from rewardkit.judges.rank import RankJudge, RankVerdict
-    from rewardkit.judges.reward_model import (
+    from rewardsmith.judges.accounting import Accountant, UsageReport
+    from rewardsmith.judges.cache import RequestCache
+    from rewardsmith.judges.calibration import CalibratedPairwiseJudge
+    from rewardsmith.judges.clients.embedded import EmbeddedServer, embedded_client, packaged_model_path
+    from rewardsmith.judges.clients.factory import JudgeClientConfig, ManagedChatClient, make_client
+    from rewardsmith.judges.clients.openai_compat import OpenAIChatClient
+    from rewardsmith.judges.clients.transformers_local import TransformersChatClient
+    from rewardsmith.judges.criteria import CriteriaJudge, Criterion, Rubric, load_rubric
+    from rewardsmith.judges.ensemble import EnsembleJudge
+    from rewardsmith.judges.group import GroupJudge, GroupVerdict
+    from rewardsmith.judges.limits import RateLimiter
+    from rewardsmith.judges.pairwise import PairwiseJudge
+    from rewardsmith.judges.pointwise import LikelihoodJudge
+    from rewardsmith.judges.rank import RankJudge, RankVerdict
+    from rewardsmith.judges.reward_model import (
         LocalRewardModel,
         RemoteRewardModel,
         RewardModelPairwiseJudge,
         VLLMRewardModel,
         make_reward_model,
     )
-    from rewardkit.judges.rubric import RubricJudge, RubricVerdict
+    from rewardsmith.judges.rubric import RubricJudge, RubricVerdict
 
 _LAZY = {
-    "make_client": "rewardkit.judges.clients.factory",
-    "JudgeClientConfig": "rewardkit.judges.clients.factory",
-    "ManagedChatClient": "rewardkit.judges.clients.factory",
-    "PairwiseJudge": "rewardkit.judges.pairwise",
-    "LikelihoodJudge": "rewardkit.judges.pointwise",
-    "CalibratedPairwiseJudge": "rewardkit.judges.calibration",
-    "RubricJudge": "rewardkit.judges.rubric",
-    "RubricVerdict": "rewardkit.judges.rubric",
-    "RankJudge": "rewardkit.judges.rank",
-    "RankVerdict": "rewardkit.judges.rank",
-    "GroupJudge": "rewardkit.judges.group",
-    "GroupVerdict": "rewardkit.judges.group",
-    "CriteriaJudge": "rewardkit.judges.criteria",
-    "Criterion": "rewardkit.judges.criteria",
-    "Rubric": "rewardkit.judges.criteria",
-    "load_rubric": "rewardkit.judges.criteria",
-    "EnsembleJudge": "rewardkit.judges.ensemble",
-    "LocalRewardModel": "rewardkit.judges.reward_model",
-    "RemoteRewardModel": "rewardkit.judges.reward_model",
-    "RewardModelPairwiseJudge": "rewardkit.judges.reward_model",
-    "VLLMRewardModel": "rewardkit.judges.reward_model",
-    "make_reward_model": "rewardkit.judges.reward_model",
-    "RequestCache": "rewardkit.judges.cache",
-    "RateLimiter": "rewardkit.judges.limits",
-    "Accountant": "rewardkit.judges.accounting",
-    "UsageReport": "rewardkit.judges.accounting",
-    "OpenAIChatClient": "rewardkit.judges.clients.openai_compat",
-    "TransformersChatClient": "rewardkit.judges.clients.transformers_local",
-    "EmbeddedServer": "rewardkit.judges.clients.embedded",
-    "embedded_client": "rewardkit.judges.clients.embedded",
-    "packaged_model_path": "rewardkit.judges.clients.embedded",
+    "make_client": "rewardsmith.judges.clients.factory",
+    "JudgeClientConfig": "rewardsmith.judges.clients.factory",
+    "ManagedChatClient": "rewardsmith.judges.clients.factory",
+    "PairwiseJudge": "rewardsmith.judges.pairwise",
+    "LikelihoodJudge": "rewardsmith.judges.pointwise",
+    "CalibratedPairwiseJudge": "rewardsmith.judges.calibration",
+    "RubricJudge": "rewardsmith.judges.rubric",
+    "RubricVerdict": "rewardsmith.judges.rubric",
+    "RankJudge": "rewardsmith.judges.rank",
+    "RankVerdict": "rewardsmith.judges.rank",
+    "GroupJudge": "rewardsmith.judges.group",
+    "GroupVerdict": "rewardsmith.judges.group",
+    "CriteriaJudge": "rewardsmith.judges.criteria",
+    "Criterion": "rewardsmith.judges.criteria",
+    "Rubric": "rewardsmith.judges.criteria",
+    "load_rubric": "rewardsmith.judges.criteria",
+    "EnsembleJudge": "rewardsmith.judges.ensemble",
+    "LocalRewardModel": "rewardsmith.judges.reward_model",
+    "RemoteRewardModel": "rewardsmith.judges.reward_model",
+    "RewardModelPairwiseJudge": "rewardsmith.judges.reward_model",
+    "VLLMRewardModel": "rewardsmith.judges.reward_model",
+    "make_reward_model": "rewardsmith.judges.reward_model",
+    "RequestCache": "rewardsmith.judges.cache",
+    "RateLimiter": "rewardsmith.judges.limits",
+    "Accountant": "rewardsmith.judges.accounting",
+    "UsageReport": "rewardsmith.judges.accounting",
+    "OpenAIChatClient": "rewardsmith.judges.clients.openai_compat",
+    "TransformersChatClient": "rewardsmith.judges.clients.transformers_local",
+    "EmbeddedServer": "rewardsmith.judges.clients.embedded",
+    "embedded_client": "rewardsmith.judges.clients.embedded",
+    "packaged_model_path": "rewardsmith.judges.clients.embedded",
 }
 
 __all__ = [
@@ -129,7 +129,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'rewardkit.judges' has no attribute {name!r}")
+        raise AttributeError(f"module 'rewardsmith.judges' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

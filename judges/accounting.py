@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rewardkit.judges.base import Usage
+from rewardsmith.judges.base import Usage
 
 
 class Price(BaseModel):

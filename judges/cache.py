@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rewardkit.judges.base import ChatParams, ChatResult, Message
+from rewardsmith.judges.base import ChatParams, ChatResult, Message
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, model TEXT, result TEXT, created REAL)"
 

@@ -22,7 +22,7 @@ import asyncio
 import math
 from collections import OrderedDict
 
-from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseVerdict
+from rewardsmith.judges.base import JudgeError, OrderVerdict, PairwiseVerdict
 
 CONTENT_FREE = "N/A"
 
@@ -51,7 +51,7 @@ def calibrate_order(order: OrderVerdict, prior: float | None) -> OrderVerdict:
 
 
 class CalibratedPairwiseJudge:
-    """A :class:`~rewardkit.judges.pairwise.PairwiseJudge` whose option prior is measured and divided out.
+    """A :class:`~rewardsmith.judges.pairwise.PairwiseJudge` whose option prior is measured and divided out.
 
     The prior is measured once per (prompt, question) with both responses set to ``content_free`` (one extra
     request per prompt, cached for ``cache_size`` prompts); ``per_prompt=False`` measures it once per question
@@ -117,7 +117,7 @@ class CalibratedPairwiseJudge:
         return self._remember(key, self._read_prior(self.inner.read(result)))
 
     def calibrated(self, verdict: PairwiseVerdict, prior: float | None) -> PairwiseVerdict:
-        from rewardkit.judges.pairwise import combine_orders
+        from rewardsmith.judges.pairwise import combine_orders
 
         if prior is None:
             return verdict

@@ -33,10 +33,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rewardkit.bridge import run_sync
-from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
-from rewardkit.judges.group import json_candidates
-from rewardkit.judges.templates import check_template, render_messages
+from rewardsmith.bridge import run_sync
+from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
+from rewardsmith.judges.group import json_candidates
+from rewardsmith.judges.templates import check_template, render_messages
 
 Aggregation = Literal["weighted_mean", "min", "all_required"]
 

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rewardkit.judges.base import OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
+from rewardsmith.judges.base import OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
 
 
 class EnsembleVerdict(PairwiseVerdict):

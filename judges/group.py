@@ -28,9 +28,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from rewardkit.bridge import run_sync
-from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
-from rewardkit.judges.templates import check_template, render_messages
+from rewardsmith.bridge import run_sync
+from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
+from rewardsmith.judges.templates import check_template, render_messages
 
 
 class CandidateScore(BaseModel):

@@ -6,9 +6,9 @@ scores log-likelihoods through :mod:`.pointwise`, so :mod:`.pointwise` itself mu
 
 from __future__ import annotations
 
-from rewardkit.judges.base import ChatClient
-from rewardkit.judges.clients.embedded import INPROCESS_MODEL_NAME, SERVER_MODEL_NAME
-from rewardkit.judges.pointwise import LikelihoodJudge
+from rewardsmith.judges.base import ChatClient
+from rewardsmith.judges.clients.embedded import INPROCESS_MODEL_NAME, SERVER_MODEL_NAME
+from rewardsmith.judges.pointwise import LikelihoodJudge
 
 EMBEDDED_NOTE = (
     "note: the embedded judge ({model}) scores each response by its likelihood under the model: no position, "

@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from rewardkit.judges.base import ChatParams, Message
+from rewardsmith.judges.base import ChatParams, Message
 
 WINDOW_S = 60.0
 

@@ -26,10 +26,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from rewardkit.bridge import run_sync
-from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, OrderVerdict, PairwiseVerdict
-from rewardkit.judges.parsing import read_choice, verdict_distribution
-from rewardkit.judges.templates import check_template, render_messages
+from rewardsmith.bridge import run_sync
+from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, OrderVerdict, PairwiseVerdict
+from rewardsmith.judges.parsing import read_choice, verdict_distribution
+from rewardsmith.judges.templates import check_template, render_messages
 
 LABELS = ("A", "B")
 

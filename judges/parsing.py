@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from rewardkit.judges.base import TokenLogprob
+from rewardsmith.judges.base import TokenLogprob
 
 _TOKEN_JUNK = " \t\n\r()[]{}*\"'`:.,;-_#>"
 

@@ -10,11 +10,11 @@ neither is better than chance, so it is a demo-grade judge, not a verifier.
 
 ``P(a better) = sigmoid((mean_a - mean_b) / temperature)`` with ``mean_x`` the mean log-prob per token of
 response x after the chat prompt: the per-token probability ratio of the two responses, length-neutral.
-Both :class:`~rewardkit.judges.base.OrderVerdict` fields carry that one probability (no order exists),
+Both :class:`~rewardsmith.judges.base.OrderVerdict` fields carry that one probability (no order exists),
 so ``flipped`` is never set. The judge's question (a principle) is recorded, not shown to the model:
 the likelihood is of the response to the user, the principle does not change it.
 
-Log-likelihoods come from rewardkit's embedded llama.cpp server (``/v1/rewardkit/loglikelihood``) or
+Log-likelihoods come from rewardsmith's embedded llama.cpp server (``/v1/rewardsmith/loglikelihood``) or
 from an in-process ``transformers`` model; other OpenAI-compatible endpoints cannot return them.
 
 >>> judge = LikelihoodJudge(make_client("embedded"))  # doctest: +SKIP
@@ -30,12 +30,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from rewardkit import http
-from rewardkit.bridge import to_async
-from rewardkit.judges.base import ChatClient, JudgeError, Message, OrderVerdict, PairwiseVerdict, Usage
+from rewardsmith import http
+from rewardsmith.bridge import to_async
+from rewardsmith.judges.base import ChatClient, JudgeError, Message, OrderVerdict, PairwiseVerdict, Usage
 
-LOGLIKELIHOOD_ROUTE = "/rewardkit/loglikelihood"  # under the server's /v1 base URL
-NEEDS_SCORER = "the likelihood judge needs rewardkit's embedded llama.cpp server or an in-process transformers model"
+LOGLIKELIHOOD_ROUTE = "/rewardsmith/loglikelihood"  # under the server's /v1 base URL
+NEEDS_SCORER = "the likelihood judge needs rewardsmith's embedded llama.cpp server or an in-process transformers model"
 
 
 class ContinuationScore(BaseModel):
@@ -83,11 +83,11 @@ def request_loglikelihood(
     timeout: float = 60.0,
     max_retries: int = 4,
 ) -> LikelihoodScores:
-    """Ask a rewardkit embedded llama.cpp server (``base_url`` ends in ``/v1``) to score ``continuations``.
+    """Ask a rewardsmith embedded llama.cpp server (``base_url`` ends in ``/v1``) to score ``continuations``.
 
     The server runs one request at a time, so a request queued behind a long generation can time out: timeouts,
     refused connections and 5xx answers are retried ``max_retries`` times with backoff, as chat requests are.
-    The :class:`JudgeError` raised is caused by the :class:`rewardkit.http.HTTPFailure` (its ``retryable``).
+    The :class:`JudgeError` raised is caused by the :class:`rewardsmith.http.HTTPFailure` (its ``retryable``).
     """
     body = {"model": model, "messages": messages, "continuations": continuations}
     url = base_url.rstrip("/") + LOGLIKELIHOOD_ROUTE
@@ -165,7 +165,7 @@ class _HTTPLikelihood:
 
 def likelihood_scorer(client: ChatClient) -> Any:
     """What scores log-likelihoods for ``client`` (a managed client is looked through to its transport)."""
-    from rewardkit.judges.clients.transformers_local import TransformersChatClient
+    from rewardsmith.judges.clients.transformers_local import TransformersChatClient
 
     transport = getattr(client, "transport", client)
     if callable(getattr(transport, "loglikelihood", None)):
@@ -173,7 +173,7 @@ def likelihood_scorer(client: ChatClient) -> Any:
     if isinstance(transport, TransformersChatClient):
         return TransformersLikelihood(transport)
     base_url = getattr(transport, "base_url", None)
-    if base_url:  # an OpenAI-compatible endpoint: works when it is a rewardkit embedded server
+    if base_url:  # an OpenAI-compatible endpoint: works when it is a rewardsmith embedded server
         timeout, retries = float(getattr(transport, "timeout", 60.0)), int(getattr(transport, "max_retries", 4))
         return _HTTPLikelihood(base_url, transport.model, timeout, retries)
     raise TypeError(

@@ -18,11 +18,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rewardkit.bridge import run_sync
-from rewardkit.judges.base import ChatClient, ChatParams, JudgeError, PairwiseVerdict
-from rewardkit.judges.pairwise import PairwiseJudge
-from rewardkit.judges.parsing import parse_ranking
-from rewardkit.judges.templates import check_template, render_messages
+from rewardsmith.bridge import run_sync
+from rewardsmith.judges.base import ChatClient, ChatParams, JudgeError, PairwiseVerdict
+from rewardsmith.judges.pairwise import PairwiseJudge
+from rewardsmith.judges.parsing import parse_ranking
+from rewardsmith.judges.templates import check_template, render_messages
 
 
 class RankVerdict(BaseModel):

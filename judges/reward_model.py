@@ -1,7 +1,7 @@
 """Reward models: a scalar per (prompt, response) from a sequence classifier, locally or over HTTP.
 
 - :class:`LocalRewardModel`: ``transformers`` ``AutoModelForSequenceClassification`` (one output, a Bradley–Terry
-  reward model such as the ones ``rewardkit train rm`` and TRL's ``RewardTrainer`` write). Each pair is rendered
+  reward model such as the ones ``rewardsmith train rm`` and TRL's ``RewardTrainer`` write). Each pair is rendered
   with the tokenizer's chat template (user prompt, assistant response) when it has one, batched with padding and
   truncated from the left (the end of a response is what a reward model must see); the score is the logit.
 - :class:`RemoteRewardModel`: an OpenRLHF-style server. POST ``{"query": [prompt + response], "prompts": [...],
@@ -33,8 +33,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from rewardkit import http
-from rewardkit.judges.base import JudgeError, OrderVerdict, PairwiseVerdict
+from rewardsmith import http
+from rewardsmith.judges.base import JudgeError, OrderVerdict, PairwiseVerdict
 
 Prompt = str | list[dict[str, Any]]
 WireProtocol = Literal["auto", "openrlhf", "vllm-classify", "vllm-pooling"]
@@ -177,7 +177,7 @@ def post_json(url: str, body: dict[str, Any], *, timeout: float, max_retries: in
     """POST ``body`` as JSON and return the decoded answer; :class:`JudgeError` once retries are spent.
 
     Connection errors, timeouts, 429, 5xx and bodies that are not JSON are retried with exponential backoff
-    (``rewardkit.http``'s rule, ``Retry-After`` honoured); another 4xx is the request's fault and is not. The
+    (``rewardsmith.http``'s rule, ``Retry-After`` honoured); another 4xx is the request's fault and is not. The
     reason carries the server's own error message.
     """
     policy = reward_server_policy(max_retries, backoff)

@@ -1,6 +1,6 @@
 """Pointwise rubric judging: a score in ``1..scale``, probability-weighted (G-Eval) when log-probs exist.
 
-The answer's text decides whether there is a score (see :func:`~rewardkit.judges.parsing.read_score_answer`).
+The answer's text decides whether there is a score (see :func:`~rewardsmith.judges.parsing.read_score_answer`).
 With log-probs, the score is the expectation over the score digits at the token that states the score,
 ``sum_s s * p(s)`` with ``p`` normalised over ``1..scale`` — finer-grained and less tie-prone than
 the argmax. Without them, the parsed score (decimals kept: ``Rating: 4.5``).
@@ -19,10 +19,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rewardkit.bridge import run_sync
-from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
-from rewardkit.judges.parsing import expected_score, read_score_answer, verdict_distribution
-from rewardkit.judges.templates import check_template, render_messages
+from rewardsmith.bridge import run_sync
+from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
+from rewardsmith.judges.parsing import expected_score, read_score_answer, verdict_distribution
+from rewardsmith.judges.templates import check_template, render_messages
 
 #: Above 9 a score spans several tokens ("10"), so the single-token distribution no longer covers it.
 MAX_WEIGHTED_SCALE = 9

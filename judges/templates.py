@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rewardkit.judges.base import Message
+from rewardsmith.judges.base import Message
 
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$", flags=re.MULTILINE)
 
@@ -34,14 +34,14 @@ def template_text(name_or_path: str) -> str:
     path = Path(name_or_path)
     if path.suffix and path.is_file():
         return path.read_text(encoding="utf-8")
-    packaged = resources.files("rewardkit.judges") / "prompts" / f"{name_or_path}.jinja"
+    packaged = resources.files("rewardsmith.judges") / "prompts" / f"{name_or_path}.jinja"
     if packaged.is_file():
         return packaged.read_text(encoding="utf-8")
     raise TemplateError(f"no prompt template {name_or_path!r}: not a file, and not one of {packaged_templates()}")
 
 
 def packaged_templates() -> list[str]:
-    folder = resources.files("rewardkit.judges") / "prompts"
+    folder = resources.files("rewardsmith.judges") / "prompts"
     return sorted(p.name.removesuffix(".jinja") for p in folder.iterdir() if p.name.endswith(".jinja"))
 
 

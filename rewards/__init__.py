@@ -4,7 +4,7 @@ Each family imports its optional dependencies inside the functions that need the
 imports every family; an import error here is a bug and fails loudly.
 """
 
-from rewardkit.rewards import (  # noqa: F401  (each registers on import)
+from rewardsmith.rewards import (  # noqa: F401  (each registers on import)
     code,
     format,
     instructions,

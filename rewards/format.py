@@ -18,9 +18,9 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from rewardkit.registry import register_reward
-from rewardkit.reward import ConfigError, Reward, RewardConfig
-from rewardkit.types import RewardResult
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.types import RewardResult
 
 try:  # the `regex` engine can abort a runaway match; `re` cannot (its guard is the length cap alone)
     import regex as _regex
@@ -174,7 +174,7 @@ class TagCount(Reward[TagCountConfig]):
 
     Formula: ``(number of tags t with count(t) == 1) / len(tags)``; with the default four tags
     (``<think>``, ``</think>``, ``<answer>``, ``</answer>``) each is worth 0.25, as in open-r1's
-    ``tag_count_reward`` (which also demands newlines around the tags; rewardkit does not).
+    ``tag_count_reward`` (which also demands newlines around the tags; rewardsmith does not).
 
     >>> TagCount()(["<think>x</think><answer>4</answer>", "<think>x</think> 4", "<think><think>"])
     [1.0, 0.5, 0.0]

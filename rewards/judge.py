@@ -3,7 +3,7 @@
 - ``mode="rubric"``: ``score = (s - 1) / (scale - 1)`` where ``s`` is the judge's 1..scale score,
   probability-weighted over the score tokens when the endpoint returns log-probs (G-Eval).
 - ``mode="pairwise"``: ``score = P(completion is better than row[reference_column])``, judged in both
-  presentation orders and averaged (see :class:`~rewardkit.judges.pairwise.PairwiseJudge`).
+  presentation orders and averaged (see :class:`~rewardsmith.judges.pairwise.PairwiseJudge`).
 
 A judge that abstains (unparseable or truncated answer) or an endpoint that fails after retries gives
 ``None`` with the reason, never 0.0: an infrastructure failure must not look like a bad completion.
@@ -23,12 +23,12 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from rewardkit.bridge import run_sync
-from rewardkit.first_use import build_once
-from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient
-from rewardkit.registry import register_reward
-from rewardkit.reward import ConfigError, Reward, RewardConfig
-from rewardkit.types import RewardResult, completion_text, prompt_text
+from rewardsmith.bridge import run_sync
+from rewardsmith.first_use import build_once
+from rewardsmith.judges.clients.factory import JudgeClientConfig, ManagedChatClient
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.types import RewardResult, completion_text, prompt_text
 
 
 class LLMJudgeConfig(RewardConfig):
@@ -92,7 +92,7 @@ class LLMJudge(JudgeClientMixin, Reward[LLMJudgeConfig]):
 
     def _strategy_for_check(self) -> None:
         """Render the template once so a bad template or rubric fails at construction, not mid-training."""
-        from rewardkit.judges.templates import TemplateError, check_template
+        from rewardsmith.judges.templates import TemplateError, check_template
 
         cfg = self.config
         try:
@@ -120,13 +120,13 @@ class LLMJudge(JudgeClientMixin, Reward[LLMJudgeConfig]):
     def _build_strategy(self):
         cfg = self.config
         if cfg.mode == "rubric":
-            from rewardkit.judges.rubric import RubricJudge
+            from rewardsmith.judges.rubric import RubricJudge
 
             return RubricJudge(
                 self.client, rubric=cfg.rubric, scale=cfg.scale, template=cfg.template or "rubric",
                 use_logprobs=cfg.use_logprobs,
             )  # fmt: skip
-        from rewardkit.judges.pairwise import PairwiseJudge
+        from rewardsmith.judges.pairwise import PairwiseJudge
 
         return PairwiseJudge(
             self.client, template=cfg.template, use_logprobs=cfg.use_logprobs, chain_of_thought=cfg.chain_of_thought

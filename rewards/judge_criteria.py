@@ -1,6 +1,6 @@
 """``llm_rubric``: a rubric of weighted criteria judged per criterion (structured output) as a reward in [0, 1].
 
-Each completion gets a verdict per criterion from :class:`~rewardkit.judges.criteria.CriteriaJudge` (one request
+Each completion gets a verdict per criterion from :class:`~rewardsmith.judges.criteria.CriteriaJudge` (one request
 holding every criterion, or one request per criterion with ``per_criterion``), aggregated by ``weighted_mean``,
 ``min`` or ``all_required``; a failed required criterion scores 0.0. A criterion whose verdict cannot be read
 abstains alone; the sample is ``None`` only when no criterion answered or a required one abstained. The reason
@@ -26,12 +26,12 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient
-from rewardkit.judges.criteria import Criterion, Rubric, load_rubric
-from rewardkit.registry import register_reward
-from rewardkit.reward import ConfigError, Reward, RewardConfig
-from rewardkit.rewards.judge import JudgeClientMixin
-from rewardkit.types import RewardResult, completion_text, prompt_text
+from rewardsmith.judges.clients.factory import JudgeClientConfig, ManagedChatClient
+from rewardsmith.judges.criteria import Criterion, Rubric, load_rubric
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.rewards.judge import JudgeClientMixin
+from rewardsmith.types import RewardResult, completion_text, prompt_text
 
 
 class RubricRewardConfig(RewardConfig):
@@ -76,7 +76,7 @@ class LLMRubric(JudgeClientMixin, Reward[RubricRewardConfig]):
         self._client: ManagedChatClient | None = None
 
     def _judge_for(self, client: Any):
-        from rewardkit.judges.criteria import CriteriaJudge
+        from rewardsmith.judges.criteria import CriteriaJudge
 
         cfg = self.config
         return CriteriaJudge(

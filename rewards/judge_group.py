@@ -1,7 +1,7 @@
 """``llm_judge_group``: the G completions of one prompt judged together (listwise, RULER-style) as GRPO rewards.
 
 GRPO turns rewards into advantages within each prompt's group, so a judge only has to order the group well.
-This reward sends each group to :class:`~rewardkit.judges.group.GroupJudge` in one request per presentation
+This reward sends each group to :class:`~rewardsmith.judges.group.GroupJudge` in one request per presentation
 (prompt once, all candidates), ``permutations`` presentations averaged against position bias, and gives each
 completion ``score = mean over presentations of (judge score / scale)`` in [0, 1]. The reason names the group,
 the per-presentation scores and their disagreement.
@@ -32,12 +32,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rewardkit.groups import BatchDependency
-from rewardkit.judges.clients.factory import JudgeClientConfig, ManagedChatClient
-from rewardkit.registry import register_reward
-from rewardkit.reward import ConfigError, Reward, RewardConfig
-from rewardkit.rewards.judge import JudgeClientMixin
-from rewardkit.types import RewardResult, prompt_text
+from rewardsmith.groups import BatchDependency
+from rewardsmith.judges.clients.factory import JudgeClientConfig, ManagedChatClient
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.rewards.judge import JudgeClientMixin
+from rewardsmith.types import RewardResult, prompt_text
 
 
 class GroupJudgeConfig(RewardConfig):
@@ -63,7 +63,7 @@ class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
-        from rewardkit.judges.templates import TemplateError, check_template
+        from rewardsmith.judges.templates import TemplateError, check_template
 
         try:
             check_template(
@@ -83,7 +83,7 @@ class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
         return assign_groups(rows, cfg.group_by, cfg.num_generations, cfg.group_column)
 
     def judge(self):
-        from rewardkit.judges.group import GroupJudge
+        from rewardsmith.judges.group import GroupJudge
 
         cfg = self.config
         return GroupJudge(

@@ -1,7 +1,7 @@
 """``reward_model``: a trained reward model's scalar for each (prompt, completion), locally or over HTTP.
 
 ``model`` is a local directory holding an ``AutoModelForSequenceClassification`` with one output (what
-``rewardkit train rm`` and TRL's ``RewardTrainer`` write), scored in batches with the tokenizer's chat template, or
+``rewardsmith train rm`` and TRL's ``RewardTrainer`` write), scored in batches with the tokenizer's chat template, or
 the URL of a reward server: OpenRLHF-style (``…/get_reward``; the dataset's ``label_column`` goes along as
 ``labels``) or vLLM's pooling API (``…/classify`` or ``…/pooling`` of ``vllm serve MODEL --runner pooling``; the
 server renders each pair with the model's chat template). ``protocol`` names the format when the URL does not.
@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rewardkit.judges.base import JudgeError
-from rewardkit.registry import register_reward
-from rewardkit.reward import ConfigError, Reward, RewardConfig
-from rewardkit.types import RewardResult
+from rewardsmith.judges.base import JudgeError
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.types import RewardResult
 
 
 class RewardModelConfig(RewardConfig):
@@ -62,7 +62,7 @@ class RewardModelReward(Reward[RewardModelConfig]):
         super().__init__(config, **overrides)
         from pathlib import Path
 
-        from rewardkit.judges.reward_model import make_reward_model
+        from rewardsmith.judges.reward_model import make_reward_model
 
         remote = self.config.model.startswith(("http://", "https://"))
         if not remote and not Path(self.config.model).is_dir():

@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from rewardkit.compose import as_term, build_reward
-from rewardkit.registry import register_reward
-from rewardkit.reward import Reward, RewardConfig, run_inline
-from rewardkit.types import RewardResult
+from rewardsmith.compose import as_term, build_reward
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import Reward, RewardConfig, run_inline
+from rewardsmith.types import RewardResult
 
 LengthUnit = Literal["auto", "tokens", "chars"]
 

@@ -1,26 +1,26 @@
 """Sandbox backends by name: the one table of them, imported lazily so an unused backend's dependencies are never
-needed. A new backend is its module plus one line in :data:`SANDBOXES` (or a ``rewardkit.sandboxes`` entry point)."""
+needed. A new backend is its module plus one line in :data:`SANDBOXES` (or a ``rewardsmith.sandboxes`` entry point)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rewardkit.backends import Backend, BackendTable
-from rewardkit.sandboxes.base import SandboxBackend
+from rewardsmith.backends import Backend, BackendTable
+from rewardsmith.sandboxes.base import SandboxBackend
 
 SANDBOXES = BackendTable(
     "sandbox backend",
-    "rewardkit.sandboxes",
+    "rewardsmith.sandboxes",
     [
-        Backend("local", "rewardkit.sandboxes.local.backend:LocalSandbox"),
+        Backend("local", "rewardsmith.sandboxes.local.backend:LocalSandbox"),
         Backend(
             "docker",
-            "rewardkit.sandboxes.docker.backend:DockerSandbox",
+            "rewardsmith.sandboxes.docker.backend:DockerSandbox",
             extra="docker",
             needs=(("docker",),),
-            install="the 'docker' extra: pip install 'rewardkit[docker]'",
+            install="the 'docker' extra: pip install 'rewardsmith[docker]'",
         ),
-        Backend("remote", "rewardkit.sandboxes.fusion.client:RemoteSandbox", forwards=True),
+        Backend("remote", "rewardsmith.sandboxes.fusion.client:RemoteSandbox", forwards=True),
     ],
 )
 

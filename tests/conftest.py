@@ -20,7 +20,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory):
     """A tiny Qwen2 chat model built offline (tokenizer + random weights), shared by the session."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from rewardkit.adapters.demo.tiny_model import build_tiny_model
+    from rewardsmith.adapters.demo.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
@@ -86,9 +86,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _private_rewardkit_cache(tmp_path_factory: pytest.TempPathFactory):
-    """`rewardkit audit` records audited sets in a user cache; the test suite keeps its own."""
+def _private_rewardsmith_cache(tmp_path_factory: pytest.TempPathFactory):
+    """`rewardsmith audit` records audited sets in a user cache; the test suite keeps its own."""
     patch = pytest.MonkeyPatch()
-    patch.setenv("REWARDKIT_CACHE_DIR", str(tmp_path_factory.mktemp("rewardkit-cache")))
+    patch.setenv("REWARDSMITH_CACHE_DIR", str(tmp_path_factory.mktemp("rewardsmith-cache")))
     yield
     patch.undo()

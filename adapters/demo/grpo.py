@@ -6,7 +6,7 @@ judge involved. Within 20 steps (a few seconds of training on 2 cores) the mean 
 to about 0.9. The run succeeds only if it did: the mean of the last three steps must beat the first three
 by ``min_rise``.
 
-    python -m rewardkit.adapters.demo.grpo          # exit status 0 only if the reward rose
+    python -m rewardsmith.adapters.demo.grpo          # exit status 0 only if the reward rose
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ def run_grpo_demo(
     echo: Callable[[str], None] = print,
 ) -> GRPODemoResult:
     """Train, print one line per step with its mean reward, and return the rewards (see ``GRPODemoResult.rose``)."""
-    from rewardkit.adapters.demo.tasks import CharacterShare, digit_run
-    from rewardkit.adapters.mini.grpo import train_grpo
+    from rewardsmith.adapters.demo.tasks import CharacterShare, digit_run
+    from rewardsmith.adapters.mini.grpo import train_grpo
 
     if max_steps < 2 * WINDOW:
         raise ValueError(f"the demo needs at least {2 * WINDOW} steps to compare its start and end")
@@ -92,7 +92,9 @@ def _quiet_transformers() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the demo; exit 0 only if the mean reward rose by ``--min-rise``."""
-    parser = argparse.ArgumentParser(prog="python -m rewardkit.adapters.demo.grpo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m rewardsmith.adapters.demo.grpo", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--max-steps", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-rise", type=float, default=0.2)
@@ -116,7 +118,7 @@ def report(result: GRPODemoResult) -> int:
         print(f"FAILED: {change}: did not rise by {result.min_rise:g}", file=sys.stderr)
         return 1
     print(f"{change}: the verifiable reward drove the policy.")
-    print("next: RLAIF preference pairs from a constitution: rewardkit rlaif pairs --demo --out demo-pairs")
+    print("next: RLAIF preference pairs from a constitution: rewardsmith rlaif pairs --demo --out demo-pairs")
     return 0
 
 

@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rewardkit.registry import register_reward
-from rewardkit.reward import Reward, RewardConfig
-from rewardkit.types import RewardResult
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import Reward, RewardConfig
+from rewardsmith.types import RewardResult
 
 _OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
 

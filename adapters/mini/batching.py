@@ -21,7 +21,7 @@ def render_prompt(tokenizer: Any, prompt: Any) -> str:
 
 def render_completion(tokenizer: Any, completion: Any) -> str:
     """Completion text ending with EOS: a message list becomes its assistant content."""
-    from rewardkit.types import completion_text
+    from rewardsmith.types import completion_text
 
     text = completion_text(completion)
     if text is None:

@@ -24,9 +24,9 @@ from typing import Any
 
 import torch
 
-from rewardkit.adapters.mini.batching import BatchFeed
-from rewardkit.adapters.mini.config import MiniConfig
-from rewardkit.adapters.mini.metrics_log import MetricsLog
+from rewardsmith.adapters.mini.batching import BatchFeed
+from rewardsmith.adapters.mini.config import MiniConfig
+from rewardsmith.adapters.mini.metrics_log import MetricsLog
 
 # -- checkpoints ----------------------------------------------------------------------------------------
 CHECKPOINT_PATTERN = re.compile(r"^checkpoint-(\d+)$")

@@ -19,11 +19,11 @@ import torch
 import torch.nn.functional as F
 from pydantic import Field
 
-from rewardkit.adapters.mini.batching import Encoded, encode_pairs
-from rewardkit.adapters.mini.config import MiniConfig
-from rewardkit.adapters.mini.logprobs import per_token_logps
-from rewardkit.adapters.mini.loop import train_loop
-from rewardkit.adapters.mini.models import load_policy, save_model
+from rewardsmith.adapters.mini.batching import Encoded, encode_pairs
+from rewardsmith.adapters.mini.config import MiniConfig
+from rewardsmith.adapters.mini.logprobs import per_token_logps
+from rewardsmith.adapters.mini.loop import train_loop
+from rewardsmith.adapters.mini.models import load_policy, save_model
 
 
 def dpo_loss(

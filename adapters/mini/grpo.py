@@ -1,4 +1,4 @@
-"""Mini GRPO: group-relative policy optimisation with rewardkit rewards, in plain PyTorch.
+"""Mini GRPO: group-relative policy optimisation with rewardsmith rewards, in plain PyTorch.
 
 One round: take ``batch_size`` prompts, sample ``num_generations`` completions each, score them with the
 reward terms (``r = sum_k w_k r_k`` over the terms that scored; all-unscorable samples get advantage 0),
@@ -24,12 +24,12 @@ from typing import Any, Literal
 import torch
 from pydantic import Field
 
-from rewardkit.adapters.mini.batching import BatchFeed, Encoded
-from rewardkit.adapters.mini.checkpoints import Checkpointer
-from rewardkit.adapters.mini.loop import make_optimizer, optimizer_step
-from rewardkit.adapters.mini.metrics_log import MetricsLog
-from rewardkit.adapters.mini.models import load_policy, save_model
-from rewardkit.adapters.mini.rollout import (  # noqa: F401  (RewardTerms, sample_tokens: part of this API)
+from rewardsmith.adapters.mini.batching import BatchFeed, Encoded
+from rewardsmith.adapters.mini.checkpoints import Checkpointer
+from rewardsmith.adapters.mini.loop import make_optimizer, optimizer_step
+from rewardsmith.adapters.mini.metrics_log import MetricsLog
+from rewardsmith.adapters.mini.models import load_policy, save_model
+from rewardsmith.adapters.mini.rollout import (  # noqa: F401  (RewardTerms, sample_tokens: part of this API)
     OnlineConfig,
     RewardTerms,
     combine_rewards,
@@ -40,8 +40,8 @@ from rewardkit.adapters.mini.rollout import (  # noqa: F401  (RewardTerms, sampl
     sample_tokens,
     score_rollout,
 )
-from rewardkit.adapters.spec import RewardSpec
-from rewardkit.reward import Reward
+from rewardsmith.adapters.spec import RewardSpec
+from rewardsmith.reward import Reward
 
 Aggregation = Literal["sequence_mean", "token_mean", "dr_grpo"]
 
@@ -163,7 +163,7 @@ class MiniGRPOTrainer:
         tokenizer: Any = None,
         monitor: Any = None,
     ) -> None:
-        self.monitor = monitor  # a rewardkit.monitor.HackMonitor: shadow checks of every round
+        self.monitor = monitor  # a rewardsmith.monitor.HackMonitor: shadow checks of every round
         self.config = config if isinstance(config, MiniGRPOConfig) else MiniGRPOConfig.model_validate(dict(config))
         self.terms = online_terms(self.config, rows, rewards, "GRPO")
         self.rows = list(rows)
@@ -199,7 +199,7 @@ class MiniGRPOTrainer:
             ref = completion_logps(self.reference, batch, width) if self.reference is not None else None
         metrics = reward_metrics(rewards, per_term, self.terms.names, mask)
         if self.monitor is not None:
-            from rewardkit.monitor.mini import observe_round
+            from rewardsmith.monitor.mini import observe_round
 
             metrics.update(observe_round(self.monitor, batch_rows, completions, rewards, cfg.num_generations))
         return Round(batch, mask, advantages, old, ref, metrics)

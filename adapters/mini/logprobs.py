@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from rewardkit.adapters.mini.batching import Encoded
+from rewardsmith.adapters.mini.batching import Encoded
 
 
 def token_logps(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

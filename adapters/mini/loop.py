@@ -7,10 +7,10 @@ from typing import Any
 
 import torch
 
-from rewardkit.adapters.mini.batching import BatchFeed
-from rewardkit.adapters.mini.checkpoints import Checkpointer
-from rewardkit.adapters.mini.config import MiniConfig
-from rewardkit.adapters.mini.metrics_log import MetricsLog
+from rewardsmith.adapters.mini.batching import BatchFeed
+from rewardsmith.adapters.mini.checkpoints import Checkpointer
+from rewardsmith.adapters.mini.config import MiniConfig
+from rewardsmith.adapters.mini.metrics_log import MetricsLog
 
 
 def make_optimizer(model: torch.nn.Module, config: MiniConfig) -> torch.optim.Optimizer:

@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 
 class ResumePoint(Protocol):
-    """Where a resumed run picks up (a checkpoint's :class:`~rewardkit.adapters.mini.checkpoints.Resumed`).
+    """Where a resumed run picks up (a checkpoint's :class:`~rewardsmith.adapters.mini.checkpoints.Resumed`).
 
     Read-only members, so a dataclass holding a ``list`` history (or any sequence) matches.
     """

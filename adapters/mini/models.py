@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from rewardkit.adapters.mini.config import TINY_MODEL, MiniConfig, prepare_run
+from rewardsmith.adapters.mini.config import TINY_MODEL, MiniConfig, prepare_run
 
 
 def load_model_and_tokenizer(path: str, device: torch.device, dtype: str = "float32") -> tuple[Any, Any]:
@@ -16,9 +16,9 @@ def load_model_and_tokenizer(path: str, device: torch.device, dtype: str = "floa
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if path == TINY_MODEL:
-        from rewardkit.adapters.demo.tiny_model import build_tiny_model
+        from rewardsmith.adapters.demo.tiny_model import build_tiny_model
 
-        path = str(build_tiny_model(tempfile.mkdtemp(prefix="rewardkit-tiny-")))
+        path = str(build_tiny_model(tempfile.mkdtemp(prefix="rewardsmith-tiny-")))
     tokenizer = AutoTokenizer.from_pretrained(path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token

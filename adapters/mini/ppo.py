@@ -1,7 +1,7 @@
 """Mini PPO: the starting point of the family (policy, frozen reference, reward, critic), in plain PyTorch.
 
 One round: take ``batch_size`` prompts, sample ``num_generations`` completions each, score each completion with
-the reward terms (any rewardkit reward spec, ``reward_model`` included), then run ``ppo_epochs`` passes of
+the reward terms (any rewardsmith reward spec, ``reward_model`` included), then run ``ppo_epochs`` passes of
 ``num_mini_batches`` clipped updates of policy and critic on the round (RLHF-style PPO, Ouyang et al. 2022)::
 
     r_t      = -kl_coef * (log pi_old(y_t) - log ref(y_t))  (+ score on the last completion token)
@@ -28,13 +28,13 @@ from typing import Any, Literal
 import torch
 from pydantic import Field, model_validator
 
-from rewardkit.adapters.mini.batching import BatchFeed, Encoded
-from rewardkit.adapters.mini.checkpoints import Checkpointer
-from rewardkit.adapters.mini.logprobs import token_logps
-from rewardkit.adapters.mini.loop import optimizer_step
-from rewardkit.adapters.mini.metrics_log import MetricsLog
-from rewardkit.adapters.mini.models import load_model_and_tokenizer, load_policy, save_model
-from rewardkit.adapters.mini.rollout import (
+from rewardsmith.adapters.mini.batching import BatchFeed, Encoded
+from rewardsmith.adapters.mini.checkpoints import Checkpointer
+from rewardsmith.adapters.mini.logprobs import token_logps
+from rewardsmith.adapters.mini.loop import optimizer_step
+from rewardsmith.adapters.mini.metrics_log import MetricsLog
+from rewardsmith.adapters.mini.models import load_model_and_tokenizer, load_policy, save_model
+from rewardsmith.adapters.mini.rollout import (
     OnlineConfig,
     combine_rewards,
     completion_logps,
@@ -43,8 +43,8 @@ from rewardkit.adapters.mini.rollout import (
     reward_metrics,
     score_rollout,
 )
-from rewardkit.adapters.spec import RewardSpec
-from rewardkit.reward import Reward
+from rewardsmith.adapters.spec import RewardSpec
+from rewardsmith.reward import Reward
 
 CRITIC_FILE = "critic.pt"
 

@@ -1,7 +1,7 @@
 """Mini reward-model training: a Bradley–Terry reward model from preference pairs, in plain PyTorch.
 
 The model is a ``transformers`` ``AutoModelForSequenceClassification`` with one output (a causal LM's body with a
-new scalar head). Each row ``{prompt, chosen, rejected}`` (plain or conversational, the DPO format that ``rewardkit
+new scalar head). Each row ``{prompt, chosen, rejected}`` (plain or conversational, the DPO format that ``rewardsmith
 rlaif pairs`` writes) becomes two texts rendered exactly as the ``reward_model`` reward renders them at scoring
 time (the chat template over the user prompt and the assistant response), scored in one ``[chosen; rejected]``
 forward pass. With ``r_w, r_l`` the chosen and rejected rewards and ``m`` an optional per-row margin:
@@ -25,9 +25,9 @@ import torch
 import torch.nn.functional as F
 from pydantic import Field
 
-from rewardkit.adapters.mini.config import TINY_MODEL, MiniConfig
-from rewardkit.adapters.mini.loop import train_loop
-from rewardkit.adapters.mini.models import load_policy, save_model
+from rewardsmith.adapters.mini.config import TINY_MODEL, MiniConfig
+from rewardsmith.adapters.mini.loop import train_loop
+from rewardsmith.adapters.mini.models import load_policy, save_model
 
 
 class MiniRMConfig(MiniConfig):
@@ -58,9 +58,9 @@ def load_reward_model(path: str, device: torch.device, dtype: str = "float32") -
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     if path == TINY_MODEL:
-        from rewardkit.adapters.demo.tiny_model import build_tiny_model
+        from rewardsmith.adapters.demo.tiny_model import build_tiny_model
 
-        path = str(build_tiny_model(tempfile.mkdtemp(prefix="rewardkit-tiny-")))
+        path = str(build_tiny_model(tempfile.mkdtemp(prefix="rewardsmith-tiny-")))
     tokenizer = AutoTokenizer.from_pretrained(path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -71,8 +71,8 @@ def load_reward_model(path: str, device: torch.device, dtype: str = "float32") -
 
 def render(tokenizer: Any, prompt: Any, response: Any) -> str:
     """The text a reward model reads, the same at training and at scoring (``reward_model`` reward)."""
-    from rewardkit.judges.reward_model import as_messages, plain_text
-    from rewardkit.types import completion_text
+    from rewardsmith.judges.reward_model import as_messages, plain_text
+    from rewardsmith.types import completion_text
 
     text = completion_text(response)
     if text is None:

@@ -2,7 +2,7 @@
 
 A rollout is ``[left-padded prompt | completion | pad]`` sequences with a completion mask that keeps the tokens up
 to and including the first EOS. Scoring repeats each row's columns per generation and hands them to the reward
-terms the way TRL does, so a rewardkit reward sees the same keyword arguments here as in ``GRPOTrainer``.
+terms the way TRL does, so a rewardsmith reward sees the same keyword arguments here as in ``GRPOTrainer``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 import torch
 from pydantic import Field, field_validator
 
-from rewardkit.adapters.mini.batching import Encoded, render_prompt
-from rewardkit.adapters.mini.config import MiniConfig
-from rewardkit.adapters.mini.logprobs import token_logps
-from rewardkit.adapters.spec import RewardSpec, load_spec
-from rewardkit.reward import Reward
+from rewardsmith.adapters.mini.batching import Encoded, render_prompt
+from rewardsmith.adapters.mini.config import MiniConfig
+from rewardsmith.adapters.mini.logprobs import token_logps
+from rewardsmith.adapters.spec import RewardSpec, load_spec
+from rewardsmith.reward import Reward
 
 
 class OnlineConfig(MiniConfig):

@@ -1,6 +1,6 @@
 """Runs of the mini trainers from one config: the algorithm's options plus where the rows come from.
 
-``rewardkit train`` parses its arguments and a YAML file, then calls :func:`run_config` and :func:`run`; choosing a
+``rewardsmith train`` parses its arguments and a YAML file, then calls :func:`run_config` and :func:`run`; choosing a
 task's default reward and building rows from a task or a file happen here, in the trainer's package.
 """
 
@@ -42,7 +42,7 @@ class TaskSpec(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
 
     def rows(self) -> list[dict[str, Any]]:
-        from rewardkit.adapters.demo import tasks
+        from rewardsmith.adapters.demo import tasks
 
         return getattr(tasks, self.name)(self.n, seed=self.seed, **self.options)
 
@@ -58,27 +58,27 @@ def run_config_class(algorithm: str) -> type[BaseModel]:
     """The pydantic model of ``train <algorithm>`` configs: the algorithm's options + data source."""
     base: type[BaseModel]
     if algorithm == "grpo":
-        from rewardkit.adapters.mini.grpo import MiniGRPOConfig
+        from rewardsmith.adapters.mini.grpo import MiniGRPOConfig
 
         base = MiniGRPOConfig
     elif algorithm == "ppo":
-        from rewardkit.adapters.mini.ppo import MiniPPOConfig
+        from rewardsmith.adapters.mini.ppo import MiniPPOConfig
 
         base = MiniPPOConfig
     elif algorithm in ("dpo", "ipo"):
-        from rewardkit.adapters.mini.dpo import MiniDPOConfig
+        from rewardsmith.adapters.mini.dpo import MiniDPOConfig
 
         base = MiniDPOConfig
     elif algorithm == "kto":
-        from rewardkit.adapters.mini.kto import MiniKTOConfig
+        from rewardsmith.adapters.mini.kto import MiniKTOConfig
 
         base = MiniKTOConfig
     elif algorithm == "orpo":
-        from rewardkit.adapters.mini.orpo import MiniORPOConfig
+        from rewardsmith.adapters.mini.orpo import MiniORPOConfig
 
         base = MiniORPOConfig
     elif algorithm == "rm":
-        from rewardkit.adapters.mini.reward_model import MiniRMConfig
+        from rewardsmith.adapters.mini.reward_model import MiniRMConfig
 
         base = MiniRMConfig
     else:
@@ -111,7 +111,7 @@ def run_config(algorithm: str, data: dict[str, Any], path: str | Path = "<config
 def training_rows(config: Any) -> list[dict[str, Any]]:
     if config.task is not None:
         return config.task.rows()
-    from rewardkit.data import read_records
+    from rewardsmith.data import read_records
 
     return read_records(config.data)
 
@@ -121,7 +121,7 @@ def run(algorithm: str, config: Any) -> list[dict[str, float]]:
     rows = training_rows(config)
     options = config.model_dump(exclude={"data", "task"})
     if algorithm in ("grpo", "ppo"):
-        from rewardkit.adapters.demo.tasks import PROMPT_TASKS
+        from rewardsmith.adapters.demo.tasks import PROMPT_TASKS
 
         rewards = None
         if config.rewards is None:
@@ -130,30 +130,30 @@ def run(algorithm: str, config: Any) -> list[dict[str, float]]:
             rewards = _default_reward(PROMPT_TASKS[config.task.name][1])
         options["rewards"] = config.rewards
         if algorithm == "ppo":
-            from rewardkit.adapters.mini.ppo import MiniPPOConfig, train_ppo
+            from rewardsmith.adapters.mini.ppo import MiniPPOConfig, train_ppo
 
             return train_ppo(MiniPPOConfig.model_validate(options), rows, rewards)
-        from rewardkit.adapters.mini.grpo import MiniGRPOConfig, train_grpo
+        from rewardsmith.adapters.mini.grpo import MiniGRPOConfig, train_grpo
 
         return train_grpo(MiniGRPOConfig.model_validate(options), rows, rewards)
     if algorithm in ("dpo", "ipo"):
-        from rewardkit.adapters.mini.dpo import MiniDPOConfig, train_dpo
+        from rewardsmith.adapters.mini.dpo import MiniDPOConfig, train_dpo
 
         return train_dpo(MiniDPOConfig.model_validate(options), rows)
     if algorithm == "rm":
-        from rewardkit.adapters.mini.reward_model import MiniRMConfig, train_rm
+        from rewardsmith.adapters.mini.reward_model import MiniRMConfig, train_rm
 
         return train_rm(MiniRMConfig.model_validate(options), rows)
     if algorithm == "kto":
-        from rewardkit.adapters.mini.kto import MiniKTOConfig, train_kto
+        from rewardsmith.adapters.mini.kto import MiniKTOConfig, train_kto
 
         return train_kto(MiniKTOConfig.model_validate(options), rows)
-    from rewardkit.adapters.mini.orpo import MiniORPOConfig, train_orpo
+    from rewardsmith.adapters.mini.orpo import MiniORPOConfig, train_orpo
 
     return train_orpo(MiniORPOConfig.model_validate(options), rows)
 
 
 def _default_reward(name: str) -> Any:
-    from rewardkit.registry import get_reward
+    from rewardsmith.registry import get_reward
 
     return get_reward(name)

@@ -1,4 +1,4 @@
-"""``remote``: a reward scored by one or more ``rewardkit serve`` servers, as an ordinary rewardkit reward.
+"""``remote``: a reward scored by one or more ``rewardsmith serve`` servers, as an ordinary rewardsmith reward.
 
 TRL, verl and the mini trainer take it like any other reward (sync and async paths; it pickles into spawned
 workers). A batch is cut into chunks of ``chunk_size`` samples that are sent, at most ``max_in_flight`` at a
@@ -8,7 +8,7 @@ when full — is sent to another server at once (the same server only after a ba
 skipped for a cooldown that grows with its consecutive failures and is health-checked (``GET /healthz``)
 before it gets work again. A chunk no server could score after ``max_attempts`` tries is unscorable with the
 reason, never 0.0: an infrastructure failure must not look like a wrong answer. The requests, their failures,
-the backoff and the servers' health are ``rewardkit.http``'s; the tries of a chunk are counted here, one
+the backoff and the servers' health are ``rewardsmith.http``'s; the tries of a chunk are counted here, one
 request at a time, because a chunk a server finds too large (413) is halved instead of retried.
 
 A served reward whose score depends on the other samples (``batch_dependency`` in ``GET /v1/rewards``, e.g. a
@@ -16,7 +16,7 @@ group judge) gets each batch in one request, which the server cuts by whole grou
 that with chunks of whole groups of that many adjacent samples.
 
 >>> reward = get_reward("remote", {"urls": ["http://10.0.0.5:8000", "http://10.0.0.6:8000"],
-...                                "reward": "math_equivalence", "token_env": "REWARDKIT_TOKEN"})  # doctest: +SKIP
+...                                "reward": "math_equivalence", "token_env": "REWARDSMITH_TOKEN"})  # doctest: +SKIP
 >>> reward([r"\\boxed{4}"], solution=["4"])  # doctest: +SKIP
 [1.0]
 """
@@ -34,23 +34,23 @@ from typing import Any
 import httpx
 from pydantic import Field, field_validator, model_validator
 
-from rewardkit import http
-from rewardkit.bridge import run_sync
-from rewardkit.groups import BatchDependency
-from rewardkit.registry import register_reward
-from rewardkit.reward import Reward, RewardConfig
-from rewardkit.types import RewardResult
+from rewardsmith import http
+from rewardsmith.bridge import run_sync
+from rewardsmith.groups import BatchDependency
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import Reward, RewardConfig
+from rewardsmith.types import RewardResult
 
 logger = logging.getLogger(__name__)
 
 #: Statuses after which the same chunk is sent to another server (the server, not the request, is at fault).
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 HEALTH_TIMEOUT_S = 3.0
-NOT_HEALTH_JSON = "health answer is not the JSON rewardkit serve sends"
+NOT_HEALTH_JSON = "health answer is not the JSON rewardsmith serve sends"
 
 
 class RemoteConfig(RewardConfig):
-    urls: list[str] = Field(min_length=1, description="base URLs of rewardkit servers, e.g. http://10.0.0.5:8000")
+    urls: list[str] = Field(min_length=1, description="base URLs of rewardsmith servers, e.g. http://10.0.0.5:8000")
     reward: str = Field(description="served reward name (GET /v1/rewards)")
     token_env: str | None = Field(None, description="environment variable holding the bearer token")
     chunk_size: int = Field(64, ge=1, description="samples per request")
@@ -84,7 +84,7 @@ class RemoteConfig(RewardConfig):
 
 @register_reward("remote")
 class RemoteReward(Reward[RemoteConfig]):
-    """Scores on ``rewardkit serve`` servers; results equal the served reward's, sample for sample."""
+    """Scores on ``rewardsmith serve`` servers; results equal the served reward's, sample for sample."""
 
     name = "remote"
 
@@ -270,7 +270,7 @@ class RemoteReward(Reward[RemoteConfig]):
                 self._pool.failed(url)
 
     async def _get(self, url: str) -> Any:
-        """One ``GET`` of a small JSON document (health, descriptions): :class:`rewardkit.http.HTTPFailure` if not."""
+        """One ``GET`` of a small JSON document (health, descriptions): :class:`rewardsmith.http.HTTPFailure` if not."""
         return await http.asend_once(
             self._transport.aclient(), "GET", url, policy=self._policy, parse=http.read_json,
             headers=self._headers(), timeout=HEALTH_TIMEOUT_S,
@@ -281,10 +281,12 @@ class RemoteReward(Reward[RemoteConfig]):
             served = list((await self._get(f"{url}/healthz")).get("rewards", []))
         except http.HTTPFailure as failure:
             return (
-                "health answer is not the JSON rewardkit serve sends" if failure.kind == "malformed" else failure.cause
+                "health answer is not the JSON rewardsmith serve sends"
+                if failure.kind == "malformed"
+                else failure.cause
             )
         except (AttributeError, TypeError):
-            return "health answer is not the JSON rewardkit serve sends"
+            return "health answer is not the JSON rewardsmith serve sends"
         if self.config.reward not in served:
             return f"does not serve {self.config.reward!r} (serves {', '.join(served)})"
         await self._read_declaration(url)

@@ -1,1 +1,1 @@
-"""Integrations with other trainers: TRL, verl, verifiers (OpenRLHF calls ``rewardkit serve``)."""
+"""Integrations with other trainers: TRL, verl, verifiers (OpenRLHF calls ``rewardsmith serve``)."""

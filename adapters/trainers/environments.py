@@ -1,4 +1,4 @@
-"""Tool environments for TRL's ``GRPOTrainer(environment_factory=...)``: the model's code runs in a rewardkit sandbox.
+"""Tool environments for TRL's ``GRPOTrainer(environment_factory=...)``: the model's code runs in a rewardsmith sandbox.
 
 TRL (1.16, experimental) builds one environment per rollout from a zero-argument factory, exposes its public
 methods as tools (their docstrings become the tool schema), calls ``reset(**row)`` before generation and, when
@@ -10,7 +10,7 @@ defined, ``get_reward()`` once the rollout is finished. The classes here:
 
 Every call runs under the sandbox's limits (no network, memory, processes), a per-call wall-clock limit and a
 per-rollout time budget; output returned to the model is truncated. ``get_reward()`` scores the rollout with any
-rewardkit reward: the program the model ran (``score_on="program"``, as a fenced block, e.g. for ``code_tests``)
+rewardsmith reward: the program the model ran (``score_on="program"``, as a fenced block, e.g. for ``code_tests``)
 or its last output (``score_on="output"``, e.g. for ``math_equivalence``), with the row's columns as gold.
 
 >>> from functools import partial
@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rewardkit.compose import build_reward
-from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus, SandboxBackend
+from rewardsmith.compose import build_reward
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus, SandboxBackend
 
 logger = logging.getLogger(__name__)
 
@@ -56,14 +56,14 @@ class ToolEnvironmentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    backend: str = Field("local", description="rewardkit sandbox backend: local, docker or remote")
+    backend: str = Field("local", description="rewardsmith sandbox backend: local, docker or remote")
     backend_options: dict[str, Any] = Field(default_factory=dict, description="options for open_backend")
     call_timeout_s: float = Field(5.0, gt=0, description="wall-clock limit of one tool call")
     rollout_budget_s: float = Field(20.0, gt=0, description="sandbox time one rollout may spend over all calls")
     max_calls: int = Field(8, gt=0, description="tool calls one rollout may make")
     memory_mb: int = Field(512, gt=0, description="memory limit of one call")
     max_output_chars: int = Field(2000, gt=0, description="characters of output returned to the model")
-    reward: Any = Field(None, description='rewardkit reward spec for get_reward, e.g. {"name": "code_tests"}')
+    reward: Any = Field(None, description='rewardsmith reward spec for get_reward, e.g. {"name": "code_tests"}')
     score_on: Literal["program", "output"] = Field("program", description="what get_reward scores")
     language: str = Field("python", description="fence label of the program handed to the reward")
 
@@ -71,7 +71,7 @@ class ToolEnvironmentConfig(BaseModel):
 @functools.lru_cache(maxsize=8)
 def _shared_backend(name: str, options: str) -> SandboxBackend:
     """One backend per (name, options) per process: every rollout's environment shares its sandbox pool."""
-    from rewardkit.sandboxes.factory import open_backend
+    from rewardsmith.sandboxes.factory import open_backend
 
     return open_backend(name, **json.loads(options))
 

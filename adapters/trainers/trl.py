@@ -14,7 +14,7 @@ DPO: :func:`dpo_dataset` takes rows (or a ``datasets.Dataset``, or a jsonl path)
 ``Dataset`` in TRL's plain or conversational preference format.
 
 Tool environments for ``GRPOTrainer(environment_factory=...)``: :class:`PythonSandboxEnvironment` and
-:class:`ShellSandboxEnvironment` (from :mod:`rewardkit.adapters.trainers.environments`), importable from here
+:class:`ShellSandboxEnvironment` (from :mod:`rewardsmith.adapters.trainers.environments`), importable from here
 too and loaded on first use, so importing this module does not import the sandbox stack.
 """
 
@@ -24,20 +24,20 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from rewardkit.adapters.spec import RewardSpec, load_spec
-from rewardkit.types import completion_text, prompt_text
+from rewardsmith.adapters.spec import RewardSpec, load_spec
+from rewardsmith.types import completion_text, prompt_text
 
 PREFERENCE_COLUMNS = ("prompt", "chosen", "rejected")
 
 Format = Literal["keep", "plain", "conversational"]
 
-#: Names served lazily from :mod:`rewardkit.adapters.trainers.environments`.
+#: Names served lazily from :mod:`rewardsmith.adapters.trainers.environments`.
 ENVIRONMENTS = ("PythonSandboxEnvironment", "ShellSandboxEnvironment")
 
 
 def __getattr__(name: str) -> Any:
     if name in ENVIRONMENTS:
-        from rewardkit.adapters.trainers import environments
+        from rewardsmith.adapters.trainers import environments
 
         return getattr(environments, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -103,7 +103,7 @@ def dpo_dataset(
 
 def _rows(source: Any) -> list[dict[str, Any]]:
     if isinstance(source, (str, Path)):
-        from rewardkit.data import read_records
+        from rewardsmith.data import read_records
 
         return read_records(source)
     if hasattr(source, "to_list"):

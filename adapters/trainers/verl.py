@@ -1,4 +1,4 @@
-"""verl adapter: a ``compute_score`` that routes each sample to a rewardkit reward by its ``data_source``.
+"""verl adapter: a ``compute_score`` that routes each sample to a rewardsmith reward by its ``data_source``.
 
 verl's reward managers (0.9.1: ``naive``, ``dapo``, ``gdpo``, ``rate_limited``, ``remote``) call
 ``compute_score(data_source=..., solution_str=..., ground_truth=..., extra_info=..., **reward_kwargs)`` once per
@@ -7,7 +7,7 @@ become ``reward_extra_info``, one list per key, so every sample returns the same
 
     reward:
       custom_reward_function:
-        path: pkg://rewardkit.adapters.trainers.verl     # or this file's path
+        path: pkg://rewardsmith.adapters.trainers.verl     # or this file's path
         name: compute_score                     # or compute_score_batched / compute_score_remote
         reward_kwargs: {mapping: {include_reason: true}}   # optional; a dict or a YAML path
 
@@ -28,7 +28,7 @@ Default routes:
 - anything else → unscorable, unless the mapping sets ``default``.
 
 ``compute_score_batched`` (async) coalesces the samples one reward loop worker scores together into one batch.
-Scored by a ``rewardkit serve`` service instead of in verl's workers: ``compute_score_remote`` (async, per
+Scored by a ``rewardsmith serve`` service instead of in verl's workers: ``compute_score_remote`` (async, per
 sample, coalesced the same way into chunked requests) with ``reward_kwargs: {remote: {urls: [http://host:8000]}}``;
 a route's ``reward`` is then a served name. ``compute_score_batch``/``compute_score_batch_remote`` keep the list
 signature of verl's legacy ``BatchRewardManager``, which 0.9.1's trainer no longer reaches.
@@ -47,13 +47,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rewardkit.adapters.options import UnscorableScore
-from rewardkit.adapters.trainers.verl_calls import Coalescer, ScorerCache, plain, report_unscorable, settings_key
-from rewardkit.bridge import to_async
-from rewardkit.compose import Route, build_reward
-from rewardkit.hard_timeout import HardTimeoutPool
-from rewardkit.reward import ConfigError, Reward, RewardConfig
-from rewardkit.types import RewardResult
+from rewardsmith.adapters.options import UnscorableScore
+from rewardsmith.adapters.trainers.verl_calls import Coalescer, ScorerCache, plain, report_unscorable, settings_key
+from rewardsmith.bridge import to_async
+from rewardsmith.compose import Route, build_reward
+from rewardsmith.hard_timeout import HardTimeoutPool
+from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.types import RewardResult
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ class VerlScorer:
     built once, on first use. Sync calls (verl's thread pool) score inline; on the async path (:meth:`ascore_one`)
     calls made on one event loop within ``LINGER_S`` of each other are coalesced into one :meth:`ascore_many`
     batch: verl 0.9.1's reward loop worker calls ``compute_score`` once per sample, all samples of its chunk at
-    once, and this is how they reach rewardkit as one batch.
+    once, and this is how they reach rewardsmith as one batch.
     """
 
     LINGER_S = 0.01
@@ -185,7 +185,7 @@ class VerlScorer:
         if isinstance(pool, HardTimeoutPool):  # one worker ready is enough; the others keep starting meanwhile
             outcome = pool.call(abs, 0, timeout_s=pool.startup_timeout_s)
             if not outcome.ok:
-                logger.warning("rewardkit verl: %s worker pool did not start: %s", route.reward, outcome.error)
+                logger.warning("rewardsmith verl: %s worker pool did not start: %s", route.reward, outcome.error)
         return reward
 
     def __call__(
@@ -236,8 +236,8 @@ class VerlScorer:
         try:
             results = await self.ascore_results(*columns)
         except Exception as exc:  # never into verl's reward worker: every sample of the batch says why
-            logger.exception("rewardkit verl: scoring a batch failed")
-            results = [RewardResult.unscorable(f"rewardkit scorer failed: {type(exc).__name__}: {exc}")] * len(
+            logger.exception("rewardsmith verl: scoring a batch failed")
+            results = [RewardResult.unscorable(f"rewardsmith scorer failed: {type(exc).__name__}: {exc}")] * len(
                 columns[0]
             )
         report_unscorable(results)
@@ -332,7 +332,7 @@ def compute_score(
     mapping: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """verl's per-sample reward: ``{"score": float, "unscorable": bool}`` from the routed rewardkit reward.
+    """verl's per-sample reward: ``{"score": float, "unscorable": bool}`` from the routed rewardsmith reward.
 
     ``mapping`` (a dict or a YAML path, passed through verl's ``reward_kwargs``) replaces the default routes.
 
@@ -370,9 +370,9 @@ def compute_score_batch(
     return _scorer(mapping).score_many(data_sources, solution_strs, ground_truths, extra_infos)
 
 
-# -- remote: the same routes, scored by a `rewardkit serve` service -------------------------------------------
+# -- remote: the same routes, scored by a `rewardsmith serve` service -------------------------------------------
 class RemoteVerlScorer(VerlScorer):
-    """:class:`VerlScorer` whose routes name rewards *served* by ``rewardkit serve``.
+    """:class:`VerlScorer` whose routes name rewards *served* by ``rewardsmith serve``.
 
     ``remote`` holds the ``remote`` reward's settings (``urls``, ``token_env``, ``chunk_size``, ``timeout_s``, ...);
     a route's ``reward`` is the served name and its ``config`` may override those settings per route.
@@ -390,7 +390,7 @@ class RemoteVerlScorer(VerlScorer):
         return int(self.remote.get("chunk_size", 64)) * int(self.remote.get("max_in_flight", 8))
 
     def build(self, route: VerlRoute) -> Reward:
-        from rewardkit.adapters.runtime.remote import RemoteReward
+        from rewardsmith.adapters.runtime.remote import RemoteReward
 
         return RemoteReward({**self.remote, **route.config, "reward": route.reward})
 
@@ -411,7 +411,7 @@ _REMOTE_SCORERS = ScorerCache(lambda remote, mapping: RemoteVerlScorer(remote, m
 def _remote_scorer(remote: Any, mapping: Any) -> RemoteVerlScorer:
     remote = plain(remote)
     if not isinstance(remote, Mapping) or not remote.get("urls"):
-        raise ConfigError("compute_score_remote needs reward_kwargs.remote with 'urls' (rewardkit serve base URLs)")
+        raise ConfigError("compute_score_remote needs reward_kwargs.remote with 'urls' (rewardsmith serve base URLs)")
     return _REMOTE_SCORERS.get(settings_key(remote), settings_key(mapping))
 
 
@@ -424,12 +424,12 @@ async def compute_score_remote(
     mapping: Any = None,
     **kwargs: Any,
 ) -> dict[str, Any]:
-    """verl's async per-sample reward, scored by a ``rewardkit serve`` service; same result shape as
+    """verl's async per-sample reward, scored by a ``rewardsmith serve`` service; same result shape as
     :func:`compute_score`. ``remote`` is the ``remote`` reward's config without ``reward``
     (``{"urls": [...], "token_env": ...}``); ``mapping`` routes data sources to served reward names::
 
         custom_reward_function:
-          path: pkg://rewardkit.adapters.trainers.verl
+          path: pkg://rewardsmith.adapters.trainers.verl
           name: compute_score_remote
           reward_kwargs: {remote: {urls: ["http://10.0.0.5:8000"]}}
     """
@@ -446,5 +446,5 @@ def compute_score_batch_remote(
     mapping: Any = None,
     **kwargs: Any,
 ) -> list[dict[str, Any]]:
-    """verl's batch reward-manager shape, scored by a ``rewardkit serve`` service (chunked, with fail-over)."""
+    """verl's batch reward-manager shape, scored by a ``rewardsmith serve`` service (chunked, with fail-over)."""
     return _remote_scorer(remote, mapping).score_many(data_sources, solution_strs, ground_truths, extra_infos)

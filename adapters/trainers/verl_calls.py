@@ -1,8 +1,8 @@
-"""How verl's calls reach rewardkit: plain settings, one scorer per setting, per-sample calls coalesced into batches.
+"""How verl's calls reach rewardsmith: plain settings, one scorer per setting, per-sample calls coalesced into batches.
 
 verl 0.9.1 passes ``reward_kwargs`` as OmegaConf containers, calls ``compute_score`` once per sample (a sync one
 from a thread pool, an async one on the reward loop worker's event loop) and averages ``reward_extra_info`` keys
-over validation sets only. The pieces here turn those calls into what rewardkit wants: plain data, scorers built
+over validation sets only. The pieces here turn those calls into what rewardsmith wants: plain data, scorers built
 once whatever the threads, batches, and a report line for every batch with unscorable samples.
 """
 
@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rewardkit.reward import ConfigError
-from rewardkit.types import RewardResult
+from rewardsmith.reward import ConfigError
+from rewardsmith.types import RewardResult
 
-logger = logging.getLogger("rewardkit.adapters.trainers.verl")
+logger = logging.getLogger("rewardsmith.adapters.trainers.verl")
 
 
 def plain(value: Any) -> Any:
@@ -128,4 +128,4 @@ def report_unscorable(results: Sequence[RewardResult]) -> None:
         return
     reasons = Counter((r.reason or "no reason given")[:120] for r in failed).most_common(3)
     why = "; ".join(f"{count}x {reason}" for reason, count in reasons)
-    logger.warning("rewardkit verl: %d of %d samples in this batch unscorable (%s)", len(failed), len(results), why)
+    logger.warning("rewardsmith verl: %d of %d samples in this batch unscorable (%s)", len(failed), len(results), why)

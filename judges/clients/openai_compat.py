@@ -3,8 +3,8 @@
 Retries are done here rather than by the SDK so that every backend behaves the same way: 408, 429,
 5xx, timeouts, dropped connections and unreadable bodies are retried with exponential backoff and
 jitter (honouring ``Retry-After``); other 4xx fail at once. The SDK stays the transport; which failures
-are retried and how long to wait come from :class:`rewardkit.http.RetryPolicy`, the rule every HTTP client
-in rewardkit follows. After the last attempt the call raises :class:`JudgeError` — an infrastructure
+are retried and how long to wait come from :class:`rewardsmith.http.RetryPolicy`, the rule every HTTP client
+in rewardsmith follows. After the last attempt the call raises :class:`JudgeError` — an infrastructure
 failure, which strategies turn into an abstain, never a verdict.
 """
 
@@ -20,9 +20,9 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from rewardkit.http import FailureKind, RetryPolicy, parse_retry_after
-from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
-from rewardkit.judges.clients.options import ClientOptions, Flag
+from rewardsmith.http import FailureKind, RetryPolicy, parse_retry_after
+from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
+from rewardsmith.judges.clients.options import ClientOptions, Flag
 
 logger = logging.getLogger(__name__)
 

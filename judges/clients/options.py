@@ -4,8 +4,8 @@
 managed client wraps it with: cache, pacing, concurrency, prices). A kind subclasses it in its own module,
 overriding what differs (``model`` required, and what it names) and adding its own fields, and builds its
 transport in :meth:`~ClientOptions.transport`. Everything that configures a client reads these fields:
-``make_client``'s keywords, a YAML ``client:`` block (:class:`~rewardkit.judges.clients.factory.JudgeClientConfig`)
-and the command line (:mod:`rewardkit.cli.clients`, which makes a flag of each field marked :class:`Flag`, its
+``make_client``'s keywords, a YAML ``client:`` block (:class:`~rewardsmith.judges.clients.factory.JudgeClientConfig`)
+and the command line (:mod:`rewardsmith.cli.clients`, which makes a flag of each field marked :class:`Flag`, its
 help the field's description). So an option added to a model is at once a keyword, a YAML key and a flag.
 """
 
@@ -18,8 +18,8 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.fields import FieldInfo
 
-from rewardkit.judges.accounting import Price
-from rewardkit.judges.base import ChatClient
+from rewardsmith.judges.accounting import Price
+from rewardsmith.judges.base import ChatClient
 
 
 @dataclass(frozen=True)

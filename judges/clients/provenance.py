@@ -1,7 +1,7 @@
 """Which transport really judged, for run records (``run.json``): not the one configured, the one that answered.
 
 The embedded judge can start on its llama.cpp server and finish in-process after the server crashed
-(:class:`~rewardkit.judges.clients.embedded.EmbeddedServerClient`); a record that names only the model asked
+(:class:`~rewardsmith.judges.clients.embedded.EmbeddedServerClient`); a record that names only the model asked
 for would hide that. :func:`judged_by` walks a judge to its transport (``judge.client.transport``) and asks it;
 a transport that never changes is described by its kind and model.
 """

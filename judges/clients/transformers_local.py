@@ -17,8 +17,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
-from rewardkit.judges.clients.options import ClientOptions, Flag
+from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
+from rewardsmith.judges.clients.options import ClientOptions, Flag
 
 logger = logging.getLogger(__name__)
 

@@ -7,6 +7,6 @@ as datasets ship them), :mod:`.plans` (what of a test reaches the solution), :mo
 :mod:`.reward` (the registered reward).
 """
 
-from rewardkit.rewards.code.reward import CodeTests, CodeTestsConfig
+from rewardsmith.rewards.code.reward import CodeTests, CodeTestsConfig
 
 __all__ = ["CodeTests", "CodeTestsConfig"]

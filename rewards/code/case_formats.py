@@ -32,7 +32,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.rewards.code import pytest_tests
+from rewardsmith.rewards.code import pytest_tests
 
 LANGUAGE_ALIASES = {
     "python": "python",

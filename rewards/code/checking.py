@@ -19,10 +19,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.rewards.code import harness
-from rewardkit.rewards.code.case_formats import TestSuite
-from rewardkit.sandboxes.base import Limits, RunRequest, RunResult
-from rewardkit.types import RewardResult
+from rewardsmith.rewards.code import harness
+from rewardsmith.rewards.code.case_formats import TestSuite
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult
+from rewardsmith.types import RewardResult
 
 DIVERGED = (
     "the test computed different inputs in the trusted replay than the solution was asked for, round after round (a"

@@ -29,8 +29,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
-from rewardkit.rewards.code import pytest_tests
-from rewardkit.rewards.code.case_formats import BadTestsFormat
+from rewardsmith.rewards.code import pytest_tests
+from rewardsmith.rewards.code.case_formats import BadTestsFormat
 
 
 def _json(value: Any) -> Any:
@@ -60,7 +60,7 @@ def _kodcode(row: Mapping[str, Any]) -> dict | None:
 
 
 def _mbpp_columns(row: Mapping[str, Any]) -> dict | None:
-    """MBPP's columns as one tests value; :mod:`rewardkit.rewards.code.case_formats` parses it (one parser)."""
+    """MBPP's columns as one tests value; :mod:`rewardsmith.rewards.code.case_formats` parses it (one parser)."""
     if row.get("test_list") is None:
         return None
     keys = ("test_list", "test_setup_code", "test_imports")
@@ -77,7 +77,7 @@ def _verification_info(row: Mapping[str, Any]) -> dict | None:
 
 
 def _input_output_column(row: Mapping[str, Any]) -> dict | None:
-    """APPS/TACO's ``input_output`` JSON, decoded only: :mod:`~rewardkit.rewards.code.case_formats` parses it."""
+    """APPS/TACO's ``input_output`` JSON, decoded only: :mod:`~rewardsmith.rewards.code.case_formats` parses it."""
     value = _json(row.get("input_output"))
     return value if isinstance(value, dict) and "inputs" in value else None
 

@@ -48,7 +48,7 @@ by construction. Replays use a private ``random`` seeded from the test and a fix
 
 from __future__ import annotations
 
-from rewardkit.rewards.code.plans import (
+from rewardsmith.rewards.code.plans import (
     DYNAMIC_ACCESS,
     TRUSTED_NAMES,
     AssertPlan,
@@ -57,7 +57,7 @@ from rewardkit.rewards.code.plans import (
     plan_program,
     solution_names,
 )
-from rewardkit.rewards.code.records import (
+from rewardsmith.rewards.code.records import (
     decode_answers,
     decode_check_results,
     error_text,
@@ -65,7 +65,7 @@ from rewardkit.rewards.code.records import (
     records,
     single_record,
 )
-from rewardkit.rewards.code.requests import (
+from rewardsmith.rewards.code.requests import (
     COMPILED,
     COMPILER_TASKS,
     JVM_FLAGS,
@@ -84,8 +84,8 @@ from rewardkit.rewards.code.requests import (
     runtime_source,
     stdio_request,
 )
-from rewardkit.rewards.code.stdout_match import output_lines, stdout_matches, tokens_match
-from rewardkit.rewards.code.values import (
+from rewardsmith.rewards.code.stdout_match import output_lines, stdout_matches, tokens_match
+from rewardsmith.rewards.code.values import (
     PlainValueError,
     as_json_data,
     call_matches,

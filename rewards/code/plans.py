@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, cast
 
-from rewardkit.rewards.code.case_formats import AssertTest
+from rewardsmith.rewards.code.case_formats import AssertTest
 
 TRUSTED_NAMES = frozenset(dir(builtins)) | frozenset(sys.stdlib_module_names)
 

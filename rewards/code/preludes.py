@@ -3,7 +3,7 @@
 
 LiveCodeBench's ``lcb_runner/evaluation/testing_util.py`` (``import_string``) prepends star imports of these
 modules, the modules themselves and ``sys.setrecursionlimit(50000)`` to every solution it grades (call-based and
-stdin alike); rewardkit prepends the same prelude for the shapes that come from those harnesses (call tests with
+stdin alike); rewardsmith prepends the same prelude for the shapes that come from those harnesses (call tests with
 ``fn_name``, LiveCodeBench rows) and says so in the reason. Other shapes (asserts, HumanEval, MBPP) get nothing:
 their harnesses prepend nothing, so a missing import there is the solution's error.
 """

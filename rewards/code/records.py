@@ -12,8 +12,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from rewardkit.rewards.code.values import PlainValueError, decode_plain, load_json
-from rewardkit.sandboxes.base import RunResult, RunStatus
+from rewardsmith.rewards.code.values import PlainValueError, decode_plain, load_json
+from rewardsmith.sandboxes.base import RunResult, RunStatus
 
 #: the kinds of operation the trusted stage asks the solution's process to perform (see harness_inside)
 QUERY_KINDS = frozenset({"site", "call", "get", "set"})

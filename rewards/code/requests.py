@@ -14,9 +14,9 @@ import re
 from importlib import resources
 from typing import Any
 
-from rewardkit.rewards.code.case_formats import CallTest, Checker, StdioTest
-from rewardkit.rewards.code.plans import AssertPlan, ProgramPlan
-from rewardkit.sandboxes.base import Limits, RunRequest
+from rewardsmith.rewards.code.case_formats import CallTest, Checker, StdioTest
+from rewardsmith.rewards.code.plans import AssertPlan, ProgramPlan
+from rewardsmith.sandboxes.base import Limits, RunRequest
 
 SPEC_FILE = "rk_spec.json"
 

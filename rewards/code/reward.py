@@ -25,7 +25,7 @@ object of its own; see :mod:`.harness`)
 could be forged by the solution, so by default its sample scores ``None`` with ``trusted: false`` in the
 reason. ``"run"`` scores it anyway and marks the result ``trusted=False`` (reason ends ``(trusted: false: ...)``).
 
->>> from rewardkit import get_reward
+>>> from rewardsmith import get_reward
 >>> reward = get_reward("code_tests")
 >>> tests = {"language": "python", "fn_name": "add", "calls": [{"args": [1, 2], "expected": 3}]}
 >>> reward(["```python\\ndef add(a, b):\\n    return a + b\\n```"], tests=[tests])
@@ -46,16 +46,16 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from rewardkit.registry import register_reward
-from rewardkit.reward import Reward, RewardConfig
-from rewardkit.rewards.code import datasets, harness, preludes
-from rewardkit.rewards.code.case_formats import BadTestsFormat, normalize_language, parse_tests
-from rewardkit.rewards.code.checking import ProgramState, TrustedChecks
-from rewardkit.rewards.code.checking import Sample as _Sample
-from rewardkit.rewards.code.extract import extract_code
-from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus, SandboxBackend
-from rewardkit.sandboxes.factory import SandboxName
-from rewardkit.types import RewardResult
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import Reward, RewardConfig
+from rewardsmith.rewards.code import datasets, harness, preludes
+from rewardsmith.rewards.code.case_formats import BadTestsFormat, normalize_language, parse_tests
+from rewardsmith.rewards.code.checking import ProgramState, TrustedChecks
+from rewardsmith.rewards.code.checking import Sample as _Sample
+from rewardsmith.rewards.code.extract import extract_code
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus, SandboxBackend
+from rewardsmith.sandboxes.factory import SandboxName
+from rewardsmith.types import RewardResult
 
 
 class CodeTestsConfig(RewardConfig):
@@ -68,7 +68,7 @@ class CodeTestsConfig(RewardConfig):
     memory_mb: int = Field(512, gt=0)
     compile_timeout_s: float = Field(60.0, gt=0)
     max_tests: int | None = Field(None, gt=0, description="use only the first N tests of each sample")
-    backend: SandboxName = Field("local", description="sandbox backend (rewardkit.sandboxes.factory.SANDBOXES)")
+    backend: SandboxName = Field("local", description="sandbox backend (rewardsmith.sandboxes.factory.SANDBOXES)")
     base_url: str | None = Field(None, description="remote backend URL (SandboxFusion-compatible)")
     backend_options: dict[str, Any] = Field(default_factory=dict, description="extra backend constructor options")
     isolation: Literal["strong", "weak"] = Field(
@@ -471,7 +471,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
     def _sandbox(self) -> SandboxBackend:
         with self._backend_lock:
             if self._backend is None:
-                from rewardkit.sandboxes.factory import open_backend
+                from rewardsmith.sandboxes.factory import open_backend
 
                 options = dict(self.config.backend_options)
                 if self.config.backend == "local":

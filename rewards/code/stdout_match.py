@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from rewardkit.rewards.code.case_formats import Checker
+from rewardsmith.rewards.code.case_formats import Checker
 
 
 def output_lines(text: str) -> list[str]:

@@ -15,7 +15,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from rewardkit.rewards.code.case_formats import CallTest
+from rewardsmith.rewards.code.case_formats import CallTest
 
 MAX_DEPTH = 200
 MAX_INT_DIGITS = 4000

@@ -1,3 +1,3 @@
 """Verifiable instruction following: IFEval's 25 instruction types and RLVR ground truths, strict and loose."""
 
-from rewardkit.rewards.instructions.reward import InstructionFollowing  # noqa: F401  (registers on import)
+from rewardsmith.rewards.instructions.reward import InstructionFollowing  # noqa: F401  (registers on import)

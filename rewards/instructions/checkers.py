@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rewardkit.rewards.instructions import language
-from rewardkit.rewards.instructions.text import (
+from rewardsmith.rewards.instructions import language
+from rewardsmith.rewards.instructions.text import (
     capital_words,
     count_bullets,
     count_placeholders,

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardkit.rewards.instructions.checkers import Check, ConstraintError, build_check
-from rewardkit.rewards.instructions.language import LanguageUnavailable
-from rewardkit.rewards.instructions.rlvr import build_function_check
+from rewardsmith.rewards.instructions.checkers import Check, ConstraintError, build_check
+from rewardsmith.rewards.instructions.language import LanguageUnavailable
+from rewardsmith.rewards.instructions.rlvr import build_function_check
 
 #: Ground-truth strings longer than this are not parsed (a constraint spec is a few hundred characters).
 MAX_GROUND_TRUTH_CHARS = 100_000

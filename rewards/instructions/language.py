@@ -23,7 +23,7 @@ def require() -> None:
     try:
         import langdetect  # noqa: F401
     except ModuleNotFoundError:
-        raise LanguageUnavailable("language checks need langdetect (pip install 'rewardkit[instructions]')") from None
+        raise LanguageUnavailable("language checks need langdetect (pip install 'rewardsmith[instructions]')") from None
 
 
 @functools.cache

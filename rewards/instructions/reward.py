@@ -8,17 +8,17 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rewardkit.registry import register_reward
-from rewardkit.reward import ConfigError, Reward, RewardConfig
-from rewardkit.rewards.instructions import language
-from rewardkit.rewards.instructions.checkers import ConstraintError
-from rewardkit.rewards.instructions.constraints import (
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.rewards.instructions import language
+from rewardsmith.rewards.instructions.checkers import ConstraintError
+from rewardsmith.rewards.instructions.constraints import (
     Constraint,
     constraints_from_ground_truth,
     constraints_from_ifeval,
 )
-from rewardkit.rewards.instructions.text import after_thinking
-from rewardkit.types import RewardResult
+from rewardsmith.rewards.instructions.text import after_thinking
+from rewardsmith.types import RewardResult
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class InstructionFollowing(Reward[InstructionFollowingConfig]):
             except language.LanguageUnavailable:
                 raise ConfigError(
                     "instruction_following checks the language and case instructions with langdetect, which is not "
-                    "installed: pip install 'rewardkit[instructions]' (or set language_checks: false, and rows with "
+                    "installed: pip install 'rewardsmith[instructions]' (or set language_checks: false, and rows with "
                     "those instructions are unscorable)"
                 ) from None
 

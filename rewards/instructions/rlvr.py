@@ -13,8 +13,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rewardkit.rewards.instructions import language
-from rewardkit.rewards.instructions.checkers import (
+from rewardsmith.rewards.instructions import language
+from rewardsmith.rewards.instructions.checkers import (
     Check,
     ConstraintError,
     _int,
@@ -22,7 +22,7 @@ from rewardkit.rewards.instructions.checkers import (
     _texts,
     build_check,
 )
-from rewardkit.rewards.instructions.text import count_placeholders
+from rewardsmith.rewards.instructions.text import count_placeholders
 
 _SENTENCE_SPLIT = re.compile(r"(?<!\w\.\w.)(?<![A-Z][a-z]\.)(?<=\.|\?|!)\s")
 _CAPITAL_WORD = re.compile(r"\b[A-Z]+\b")

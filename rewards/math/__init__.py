@@ -5,6 +5,6 @@ Cut by stage: :mod:`.extract` (find both answers), :mod:`.normalize` (text clean
 :mod:`.symbolic` (math-verify + sympy in a worker), :mod:`.reward` (the registered reward).
 """
 
-from rewardkit.rewards.math.reward import MathEquivalence, MathEquivalenceConfig
+from rewardsmith.rewards.math.reward import MathEquivalence, MathEquivalenceConfig
 
 __all__ = ["MathEquivalence", "MathEquivalenceConfig"]

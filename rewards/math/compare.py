@@ -1,4 +1,4 @@
-"""Structural equality of two parsed answers (:mod:`~rewardkit.rewards.math.values`), exact where it can be.
+"""Structural equality of two parsed answers (:mod:`~rewardsmith.rewards.math.values`), exact where it can be.
 
 Numbers compare exactly (a decimal within ``rel_tol`` only where it stands for a value no decimal can
 write), lists item by item, sets as multisets, intervals by their brackets; a part that needs algebra
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import cast
 
-from rewardkit.rewards.math.values import (
+from rewardsmith.rewards.math.values import (
     BigInt,
     Cplx,
     Equation,

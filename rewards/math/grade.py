@@ -3,15 +3,15 @@
 Grading runs in two stages so that the common case never touches sympy:
 
 1. :func:`fast_verdict` (in-process, pure Python, linear in the input): normalised string equality
-   (:mod:`~rewardkit.rewards.math.normalize`), then the values of both sides
-   (:mod:`~rewardkit.rewards.math.values`) compared structurally (:mod:`~rewardkit.rewards.math.compare`):
+   (:mod:`~rewardsmith.rewards.math.normalize`), then the values of both sides
+   (:mod:`~rewardsmith.rewards.math.values`) compared structurally (:mod:`~rewardsmith.rewards.math.compare`):
    exact integers of any size, rationals (``\\frac``, ``a/b``, decimals, percent, mixed numbers,
    scientific notation), complex numbers ``a+bi``, intervals and inequalities, ordered tuples,
    unordered sets and "find all" lists, matrices, ``x = 5`` against ``5``, words and choice letters.
    It answers ``True``/``False`` or ``None`` ("needs algebra") with the parts sympy must compare: the
    whole pair when a side is an expression, else each undecided item or cell on its own, so a list is
    never judged by one of its items.
-2. :func:`~rewardkit.rewards.math.symbolic.symbolic_verdict` (in a hard-timeout worker process) compares
+2. :func:`~rewardsmith.rewards.math.symbolic.symbolic_verdict` (in a hard-timeout worker process) compares
    those parts; the verdicts then go back to :func:`fast_verdict` as its ``oracle``.
 
 >>> fast_verdict(r"\\dfrac12", "0.5", rel_tol=1e-6).equal
@@ -26,8 +26,8 @@ import re
 from fractions import Fraction
 from typing import cast
 
-from rewardkit.rewards.math.compare import choice_letter, compare_values, describe_kind, numbers_equal
-from rewardkit.rewards.math.normalize import (
+from rewardsmith.rewards.math.compare import choice_letter, compare_values, describe_kind, numbers_equal
+from rewardsmith.rewards.math.normalize import (
     MAX_PARSE_CHARS,
     agree_units,
     clean_latex_with_unit,
@@ -36,8 +36,8 @@ from rewardkit.rewards.math.normalize import (
     hedged,
     malformed_number,
 )
-from rewardkit.rewards.math.symbolic import symbolic_verdict
-from rewardkit.rewards.math.values import (
+from rewardsmith.rewards.math.symbolic import symbolic_verdict
+from rewardsmith.rewards.math.values import (
     INTEGER,
     BigInt,
     Cplx,
@@ -50,7 +50,7 @@ from rewardkit.rewards.math.values import (
     Surd,
     parse_value,
 )
-from rewardkit.rewards.math.verdict import Verdict
+from rewardsmith.rewards.math.verdict import Verdict
 
 __all__ = ["MAX_SYMBOLIC_PARTS", "Verdict", "fast_verdict", "render_latex", "symbolic_verdict"]
 
@@ -74,7 +74,7 @@ def fast_verdict(
     either side is an expression, else the undecided items or cells one by one. Called again with
     ``oracle`` (those pairs' symbolic verdicts), it combines them structurally: an enumeration is
     equal only if every item is. ``decimal_comma`` also reads ``3,5`` as ``3.5``. ``gold_unit``: the unit
-    cleaned off the gold beforehand (:func:`~rewardkit.rewards.math.normalize.clean_latex_with_unit`).
+    cleaned off the gold beforehand (:func:`~rewardsmith.rewards.math.normalize.clean_latex_with_unit`).
     """
     (gold_clean, found), (answer_clean, answer_unit) = clean_latex_with_unit(gold), clean_latex_with_unit(answer)
     gold_clean, answer_clean = agree_units(gold_clean, gold_unit or found, answer_clean, answer_unit)

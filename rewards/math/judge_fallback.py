@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rewardkit.first_use import build_once
-from rewardkit.rewards.math.verdict import Verdict
+from rewardsmith.first_use import build_once
+from rewardsmith.rewards.math.verdict import Verdict
 
 _SYSTEM = (
     "You check answers to math problems. Two answers are equivalent when they denote the same mathematical "
@@ -26,7 +26,7 @@ _YES_NO = re.compile(r"^\W*(yes|no)\b", re.I)
 
 
 class JudgeFallback:
-    """Builds its judge client on first use from a :class:`~rewardkit.judges.clients.factory.JudgeClientConfig`."""
+    """Builds its judge client on first use from a :class:`~rewardsmith.judges.clients.factory.JudgeClientConfig`."""
 
     def __init__(self, client_config: dict[str, Any], max_tokens: int = 4) -> None:
         self.client_config = dict(client_config)
@@ -43,13 +43,13 @@ class JudgeFallback:
         return build_once(self, "_client", self._build_client)
 
     def _build_client(self) -> Any:
-        from rewardkit.judges.clients.factory import JudgeClientConfig
+        from rewardsmith.judges.clients.factory import JudgeClientConfig
 
         return JudgeClientConfig.model_validate(self.client_config).build()
 
     def judge(self, pairs: list[tuple[str, str]], undecided: list[Verdict]) -> list[Verdict]:
         """One verdict per ``(gold, answer)`` pair; the reason names the model and what the rules said."""
-        from rewardkit.judges.base import ChatParams
+        from rewardsmith.judges.base import ChatParams
 
         params = ChatParams(temperature=0.0, max_tokens=self.max_tokens)
         verdicts = []

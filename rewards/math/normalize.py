@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from rewardkit.rewards.math.extract import strip_math_delimiters
-from rewardkit.rewards.math.number_words import number_from_words
+from rewardsmith.rewards.math.extract import strip_math_delimiters
+from rewardsmith.rewards.math.number_words import number_from_words
 
 #: Longest answer the structural fast path parses; longer ones are compared as normalised strings.
 MAX_PARSE_CHARS = 2000

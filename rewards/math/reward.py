@@ -1,9 +1,9 @@
 """``math_equivalence``: 1.0 when the completion's final answer equals the gold, else 0.0.
 
-Thin composition of :mod:`~rewardkit.rewards.math.extract` (find both answers),
-:func:`~rewardkit.rewards.math.grade.fast_verdict` (exact, in-process) and
-:func:`~rewardkit.rewards.math.symbolic.symbolic_verdict` (math-verify + sympy in a
-:class:`~rewardkit.hard_timeout.HardTimeoutPool`, killed on overrun).
+Thin composition of :mod:`~rewardsmith.rewards.math.extract` (find both answers),
+:func:`~rewardsmith.rewards.math.grade.fast_verdict` (exact, in-process) and
+:func:`~rewardsmith.rewards.math.symbolic.symbolic_verdict` (math-verify + sympy in a
+:class:`~rewardsmith.hard_timeout.HardTimeoutPool`, killed on overrun).
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from typing import Any, Literal, cast
 
 from pydantic import Field, field_validator
 
-from rewardkit.first_use import build_once
-from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
-from rewardkit.registry import register_reward
-from rewardkit.reward import Reward, RewardConfig
-from rewardkit.rewards.math.extract import Extraction, extract_answer, extract_gold
-from rewardkit.rewards.math.grade import fast_verdict
-from rewardkit.rewards.math.judge_fallback import JudgeFallback
-from rewardkit.rewards.math.normalize import clean_latex_with_unit
-from rewardkit.rewards.math.symbolic import symbolic_verdict
-from rewardkit.rewards.math.verdict import Verdict
-from rewardkit.types import RewardResult
+from rewardsmith.first_use import build_once
+from rewardsmith.hard_timeout import CallStatus, HardTimeoutPool
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import Reward, RewardConfig
+from rewardsmith.rewards.math.extract import Extraction, extract_answer, extract_gold
+from rewardsmith.rewards.math.grade import fast_verdict
+from rewardsmith.rewards.math.judge_fallback import JudgeFallback
+from rewardsmith.rewards.math.normalize import clean_latex_with_unit
+from rewardsmith.rewards.math.symbolic import symbolic_verdict
+from rewardsmith.rewards.math.verdict import Verdict
+from rewardsmith.types import RewardResult
 
 
 class MathEquivalenceConfig(RewardConfig):
@@ -78,14 +78,14 @@ class MathEquivalenceConfig(RewardConfig):
     @classmethod
     def _judge_config_is_valid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is not None:
-            from rewardkit.judges.clients.factory import JudgeClientConfig
+            from rewardsmith.judges.clients.factory import JudgeClientConfig
 
             JudgeClientConfig.model_validate(value)  # a wrong field fails at construction, not mid-training
         return value
 
     llm_fallback: dict[str, Any] | None = Field(
         None,
-        description="opt-in: a judge client config (rewardkit.judges JudgeClientConfig fields, e.g. "
+        description="opt-in: a judge client config (rewardsmith.judges JudgeClientConfig fields, e.g. "
         "{backend: openai, model: ..., base_url: ...}) asked a strict yes/no on pairs the rules leave undecided",
     )
     llm_fallback_max_tokens: int = Field(4, ge=1, le=64, description="tokens the fallback judge may answer with")
@@ -167,7 +167,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         self.pool = HardTimeoutPool(
             workers=self.config.workers,
             timeout_s=self.config.timeout_s,
-            preload=("rewardkit.rewards.math.symbolic", "math_verify", "latex2sympy2_extended"),
+            preload=("rewardsmith.rewards.math.symbolic", "math_verify", "latex2sympy2_extended"),
             warm_call=(symbolic_verdict, (r"\frac{x^2-1}{2}", r"\frac{(x-1)(x+1)}{2}", self.config.float_rounding)),
             memory_limit_mb=self.config.memory_limit_mb,
             startup_timeout_s=self.config.startup_timeout_s,

@@ -13,7 +13,7 @@ import logging
 import re
 from typing import Any  # sympy ships no type information: its expressions are Any here
 
-from rewardkit.rewards.math.verdict import Verdict
+from rewardsmith.rewards.math.verdict import Verdict
 
 
 def symbolic_verdict(gold: str, answer: str, float_rounding: int, rel_tol: float = 1e-6) -> Verdict:
@@ -22,7 +22,7 @@ def symbolic_verdict(gold: str, answer: str, float_rounding: int, rel_tol: float
     math-verify's "equal" is then checked by :func:`prove_equal`: it rounds numbers to
     ``float_rounding`` places, which calls ``1/2004!`` and ``1/2006!`` equal (both round to 0). Its
     "not equal" is checked the other way by :func:`difference_is_zero`. Runs without math-verify's
-    SIGALRM timeouts: the caller runs it in a :class:`rewardkit.hard_timeout.HardTimeoutPool`, which
+    SIGALRM timeouts: the caller runs it in a :class:`rewardsmith.hard_timeout.HardTimeoutPool`, which
     kills it on overrun.
     """
     from math_verify import parse, verify
@@ -108,7 +108,7 @@ def _extraction_config() -> list:
     """math-verify's extraction config, built once per process (its parse cache is keyed on it).
 
     ``units=False``: math-verify would strip a trailing c, d, g, h, m, s, t, ... as a unit (``x+2t`` read as
-    ``x+2``); rewardkit's own normalisation has already removed what is written as a unit.
+    ``x+2``); rewardsmith's own normalisation has already removed what is written as a unit.
     """
     from latex2sympy2_extended.latex2sympy2 import NormalizationConfig
     from math_verify import ExprExtractionConfig, LatexExtractionConfig

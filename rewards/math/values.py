@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeGuard, cast
 
-from rewardkit.rewards.math.normalize import MAX_PARSE_CHARS
+from rewardsmith.rewards.math.normalize import MAX_PARSE_CHARS
 
 #: Largest power ``a^b`` evaluated exactly on the fast path, in bits of the result.
 MAX_POWER_BITS = 13_000  # about 3,900 digits, below the BigInt threshold

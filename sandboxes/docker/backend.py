@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rewardkit.sandboxes.base import BatchMixin, Limits, RunRequest, RunResult, RunStatus
-from rewardkit.sandboxes.docker.engine import (
+from rewardsmith.sandboxes.base import BatchMixin, Limits, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.docker.engine import (
     as_bytes,
     exec_exit_code,
     feed,
@@ -46,17 +46,17 @@ from rewardkit.sandboxes.docker.engine import (
     still_running,
     ulimit,
 )
-from rewardkit.sandboxes.docker.seccomp_profile import seccomp_security_opt
+from rewardsmith.sandboxes.docker.seccomp_profile import seccomp_security_opt
 
 if TYPE_CHECKING:  # the docker SDK is an optional extra, imported when the first client is made
     import docker
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_IMAGE = "rewardkit-sandbox:latest"
+DEFAULT_IMAGE = "rewardsmith-sandbox:latest"
 RUN_UID = 10001  # the image's ``sandbox`` user; programs run as it
 KEEPALIVE_UID = 65534  # ``nobody``: a different uid, so programs cannot kill the container's keep-alive
-READY_TOKEN = b"\x00rewardkit-ready\x00"
+READY_TOKEN = b"\x00rewardsmith-ready\x00"
 _WORK_DIRS = ("/sandbox", "/tmp", "/dev/shm")
 CLEANUP_FAILED = 125  # the bootstrap's exit code when its after-run cleanup did not finish (bootstrap_inside.py)
 
@@ -74,7 +74,7 @@ class DockerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     image: str = Field(
-        DEFAULT_IMAGE, description="image with python3 and coreutils (see `rewardkit sandbox build-image`)"
+        DEFAULT_IMAGE, description="image with python3 and coreutils (see `rewardsmith sandbox build-image`)"
     )
     concurrency: int = Field(2, gt=0, description="warm containers; also the number of programs running at once")
     base_url: str | None = Field(None, description="engine address, e.g. unix:///var/run/docker.sock; None = env")
@@ -182,7 +182,7 @@ class DockerSandbox(BatchMixin):
             shm_size="16m",
             ulimits=[ulimit("nofile", 256), ulimit("core", 0)],
             environment={"HOME": "/sandbox"},
-            labels={"rewardkit.sandbox": "1"},
+            labels={"rewardsmith.sandbox": "1"},
             auto_remove=False,
             stop_signal="SIGKILL",
         )

@@ -2,7 +2,7 @@
 
 A Debian root filesystem is made with ``debootstrap --variant=minbase`` (from the Debian mirror, an ordinary
 package archive), an unprivileged user is added, and the tree is imported with ``docker import``. The root
-filesystem tarball is cached (default ``/var/cache/rewardkit``), keyed by suite and package list, so a rebuild
+filesystem tarball is cached (default ``/var/cache/rewardsmith``), keyed by suite and package list, so a rebuild
 after ``docker rmi`` or on a fresh engine takes seconds instead of minutes.
 """
 
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_IMAGE = "rewardkit-sandbox:latest"
+DEFAULT_IMAGE = "rewardsmith-sandbox:latest"
 SANDBOX_USER = "sandbox"
 SANDBOX_UID = 10001
 SANDBOX_HOME = "/sandbox"
@@ -29,7 +29,7 @@ SANDBOX_HOME = "/sandbox"
 #: Interpreters and compilers for the languages ``code_tests`` speaks: Python, C++, JavaScript, Java, Go, Rust.
 DEFAULT_PACKAGES = ("python3", "g++", "nodejs", "default-jdk-headless", "golang-go", "rustc")
 #: Image label holding the spec's cache key, so an image built from another package list is rebuilt.
-SPEC_LABEL = "io.rewardkit.sandbox.spec"
+SPEC_LABEL = "io.rewardsmith.sandbox.spec"
 
 # Removed from the tree before packing: they only make the image bigger.
 _PRUNE = ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info")
@@ -44,7 +44,7 @@ class ImageSpec(BaseModel):
     suite: str = "bookworm"
     mirror: str = "http://deb.debian.org/debian"
     packages: tuple[str, ...] = DEFAULT_PACKAGES
-    cache_dir: Path = Field(default_factory=lambda: Path(os.environ.get("REWARDKIT_CACHE", "/var/cache/rewardkit")))
+    cache_dir: Path = Field(default_factory=lambda: Path(os.environ.get("REWARDSMITH_CACHE", "/var/cache/rewardsmith")))
 
     @property
     def cache_key(self) -> str:

@@ -1,7 +1,7 @@
 """The seccomp profile of every sandbox container: the local tier's deny-list in Docker's JSON form.
 
 Passed inline (``security_opt=["seccomp=<json>"]``), it replaces the engine's default profile, so it carries the
-whole list the local tier loads (:data:`rewardkit.sandboxes.local.seccomp.DENIED_SYSCALLS`: ptrace, namespaces,
+whole list the local tier loads (:data:`rewardsmith.sandboxes.local.seccomp.DENIED_SYSCALLS`: ptrace, namespaces,
 mounts, keyrings, BPF, ``io_uring_*``, ...) plus the old syscalls Docker's default also refuses, and the same
 argument rules: no ``clone`` with a namespace flag, ``clone3`` answered ``ENOSYS`` (libc falls back to
 ``clone``), no ``TIOCSTI`` and no socket other than ``AF_UNIX`` (``AF_NETLINK`` included: even without a network
@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 import json
 
-from rewardkit.sandboxes.local.seccomp import DENIED_SYSCALLS
+from rewardsmith.sandboxes.local.seccomp import DENIED_SYSCALLS
 
 #: Refused by Docker's default profile as well; harmless to programs, kept closed when the default is replaced.
 DOCKER_ALSO_DENIED = (

@@ -1,9 +1,9 @@
-"""Client for a SandboxFusion ``/run_code`` service (SandboxFusion itself or ``rewardkit sandbox serve``).
+"""Client for a SandboxFusion ``/run_code`` service (SandboxFusion itself or ``rewardsmith sandbox serve``).
 
 Programs run on the remote host; this side only translates. A transport failure, an HTTP error or a
 ``SandboxError`` becomes ``RunStatus.SANDBOX_ERROR`` (the service failed, the program was not judged), so a reward
 can tell an outage from a wrong answer. Connection errors and 5xx answers are retried with exponential backoff
-(``rewardkit.http``, which also fails over between several endpoints); a semaphore bounds the requests in flight
+(``rewardsmith.http``, which also fails over between several endpoints); a semaphore bounds the requests in flight
 from this process, whatever mix of threads and asyncio calls them.
 """
 
@@ -15,9 +15,9 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rewardkit import http
-from rewardkit.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
-from rewardkit.sandboxes.fusion.wire import (
+from rewardsmith import http
+from rewardsmith.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.fusion.wire import (
     RunCodeResponse,
     UnsupportedRequest,
     fusion_request_for,
@@ -108,7 +108,7 @@ class RemoteSandbox(BatchMixin):
 
     def _post_with_retries(self, body: bytes, timeout: float) -> bytes:
         """Each endpoint gets at least one try; a failure fails over to the next endpoint at once, and the
-        exponential backoff applies only while every endpoint rests (``rewardkit.http``'s rule)."""
+        exponential backoff applies only while every endpoint rests (``rewardsmith.http``'s rule)."""
         try:
             return self._http.request(
                 "POST", "/run_code", content=body, headers={"Accept": "application/json"}, timeout=timeout,

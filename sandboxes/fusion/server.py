@@ -1,7 +1,7 @@
 """A SandboxFusion-compatible HTTP server on top of any sandbox backend.
 
 ``POST /run_code`` takes SandboxFusion's request and answers its response, so existing SandboxFusion clients (and
-:class:`~rewardkit.sandboxes.fusion.client.RemoteSandbox`) can use a host running ``rewardkit sandbox serve``.
+:class:`~rewardsmith.sandboxes.fusion.client.RemoteSandbox`) can use a host running ``rewardsmith sandbox serve``.
 ``GET /v1/ping`` answers ``pong``. It binds 127.0.0.1 unless told otherwise: it runs arbitrary code for whoever
 can reach it, so expose it only on a network you trust.
 """
@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rewardkit.sandboxes.base import Limits, RunResult, RunStatus, SandboxBackend
-from rewardkit.sandboxes.fusion.wire import (
+from rewardsmith.sandboxes.base import Limits, RunResult, RunStatus, SandboxBackend
+from rewardsmith.sandboxes.fusion.wire import (
     LANGUAGES,
     RunCodeRequest,
     RunCodeResponse,
@@ -146,7 +146,7 @@ def make_server(
 ) -> SandboxServer:
     """A ready (bound, not yet serving) server; ``port=0`` picks a free port (see ``server.server_address``)."""
     if backend is None:
-        from rewardkit.sandboxes.local.backend import LocalSandbox
+        from rewardsmith.sandboxes.local.backend import LocalSandbox
 
         backend = LocalSandbox()
     return SandboxServer((host, port), backend, concurrency=concurrency, policy=policy)

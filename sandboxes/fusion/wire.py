@@ -1,10 +1,10 @@
 """The SandboxFusion ``/run_code`` wire format and its translation to and from the sandbox contract.
 
-Shared by the client (:mod:`rewardkit.sandboxes.fusion.client`) and the server
-(:mod:`rewardkit.sandboxes.fusion.server`) so both read the protocol the same way. SandboxFusion's ``Success`` only
+Shared by the client (:mod:`rewardsmith.sandboxes.fusion.client`) and the server
+(:mod:`rewardsmith.sandboxes.fusion.server`) so both read the protocol the same way. SandboxFusion's ``Success`` only
 means "exit code 0"; its ``SandboxError`` and a run status ``Error`` mean the service failed, never that the
 program was wrong, so they map to ``RunStatus.SANDBOX_ERROR``. Our server adds one optional field,
-``rewardkit_status``, carrying the exact verdict (memory and output limits have no SandboxFusion spelling); real
+``rewardsmith_status``, carrying the exact verdict (memory and output limits have no SandboxFusion spelling); real
 SandboxFusion servers omit it and the client falls back to the mapping of the standard fields.
 """
 
@@ -18,7 +18,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 
 
 class LanguageSpec(BaseModel):
@@ -54,7 +54,7 @@ _INTERPRETERS = {"python3": "python", "python": "python", "node": "nodejs", "nod
 
 #: Exit code and stderr marker of a failed compile step (the program has not run yet when they are written).
 COMPILE_FAILED_EXIT = 96
-COMPILE_FAILED_MARKER = "rewardkit-sandbox: compile failed, exit "
+COMPILE_FAILED_MARKER = "rewardsmith-sandbox: compile failed, exit "
 
 
 # --- wire models -------------------------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ class RunCodeResponse(BaseModel):
     compile_result: CommandRunResult | None = None
     run_result: CommandRunResult | None = None
     files: dict[str, str] = Field(default_factory=dict)
-    rewardkit_status: RunStatus | None = None
+    rewardsmith_status: RunStatus | None = None
 
 
 # --- language <-> RunRequest -------------------------------------------------------------------------------------
@@ -321,8 +321,8 @@ def _verdict_of(response: RunCodeResponse) -> RunResult:
         return RunResult(status=RunStatus.SANDBOX_ERROR, **{**common, "message": "finished run without a return code"})
     else:
         status = RunStatus.OK if run.return_code == 0 else RunStatus.RUNTIME_ERROR
-    if response.rewardkit_status is not None and response.rewardkit_status is not RunStatus.SANDBOX_ERROR:
-        status = response.rewardkit_status
+    if response.rewardsmith_status is not None and response.rewardsmith_status is not RunStatus.SANDBOX_ERROR:
+        status = response.rewardsmith_status
     code = run.return_code
     signal = -code if code is not None and code < 0 else None
     return RunResult(status=status, exit_code=code if signal is None else None, signal=signal, **common)
@@ -354,7 +354,7 @@ def response_from_run_result(result: RunResult, language: str) -> RunCodeRespons
             status=FusionStatus.SANDBOX_ERROR,
             message=result.message,
             run_result=_command_result(result),
-            rewardkit_status=RunStatus.SANDBOX_ERROR,
+            rewardsmith_status=RunStatus.SANDBOX_ERROR,
         )
     spec = LANGUAGES[language]
     compile_result = None
@@ -375,7 +375,7 @@ def response_from_run_result(result: RunResult, language: str) -> RunCodeRespons
                 message="compile time limit exceeded" if killed else "compilation failed",
                 compile_result=compile_result,
                 files=encode_files(result.files),
-                rewardkit_status=RunStatus.TIMEOUT if killed else RunStatus.RUNTIME_ERROR,
+                rewardsmith_status=RunStatus.TIMEOUT if killed else RunStatus.RUNTIME_ERROR,
             )
         compile_result = CommandRunResult(status=CommandStatus.FINISHED, return_code=0, stdout="", stderr="")
     return RunCodeResponse(
@@ -384,5 +384,5 @@ def response_from_run_result(result: RunResult, language: str) -> RunCodeRespons
         compile_result=compile_result,
         run_result=_command_result(result),
         files=encode_files(result.files),
-        rewardkit_status=result.status,
+        rewardsmith_status=result.status,
     )

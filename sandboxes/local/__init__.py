@@ -4,6 +4,6 @@ Host side: :mod:`.backend` (the ``LocalSandbox``), :mod:`.bwrap`, :mod:`.fallbac
 :mod:`.cgroups`, :mod:`.seccomp`. Inside the sandbox: ``forkserver_inside.py``, shipped as package data.
 """
 
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 
 __all__ = ["LocalSandbox"]

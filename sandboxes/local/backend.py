@@ -22,11 +22,11 @@ Tiers, strongest first (chosen once per instance, the weaker one announced by a 
     at all: every run is a ``SANDBOX_ERROR`` whose message says how to fix it (fail closed), and
     :attr:`LocalSandbox.isolation_warning` names the weak tier whenever it is in use.
 
-In every tier, where the kernel lets this process manage cgroups (see :mod:`rewardkit.sandboxes.local.cgroups`), each
+In every tier, where the kernel lets this process manage cgroups (see :mod:`rewardsmith.sandboxes.local.cgroups`), each
 run also gets its own cgroup: ``memory_mb`` bounds the memory of all its processes together (an OOM kill there
 is reported as ``MEMORY``) and ``max_processes`` its task count; without them a warning says so once.
 
->>> from rewardkit.sandboxes.base import RunRequest
+>>> from rewardsmith.sandboxes.base import RunRequest
 >>> box = LocalSandbox()
 >>> box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": "print(6 * 7)"})).stdout
 b'42\\n'
@@ -41,11 +41,11 @@ import secrets
 import threading
 from typing import Any, Literal
 
-from rewardkit.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
-from rewardkit.sandboxes.local.bwrap import run_in_bwrap
-from rewardkit.sandboxes.local.cgroups import CgroupManager, RunCgroup, cgroup_manager
-from rewardkit.sandboxes.local.fallback import run_in_subprocess
-from rewardkit.sandboxes.local.forkserver_host import (
+from rewardsmith.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.local.bwrap import run_in_bwrap
+from rewardsmith.sandboxes.local.cgroups import CgroupManager, RunCgroup, cgroup_manager
+from rewardsmith.sandboxes.local.fallback import run_in_subprocess
+from rewardsmith.sandboxes.local.forkserver_host import (
     ForkserverError,
     ForkserverProcess,
     find_bwrap,
@@ -53,7 +53,7 @@ from rewardkit.sandboxes.local.forkserver_host import (
     result_from_report,
     sandbox_path_env,
 )
-from rewardkit.sandboxes.local.seccomp import build_seccomp_bpf
+from rewardsmith.sandboxes.local.seccomp import build_seccomp_bpf
 
 logger = logging.getLogger(__name__)
 
@@ -291,7 +291,7 @@ class LocalSandbox(BatchMixin):
             if self._seccomp_bpf is None:
                 warn_once(
                     "seccomp",
-                    "rewardkit local sandbox: seccomp unavailable (pip install pyseccomp; needs "
+                    "rewardsmith local sandbox: seccomp unavailable (pip install pyseccomp; needs "
                     "libseccomp.so.2); runs are isolated by namespaces, uid and rlimits only",
                 )
         bwrap = find_bwrap()
@@ -314,20 +314,20 @@ class LocalSandbox(BatchMixin):
             probe = run_in_bwrap(PROBE, self._environment(sandboxed=True), bwrap, self._seccomp_bpf)
             if probe.ok and probe.stdout == b"ok\n":
                 if self.requested_tier == "auto":
-                    logger.info("rewardkit local sandbox: one bwrap per run (%s)", "; ".join(problems))
+                    logger.info("rewardsmith local sandbox: one bwrap per run (%s)", "; ".join(problems))
                 return "bwrap-exec"
             problems.append(f"bwrap per run: {probe.status.value} {probe.message} {probe.stderr[-200:]!r}")
         self._startup_error = "; ".join(problems)
         if self.requested_tier != "auto":
-            logger.error("rewardkit local sandbox: tier %r unavailable: %s", self.requested_tier, self._startup_error)
+            logger.error("rewardsmith local sandbox: tier %r unavailable: %s", self.requested_tier, self._startup_error)
             return "unavailable"
         if self.isolation != "weak":
             self._startup_error = f"no strong isolation here ({self._startup_error}); to fix: {HOW_TO_FIX}"
-            logger.error("rewardkit local sandbox: refusing to run untrusted code: %s", self._startup_error)
+            logger.error("rewardsmith local sandbox: refusing to run untrusted code: %s", self._startup_error)
             return "unavailable"
         warn_once(
             "weak-tier",
-            "rewardkit local sandbox: WEAK ISOLATION (isolation='weak'). bubblewrap cannot run here "
+            "rewardsmith local sandbox: WEAK ISOLATION (isolation='weak'). bubblewrap cannot run here "
             f"({self._startup_error}); running under rlimits + uid drop without namespaces: the host "
             "filesystem is readable, the network reachable and setsid orphans can survive.",
         )

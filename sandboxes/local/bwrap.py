@@ -21,17 +21,17 @@ from collections.abc import Sequence
 from importlib.resources import files as package_files
 from pathlib import Path
 
-from rewardkit.sandboxes.base import RunRequest, RunResult, RunStatus
-from rewardkit.sandboxes.local.cgroups import CgroupManager
-from rewardkit.sandboxes.local.fallback import Preexec, create_cgroup, processes_of, run_prepared
-from rewardkit.sandboxes.local.forkserver_host import FETCH_BUDGET_BYTES, readonly_system_args
+from rewardsmith.sandboxes.base import RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.local.cgroups import CgroupManager
+from rewardsmith.sandboxes.local.fallback import Preexec, create_cgroup, processes_of, run_prepared
+from rewardsmith.sandboxes.local.forkserver_host import FETCH_BUDGET_BYTES, readonly_system_args
 
 SANDBOX_UID = 65534
 V8_EXECUTABLES = frozenset({"node", "nodejs"})  # V8 reserves address space far beyond what it uses
 
 
 #: The in-sandbox parent that reads ``fetch_files`` back after the program (package data).
-FETCH_SCRIPT = Path(str(package_files("rewardkit.sandboxes.local").joinpath("fetch_after_run_inside.py")))
+FETCH_SCRIPT = Path(str(package_files("rewardsmith.sandboxes.local").joinpath("fetch_after_run_inside.py")))
 
 
 @functools.cache

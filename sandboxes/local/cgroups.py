@@ -1,8 +1,8 @@
 """Per-run cgroups for the local sandbox: a memory ceiling for the whole process tree and a task count.
 
 Rlimits bound each process alone (``RLIMIT_AS``) and count processes per uid (``RLIMIT_NPROC``, which root
-ignores); a cgroup bounds the run as a whole. Each run gets its own cgroup under a rewardkit-owned parent
-(``<own cgroup>/rewardkit``) in every hierarchy that offers the controller:
+ignores); a cgroup bounds the run as a whole. Each run gets its own cgroup under a rewardsmith-owned parent
+(``<own cgroup>/rewardsmith``) in every hierarchy that offers the controller:
 
 * cgroup v2 (``memory`` and ``pids`` delegated to the process's own cgroup): ``memory.max``, ``pids.max``,
   ``memory.swap.max``; memory kills are read from ``memory.events`` (``oom_kill``);
@@ -29,7 +29,7 @@ from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
-PARENT_NAME = "rewardkit"
+PARENT_NAME = "rewardsmith"
 _MOUNTS = "/proc/self/mounts"
 _OWN = "/proc/self/cgroup"
 
@@ -113,7 +113,7 @@ class RunCgroup:
 
 
 class CgroupManager:
-    """Finds the usable hierarchies once, creates the rewardkit parent there, and makes one cgroup per run."""
+    """Finds the usable hierarchies once, creates the rewardsmith parent there, and makes one cgroup per run."""
 
     def __init__(self, mounts_file: str = _MOUNTS, own_file: str = _OWN) -> None:
         self._counter = itertools.count()
@@ -304,7 +304,7 @@ def cgroup_manager() -> CgroupManager | None:
                 if "pids" in missing:
                     unenforced.append("task count of a run (only RLIMIT_NPROC per uid, which root ignores)")
                 logger.warning(
-                    "rewardkit local sandbox: cgroup limits not enforced: %s (%s)",
+                    "rewardsmith local sandbox: cgroup limits not enforced: %s (%s)",
                     "; ".join(unenforced),
                     "; ".join(_manager.problems) or "no usable cgroup controller",
                 )

@@ -1,7 +1,7 @@
 """The weak tier: a plain subprocess under rlimits, a fresh temp directory, an empty environment and (as root)
 an unprivileged uid. No namespaces: the host filesystem stays readable and the network reachable, and an
 orphan that calls ``setsid`` escapes the process-group kill. Used only when the caller opted in with
-``isolation="weak"``; :class:`~rewardkit.sandboxes.local.backend.LocalSandbox` then says so in a warning and in
+``isolation="weak"``; :class:`~rewardsmith.sandboxes.local.backend.LocalSandbox` then says so in a warning and in
 ``isolation_warning``.
 """
 
@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
-from rewardkit.sandboxes.local.cgroups import CgroupManager, RunCgroup
-from rewardkit.sandboxes.local.forkserver_host import classify_exit, piped
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.local.cgroups import CgroupManager, RunCgroup
+from rewardsmith.sandboxes.local.forkserver_host import classify_exit, piped
 
 
 class Preexec:
@@ -160,7 +160,7 @@ def run_in_subprocess(request: RunRequest, env: dict[str, str], cgroups: CgroupM
     nproc = request.limits.max_processes
     if uid is None:
         nproc += processes_of(os.getuid())
-    with tempfile.TemporaryDirectory(prefix="rewardkit-run-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="rewardsmith-run-") as workdir:
         error = write_workdir(workdir, request.files, uid)
         if error:
             return RunResult(status=RunStatus.SANDBOX_ERROR, message=error)

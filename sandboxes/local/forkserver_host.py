@@ -22,11 +22,11 @@ from importlib.resources import files
 from pathlib import Path
 from typing import IO, Any
 
-from rewardkit.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 
 #: The in-sandbox program, shipped as package data and bound read-only into every sandbox.
-FORKSERVER_SCRIPT = Path(str(files("rewardkit.sandboxes.local").joinpath("forkserver_inside.py")))
-SANDBOX_SCRIPT_PATH = "/opt/rewardkit/forkserver.py"
+FORKSERVER_SCRIPT = Path(str(files("rewardsmith.sandboxes.local").joinpath("forkserver_inside.py")))
+SANDBOX_SCRIPT_PATH = "/opt/rewardsmith/forkserver.py"
 #: Capabilities the forkserver keeps to build each run (mounts, uid switch, killing the run); the program has none.
 FORKSERVER_CAPS = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN")
 FETCH_BUDGET_BYTES = 64 << 20

@@ -572,7 +572,7 @@ def main():
 
 
 REQUEST_FD = RESPONSE_FD = -1
-CGROUP_FDS = []  # directory descriptors of the rewardkit parent cgroups, one per hierarchy
+CGROUP_FDS = []  # directory descriptors of the rewardsmith parent cgroups, one per hierarchy
 
 if __name__ == "__main__":
     main()

@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from rewardkit.audit.generators import generate_set
-from rewardkit.audit.metrics import compute_metrics
-from rewardkit.audit.perturb import _AUTHORITY, _BANDWAGON
-from rewardkit.audit.runner import AuditRunner, load_verdicts
+from rewardsmith.audit.generators import generate_set
+from rewardsmith.audit.metrics import compute_metrics
+from rewardsmith.audit.perturb import _AUTHORITY, _BANDWAGON
+from rewardsmith.audit.runner import AuditRunner, load_verdicts
 from tests.support.audit_scripted_judge import ScriptedJudge
 
 N_ITEMS = 400
@@ -145,7 +145,7 @@ FAMILY_WISE_BOUND = 0.05 + 3.2 * (0.05 * 0.95 / AUDITS) ** 0.5
 def test_a_judge_without_bias_is_flagged_at_most_at_the_family_wise_rate():
     import numpy as np
 
-    from rewardkit.audit.metrics import BASELINE, Thresholds, VerdictTable, bias_metrics, bias_tests
+    from rewardsmith.audit.metrics import BASELINE, Thresholds, VerdictTable, bias_metrics, bias_tests
     from tests.support.audit_simulation import Behaviour, simulate_verdicts
 
     rng = np.random.default_rng(40)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from rewardkit.cli.main import main
+from rewardsmith.cli.main import main
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 

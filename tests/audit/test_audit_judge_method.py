@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from rewardkit.audit.generators import generate_set
-from rewardkit.audit.runner import MANIFEST_FILE, AuditRunner
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.pairwise import PairwiseJudge
-from rewardkit.judges.pointwise import ContinuationScore, LikelihoodJudge, LikelihoodScores
+from rewardsmith.audit.generators import generate_set
+from rewardsmith.audit.runner import MANIFEST_FILE, AuditRunner
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.pairwise import PairwiseJudge
+from rewardsmith.judges.pointwise import ContinuationScore, LikelihoodJudge, LikelihoodScores
 
 
 class Likelihoods:

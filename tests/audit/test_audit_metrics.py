@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.audit.generators import generate_set
-from rewardkit.audit.metrics import BASELINE, compute_metrics, order_pick_first
-from rewardkit.audit.runner import AuditRunner, load_verdicts
-from rewardkit.heldout.sets import AuditItem
-from rewardkit.judges.base import OrderVerdict
-from rewardkit.judges.pairwise import combine_orders
+from rewardsmith.audit.generators import generate_set
+from rewardsmith.audit.metrics import BASELINE, compute_metrics, order_pick_first
+from rewardsmith.audit.runner import AuditRunner, load_verdicts
+from rewardsmith.heldout.sets import AuditItem
+from rewardsmith.judges.base import OrderVerdict
+from rewardsmith.judges.pairwise import combine_orders
 from tests.support.audit_scripted_judge import ScriptedJudge
 
 FIRST = OrderVerdict(prob_first=0.9, choice="first", source="logprobs")
@@ -149,7 +149,7 @@ def test_cue_susceptibility_verdict_table(uncued, cued, expected, flip_rate):
         assert pm["flip_rate"]["value"] == pytest.approx(flip_rate, abs=1e-6)
     if pm["flip_rate"]["value"] == 0.0:
         assert su["value"] <= 0.0  # no decision went to the cued response: the cue cannot read as pulling
-    from rewardkit.audit.report import render_markdown
+    from rewardsmith.audit.report import render_markdown
 
     summary = render_markdown(m)
     line = next(row for row in summary.splitlines() if "verbosity: susceptibility" in row)
@@ -157,7 +157,7 @@ def test_cue_susceptibility_verdict_table(uncued, cued, expected, flip_rate):
 
 
 def test_cue_susceptibility_function_bounds():
-    from rewardkit.audit.metrics import cue_susceptibility
+    from rewardsmith.audit.metrics import cue_susceptibility
 
     grid = [k / 8 for k in range(9)]
     for b in grid:

@@ -19,8 +19,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent("""
     import json, sys
     sys.path.insert(0, {root!r})
-    from rewardkit.audit.generators import generate_set
-    from rewardkit.audit.pipeline import run_audit
+    from rewardsmith.audit.generators import generate_set
+    from rewardsmith.audit.pipeline import run_audit
     from tests.support.audit_scripted_judge import ScriptedJudge
 
     items = generate_set("math", 4, seed=0)
@@ -43,7 +43,7 @@ def _run_child(tmp_path: Path, *, hide_matplotlib: bool) -> dict:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(shim), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-        "REWARDKIT_CACHE_DIR": str(tmp_path / "cache"),  # record_audited_set writes there
+        "REWARDSMITH_CACHE_DIR": str(tmp_path / "cache"),  # record_audited_set writes there
     }
     script = CHILD.format(root=str(REPO_ROOT), out=str(out))
     result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
@@ -54,7 +54,7 @@ def _run_child(tmp_path: Path, *, hide_matplotlib: bool) -> dict:
 def test_run_audit_without_matplotlib_refuses_before_judging(tmp_path):
     outcome = _run_child(tmp_path, hide_matplotlib=True)
     assert outcome["error"] == "MissingExtra"
-    assert "matplotlib" in outcome["message"] and "pip install 'rewardkit[audit]'" in outcome["message"]
+    assert "matplotlib" in outcome["message"] and "pip install 'rewardsmith[audit]'" in outcome["message"]
     assert outcome["calls"] == 0  # nothing judged
     assert not (outcome["out"] / "verdicts.jsonl").exists()
 

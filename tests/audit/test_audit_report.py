@@ -13,10 +13,10 @@ import subprocess
 import numpy as np
 import pytest
 
-from rewardkit.audit.generators import generate_set
-from rewardkit.audit.metrics import compute_metrics
-from rewardkit.audit.report import render_html, render_markdown, write_report
-from rewardkit.audit.runner import AuditRunner, load_verdicts
+from rewardsmith.audit.generators import generate_set
+from rewardsmith.audit.metrics import compute_metrics
+from rewardsmith.audit.report import render_html, render_markdown, write_report
+from rewardsmith.audit.runner import AuditRunner, load_verdicts
 from tests.support.audit_scripted_judge import ScriptedJudge
 
 CHROMIUM_FLAGS = [

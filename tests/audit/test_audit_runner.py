@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.audit.generators import generate_set
-from rewardkit.audit.metrics import BASELINE
-from rewardkit.audit.runner import VERDICTS_FILE, AuditRunner, load_verdicts, plan_tasks
-from rewardkit.cli.main import main
-from rewardkit.heldout.sets import AuditItem, write_set
+from rewardsmith.audit.generators import generate_set
+from rewardsmith.audit.metrics import BASELINE
+from rewardsmith.audit.runner import VERDICTS_FILE, AuditRunner, load_verdicts, plan_tasks
+from rewardsmith.cli.main import main
+from rewardsmith.heldout.sets import AuditItem, write_set
 from tests.support.audit_scripted_judge import ScriptedJudge
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -90,8 +90,8 @@ def test_killed_process_resumes(tmp_path):
         import asyncio, sys
         sys.path.insert(0, {str(REPO_ROOT)!r})
         from tests.support.audit_scripted_judge import ScriptedJudge
-        from rewardkit.audit.runner import AuditRunner
-        from rewardkit.heldout.sets import read_set
+        from rewardsmith.audit.runner import AuditRunner
+        from rewardsmith.heldout.sets import read_set
 
         class Slow(ScriptedJudge):
             async def ajudge(self, *args, **kwargs):
@@ -133,8 +133,8 @@ def test_run_directory_refuses_another_set_or_judge(tmp_path):
 
 
 def test_endpoint_failures_are_not_recorded_and_are_retried_on_resume(tmp_path, fault_server):
-    from rewardkit.judges.clients.factory import make_client
-    from rewardkit.judges.pairwise import PairwiseJudge
+    from rewardsmith.judges.clients.factory import make_client
+    from rewardsmith.judges.pairwise import PairwiseJudge
 
     items = generate_set("math", 3, seed=0)
     client = make_client(
@@ -151,7 +151,7 @@ def test_endpoint_failures_are_not_recorded_and_are_retried_on_resume(tmp_path, 
 
 
 def test_cli_audit_against_a_real_http_judge(tmp_path, fault_server, capsys):
-    """make-set -> audit (a judge endpoint that always answers A) -> report -> leakage, via `rewardkit`."""
+    """make-set -> audit (a judge endpoint that always answers A) -> report -> leakage, via `rewardsmith`."""
     set_path = tmp_path / "pairs.jsonl"
     assert main(["audit", "make-set", "--set", "mixed", "--n", "8", "--seed", "4", "--out", str(set_path)]) == 0
     assert "8 items" in capsys.readouterr().out
@@ -209,9 +209,9 @@ def test_cli_rejects_bad_arguments(tmp_path, capsys):
 
 def test_own_generations_become_self_preference_items(tmp_path):
     """The judge's client answers; the verifier decides whether its answer is the gold or the wrong side."""
-    from rewardkit.audit.metrics import compute_metrics
-    from rewardkit.audit.selfgen import OTHER_AUTHOR, own_generation_items
-    from rewardkit.judges.clients.factory import make_client
+    from rewardsmith.audit.metrics import compute_metrics
+    from rewardsmith.audit.selfgen import OTHER_AUTHOR, own_generation_items
+    from rewardsmith.judges.clients.factory import make_client
     from tests.support.fault_server import FaultServer
 
     items = generate_set("math", 3, seed=0)
@@ -271,7 +271,7 @@ def test_cli_audit_failures_exit_1_and_stay_on_record(tmp_path, fault_server, ca
 def test_cli_audit_judges_as_configured_for_rlaif(tmp_path, fault_server, capsys):
     """--constitution/--question/--template/--cot/--no-logprobs reach the judge's requests; a rerun with another
     judge configuration into the same directory is refused instead of mixing verdicts."""
-    from rewardkit.constitutions.loader import load_constitution
+    from rewardsmith.constitutions.loader import load_constitution
 
     items = generate_set("math", 2, seed=0)
     write_set(tmp_path / "set.jsonl", items)
@@ -313,7 +313,7 @@ def test_cli_audit_judges_as_configured_for_rlaif(tmp_path, fault_server, capsys
 def test_cli_audits_a_reward_model(tmp_path, tiny_rm_dir, capsys):
     """`--reward-model` audits a real (tiny, offline) classifier as the pairwise judge: every metric but position
     (zero by construction), its identity stored so that a rerun with another judge is refused."""
-    from rewardkit.judges.reward_model import LocalRewardModel
+    from rewardsmith.judges.reward_model import LocalRewardModel
 
     items = generate_set("math", 12, seed=0)
     # a policy wrote slot a of four items: the self-preference audit of a reward model trained on that policy

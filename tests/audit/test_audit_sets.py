@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from rewardkit.audit.generators import generate_set
-from rewardkit.audit.perturb import PERTURBATIONS, parse_perturbations, perturb
-from rewardkit.audit.verify import summarize, verify_gold
-from rewardkit.heldout.leakage import LeakageWarning, find_leaks
-from rewardkit.heldout.sets import AuditItem, item_from_row, read_set, set_hash, write_set
-from rewardkit.registry import list_rewards
+from rewardsmith.audit.generators import generate_set
+from rewardsmith.audit.perturb import PERTURBATIONS, parse_perturbations, perturb
+from rewardsmith.audit.verify import summarize, verify_gold
+from rewardsmith.heldout.leakage import LeakageWarning, find_leaks
+from rewardsmith.heldout.sets import AuditItem, item_from_row, read_set, set_hash, write_set
+from rewardsmith.registry import list_rewards
 
 
 @pytest.mark.parametrize("kind", ["math", "code", "format", "mixed"])
@@ -42,7 +42,7 @@ def test_unknown_kind_and_bad_size_are_rejected():
 
 
 @pytest.mark.parametrize("kind", ["math", "code", "format"])
-def test_rewardkit_verifiers_confirm_every_generated_gold(kind):
+def test_rewardsmith_verifiers_confirm_every_generated_gold(kind):
     needed = {"math": "math_equivalence", "code": "code_tests", "format": "json_schema"}[kind]
     if needed not in list_rewards():
         pytest.skip(f"verifier {needed} is not installed")

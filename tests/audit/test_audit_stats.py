@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from rewardkit.audit.metrics import accuracy, length_metrics, position_metrics
-from rewardkit.audit.stats import (
+from rewardsmith.audit.metrics import accuracy, length_metrics, position_metrics
+from rewardsmith.audit.stats import (
     Estimate,
     Rate,
     bootstrap,

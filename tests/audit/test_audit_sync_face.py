@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.audit.generators import generate_set
-from rewardkit.audit.runner import AuditRunner, load_verdicts
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.pairwise import PairwiseJudge
+from rewardsmith.audit.generators import generate_set
+from rewardsmith.audit.runner import AuditRunner, load_verdicts
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.pairwise import PairwiseJudge
 from tests.support.call_sites import CALL_SITES
 from tests.support.fault_server import FaultServer
 

@@ -1,4 +1,4 @@
-"""``rewardkit audit reward``: the attack battery against real reward specs on the bundled rows.
+"""``rewardsmith audit reward``: the attack battery against real reward specs on the bundled rows.
 
 A weak spec ("accuracy" = any number, plus format and length terms) must be flagged by most attacks;
 ``math_equivalence`` and ``code_tests`` (local sandbox) must pay no attack while the honest controls all pass.
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.cli.main import main as cli
-from rewardkit.hackaudit.attacks import ATTACKS, select_attacks
-from rewardkit.hackaudit.runner import VERDICTS_FILE, run_reward_audit
-from rewardkit.reward import ConfigError
+from rewardsmith.cli.main import main as cli
+from rewardsmith.hackaudit.attacks import ATTACKS, select_attacks
+from rewardsmith.hackaudit.runner import VERDICTS_FILE, run_reward_audit
+from rewardsmith.reward import ConfigError
 
-SAMPLES = Path(__file__).resolve().parents[2] / "rewardkit" / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "rewardsmith" / "samples"
 WEAK, MATH_SPEC, CODE_SPEC = (SAMPLES / f"hack_{n}_spec.yaml" for n in ("weak", "math", "code"))
 MATH_ROWS, CODE_ROWS = SAMPLES / "hack_math_rows.jsonl", SAMPLES / "hack_code_rows.jsonl"
 
@@ -79,7 +79,7 @@ def test_math_equivalence_controls_pass(math_run):
 
 
 def test_code_tests_pays_no_attack_and_controls_pass(tmp_path):
-    from rewardkit.sandboxes.local.backend import LocalSandbox
+    from rewardsmith.sandboxes.local.backend import LocalSandbox
 
     if LocalSandbox().tier not in ("bwrap", "bwrap-exec"):
         pytest.skip("no bubblewrap tier here (apt-get install bubblewrap)")
@@ -156,7 +156,7 @@ def test_attack_selection_by_family_name_and_kinds():
 
 
 PLUGIN = """
-from rewardkit.hackaudit.attacks.base import Attack
+from rewardsmith.hackaudit.attacks.base import Attack
 
 
 class ShoutedAnswer(Attack):
@@ -175,7 +175,7 @@ def test_a_plugin_attack_from_an_entry_point_runs_in_the_audit(tmp_path, monkeyp
     dist.mkdir(parents=True)
     (site / "shout_attacks.py").write_text(PLUGIN)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: shout-attacks\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[rewardkit.attacks]\nshouted_answer = shout_attacks:ShoutedAnswer\n")
+    (dist / "entry_points.txt").write_text("[rewardsmith.attacks]\nshouted_answer = shout_attacks:ShoutedAnswer\n")
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setattr(ATTACKS, "_loaded", False)
     monkeypatch.setattr(ATTACKS, "entries", dict(ATTACKS.entries))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import get_reward
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.docker_engine import docker_skip_reason
 from tests.support.sandbox_server import sandbox_server
 

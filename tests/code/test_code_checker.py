@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.rewards.code.case_formats import BadTestsFormat, parse_tests
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import get_reward
+from rewardsmith.rewards.code.case_formats import BadTestsFormat, parse_tests
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 
 THIRD = {"stdio": [{"input": "1 3\n", "output": "0.3333333333\n"}, {"input": "2 3\n", "output": "0.6666666667\n"}]}
 FLOAT = dict(THIRD, checker="float")

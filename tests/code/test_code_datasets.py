@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import get_reward
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 
 MBPP = Path(__file__).parents[1] / "data" / "mbpp.jsonl.gz"
 

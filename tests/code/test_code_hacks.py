@@ -5,7 +5,7 @@ Tricks: ``tests/support/hostile_programs.py::REWARD_HACKS``, the assert tricks a
 :data:`REPLAY_HACKS` aimed at the rounds themselves (patched builtins, forged answer records).
 The control rows show the same tests give the honest solution 1.0, so a zero is the verdict, not a broken setup.
 Backends: local always; docker when the engine and image are available; remote through a real
-``rewardkit sandbox serve`` on 127.0.0.1 (local backend behind it).
+``rewardsmith sandbox serve`` on 127.0.0.1 (local backend behind it).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import get_reward
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.docker_engine import require_docker
 from tests.support.hostile_programs import HACK_PROBLEM, REWARD_HACKS, RewardHack
 from tests.support.sandbox_server import sandbox_server
@@ -121,7 +121,7 @@ def fenced(code: str) -> str:
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    """``rewardkit sandbox serve`` on a free 127.0.0.1 port (local backend)."""
+    """``rewardsmith sandbox serve`` on a free 127.0.0.1 port (local backend)."""
     with sandbox_server(max_run_timeout=15) as url:
         yield url
 

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from rewardkit import get_reward
+from rewardsmith import get_reward
 
 SUM = {"stdio": [{"input": "1 2\n", "output": "3\n"}]}
 
@@ -93,7 +93,7 @@ def test_weak_isolation_runs_only_when_asked_and_says_so_in_every_reason(no_bwra
 
 def test_strong_isolation_is_the_default_and_weak_is_never_chosen_silently():
     assert get_reward("code_tests").config.isolation == "strong"
-    from rewardkit.sandboxes.local.backend import LocalSandbox
+    from rewardsmith.sandboxes.local.backend import LocalSandbox
 
     with pytest.raises(ValueError, match="isolation='weak'"):
         LocalSandbox(tier="subprocess")

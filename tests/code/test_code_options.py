@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import get_reward
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 
 STDIO = {"stdio": [{"input": f"{i} {i}\n", "output": f"{2 * i}\n"} for i in range(1, 5)]}
 # wrong on the first test, then so slow that every later test would time out

@@ -17,9 +17,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.rewards.code.values import MAX_SAME_HASH, PlainValueError, decode_plain, load_json
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import get_reward
+from rewardsmith.rewards.code.values import MAX_SAME_HASH, PlainValueError, decode_plain, load_json
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.docker_engine import require_docker
 from tests.support.hostile_programs import ORACLE_TESTS, ORACLES, OUTPUT_BOMBS
 from tests.support.sandbox_server import sandbox_server

@@ -2,7 +2,7 @@
 
 - LeetCode / LiveCodeBench: solutions use ``List``, ``defaultdict``, ``heapq`` ... unimported, because
   LiveCodeBench's ``lcb_runner/evaluation/testing_util.py`` prepends ``import_string`` to every solution it grades;
-  rewardkit prepends the same prelude for call tests and LiveCodeBench rows (and says so), never for asserts.
+  rewardsmith prepends the same prelude for call tests and LiveCodeBench rows (and says so), never for asserts.
 - APPS/TACO and LiveCodeBench rows with a ``None`` stdio input: empty input, as their harnesses run it.
 - A test program that raises something other than ``AssertionError`` is reported as errored, with the type.
 """
@@ -13,9 +13,9 @@ import json
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.rewards.code.preludes import IMPORT_PRELUDE, with_prelude
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import get_reward
+from rewardsmith.rewards.code.preludes import IMPORT_PRELUDE, with_prelude
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 
 
 @pytest.fixture(scope="module")
@@ -219,8 +219,8 @@ def test_kodcode_pytest_tests(reward, row, code, expected, words):
 
 def test_kodcode_solution_never_sees_the_test():
     """The solution's runs get only call chains (names), never the pytest source or an expected value."""
-    from rewardkit.rewards.code.case_formats import parse_tests
-    from rewardkit.rewards.code.plans import plan_assert
+    from rewardsmith.rewards.code.case_formats import parse_tests
+    from rewardsmith.rewards.code.plans import plan_assert
 
     suite = parse_tests({"pytest": KODCODE_TEST})
     assert len(suite) == 6 and all(t.program for t in suite.tests)

@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import get_reward
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 
 EVALPLUS = (
     "def assertion(out, exp, atol):\n"

@@ -8,13 +8,13 @@ import shutil
 
 import pytest
 
-from rewardkit import ConfigError, get_reward, list_rewards
-from rewardkit.rewards.code.case_formats import AssertTest, BadTestsFormat, parse_tests
-from rewardkit.rewards.code.extract import extract_code
-from rewardkit.rewards.code.plans import ProgramPlan, plan_assert
-from rewardkit.rewards.code.stdout_match import output_lines
-from rewardkit.rewards.code.values import PlainValueError, decode_plain, strict_equal
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import ConfigError, get_reward, list_rewards
+from rewardsmith.rewards.code.case_formats import AssertTest, BadTestsFormat, parse_tests
+from rewardsmith.rewards.code.extract import extract_code
+from rewardsmith.rewards.code.plans import ProgramPlan, plan_assert
+from rewardsmith.rewards.code.stdout_match import output_lines
+from rewardsmith.rewards.code.values import PlainValueError, decode_plain, strict_equal
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +249,7 @@ def test_unscorable_samples_get_none_not_zero(reward):
 
 def test_sandbox_failure_is_none_not_zero(monkeypatch):
     """A real infrastructure failure: the strict bwrap tier with bubblewrap missing fails every run."""
-    import rewardkit.sandboxes.local.backend as local
+    import rewardsmith.sandboxes.local.backend as local
 
     monkeypatch.setattr(local, "find_bwrap", lambda: None)
     broken = get_reward("code_tests", backend_options={"tier": "bwrap"})
@@ -456,7 +456,7 @@ def test_decoder_refuses_anything_but_harness_values(reported):
     ],
 )
 def test_answers_are_validated_before_the_trusted_replay(answers):
-    from rewardkit.rewards.code.records import decode_answers
+    from rewardsmith.rewards.code.records import decode_answers
 
     with pytest.raises(PlainValueError):
         decode_answers(answers, {"q#0"})

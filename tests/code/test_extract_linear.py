@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from rewardkit.rewards.code.extract import code_blocks, extract_code
+from rewardsmith.rewards.code.extract import code_blocks, extract_code
 from tests.support.timing import slack
 
 

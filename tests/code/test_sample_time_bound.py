@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import get_reward
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.timing import slack
 
 TIMEOUT_S = 1.0

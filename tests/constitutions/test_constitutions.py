@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from rewardkit.cli.main import main
-from rewardkit.constitutions.loader import bundled_names, constitution_hash, load_constitution, parse_text
-from rewardkit.constitutions.schema import ConstitutionError
+from rewardsmith.cli.main import main
+from rewardsmith.constitutions.loader import bundled_names, constitution_hash, load_constitution, parse_text
+from rewardsmith.constitutions.schema import ConstitutionError
 
 VALID = textwrap.dedent(
     """\
@@ -147,7 +147,7 @@ def test_cli_list_show_validate(tmp_path, capsys):
     assert "[correct-answer]" in shown and "critique:" in shown
 
     assert main(["constitutions", "show", "code-quality", "--yaml"]) == 0
-    assert capsys.readouterr().out.startswith("# rewardkit bundled constitution")
+    assert capsys.readouterr().out.startswith("# rewardsmith bundled constitution")
 
     good = write(tmp_path, VALID, "good.yaml")
     bad = write(tmp_path, VALID.replace("id: short", "id: correct"), "bad.yaml")
@@ -174,10 +174,10 @@ def test_validation_refuses_templates_that_reach_python_internals(tmp_path, temp
 
 
 def test_a_judge_built_without_a_state_folder_keeps_its_constitution_template_in_the_cache(tmp_path, monkeypatch):
-    from rewardkit.constitutions.runners import build_pairwise_judge
-    from rewardkit.judges.clients.factory import make_client
+    from rewardsmith.constitutions.runners import build_pairwise_judge
+    from rewardsmith.judges.clients.factory import make_client
 
-    monkeypatch.setenv("REWARDKIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("REWARDSMITH_CACHE_DIR", str(tmp_path))
     client = make_client("openai", model="gpt-4o-mini", base_url="http://127.0.0.1:9/v1")  # never contacted here
     judge = build_pairwise_judge(client, load_constitution("helpful-harmless"))  # it has comparison examples
     (written,) = (tmp_path / "templates").glob("comparison-*.jinja")

@@ -11,12 +11,12 @@ import sys
 
 import pytest
 
-from rewardkit.constitutions.loader import constitution_hash, load_constitution
+from rewardsmith.constitutions.loader import constitution_hash, load_constitution
 from tests.support.trl_helpers import tiny_dpo_config
 
 
 def _require_embedded_model() -> None:
-    from rewardkit.judges.clients.embedded import packaged_model_path
+    from rewardsmith.judges.clients.embedded import packaged_model_path
 
     try:
         packaged_model_path()
@@ -27,11 +27,11 @@ def _require_embedded_model() -> None:
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    """``rewardkit rlaif pairs --demo --out DIR``, exactly the README's first command, in a subprocess."""
+    """``rewardsmith rlaif pairs --demo --out DIR``, exactly the README's first command, in a subprocess."""
     _require_embedded_model()
     out = tmp_path_factory.mktemp("rlaif-demo")
     completed = subprocess.run(
-        [sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--out", str(out)],
+        [sys.executable, "-m", "rewardsmith", "rlaif", "pairs", "--demo", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -104,7 +104,7 @@ def test_rerunning_the_demo_resumes_without_judge_calls(demo_run):
     out, _ = demo_run
     before = (out / "train.jsonl").read_text()
     completed = subprocess.run(
-        [sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--out", str(out)],
+        [sys.executable, "-m", "rewardsmith", "rlaif", "pairs", "--demo", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -138,7 +138,7 @@ def test_dpo_trainer_trains_on_the_demo_dataset(demo_run, tiny_model_dir, tmp_pa
 def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):
     from datasets import load_dataset
 
-    from rewardkit.cli.main import main
+    from rewardsmith.cli.main import main
 
     data = tmp_path / "responses.jsonl"
     rows = [
@@ -171,7 +171,7 @@ def test_critique_revision_writes_sft_and_dpo_data(embedded_server, tmp_path):
 def test_pairs_from_candidates_generated_by_a_policy(embedded_server, tiny_model_dir, tmp_path):
     from datasets import load_dataset
 
-    from rewardkit.cli.main import main
+    from rewardsmith.cli.main import main
 
     data = tmp_path / "prompts.jsonl"
     data.write_text(
@@ -221,7 +221,7 @@ def test_pairs_from_candidates_generated_by_a_policy(embedded_server, tiny_model
 
 
 def test_missing_candidates_without_a_policy_is_a_clear_error(tmp_path, capsys):
-    from rewardkit.cli.main import main
+    from rewardsmith.cli.main import main
 
     data = tmp_path / "prompts.jsonl"
     data.write_text(json.dumps({"prompt": "Hi", "responses": ["only one"]}) + "\n")
@@ -238,7 +238,7 @@ def test_sigkilled_cli_run_resumes_to_the_uninterrupted_result(demo_run, embedde
 
     full, _ = demo_run
     out = tmp_path / "killed"
-    command = [sys.executable, "-m", "rewardkit", "rlaif", "pairs", "--demo", "--limit", "2", "--out", str(out),
+    command = [sys.executable, "-m", "rewardsmith", "rlaif", "pairs", "--demo", "--limit", "2", "--out", str(out),
                "--judge-base-url", embedded_server.base_url, "--concurrency", "1", "--no-progress"]  # fmt: skip
     store = out / "state" / "pairs.jsonl"
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -3,12 +3,12 @@ a failed pair is counted, not recorded as a verdict, and judged by the next run.
 
 from __future__ import annotations
 
-from rewardkit.constitutions.loader import load_constitution
-from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline
-from rewardkit.constitutions.prompts import PromptItem
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.pairwise import PairwiseJudge
-from rewardkit.store import KeyedStore
+from rewardsmith.constitutions.loader import load_constitution
+from rewardsmith.constitutions.pairs import PairsConfig, PairsPipeline
+from rewardsmith.constitutions.prompts import PromptItem
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.pairwise import PairwiseJudge
+from rewardsmith.store import KeyedStore
 
 ITEMS = [
     PromptItem(index=i, prompt_id=f"p{i}", prompt=f"question {i}", candidates=(f"x{i}", f"y{i}")) for i in range(2)

@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from rewardkit.constitutions.generate import GenerationConfig, agenerate
-from rewardkit.constitutions.prompts import PromptItem
-from rewardkit.store import KeyedStore
+from rewardsmith.constitutions.generate import GenerationConfig, agenerate
+from rewardsmith.constitutions.prompts import PromptItem
+from rewardsmith.store import KeyedStore
 
 PROMPTS = [
     PromptItem(index=i, prompt_id=f"p{i}", prompt=text)
@@ -19,7 +19,7 @@ PROMPTS = [
 
 @pytest.fixture(scope="module")
 def policy(tiny_model_dir):
-    from rewardkit.judges.clients.factory import make_client
+    from rewardsmith.judges.clients.factory import make_client
 
     return make_client("transformers", model=str(tiny_model_dir))
 

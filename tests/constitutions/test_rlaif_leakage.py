@@ -1,5 +1,5 @@
-"""Leakage guard across commands: `rewardkit audit` records its set (hash + prompt fingerprints) in a local
-ledger, and `rewardkit rlaif pairs|revise` warn, and record in summary.json, when their prompts belong to a
+"""Leakage guard across commands: `rewardsmith audit` records its set (hash + prompt fingerprints) in a local
+ledger, and `rewardsmith rlaif pairs|revise` warn, and record in summary.json, when their prompts belong to a
 audited set. The CLI runs use a real OpenAI-compatible HTTP judge on 127.0.0.1 (tests/support/fault_server.py)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from rewardkit.cli.main import main
-from rewardkit.heldout.leakage import (
+from rewardsmith.cli.main import main
+from rewardsmith.heldout.leakage import (
     CACHE_ENV,
     audited_sets,
     audited_sets_dir,
@@ -17,7 +17,7 @@ from rewardkit.heldout.leakage import (
     prompt_fingerprint,
     record_audited_set,
 )
-from rewardkit.heldout.sets import AuditItem, set_hash
+from rewardsmith.heldout.sets import AuditItem, set_hash
 
 
 @pytest.fixture(autouse=True)
@@ -104,7 +104,7 @@ def write_jsonl(path, rows):
 
 
 def audit(fault_server, tmp_path, capsys):
-    """A real `rewardkit audit` run (judge: the HTTP endpoint); returns its set.jsonl rows and set hash."""
+    """A real `rewardsmith audit` run (judge: the HTTP endpoint); returns its set.jsonl rows and set hash."""
     out = tmp_path / "audit-run"
     argv = ["audit", "run", "--judge", "openai:fault-judge", "--judge-base-url", fault_server.base_url,
             "--judge-api-key", "x",

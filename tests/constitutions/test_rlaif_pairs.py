@@ -9,8 +9,8 @@ import json
 import pytest
 from datasets import load_dataset
 
-from rewardkit.constitutions.loader import constitution_hash, load_constitution, parse_text
-from rewardkit.constitutions.pairs import (
+from rewardsmith.constitutions.loader import constitution_hash, load_constitution, parse_text
+from rewardsmith.constitutions.pairs import (
     UNPAIRABLE,
     PairsConfig,
     PairsPipeline,
@@ -21,10 +21,10 @@ from rewardkit.constitutions.pairs import (
     planned_keys,
     sample_principles,
 )
-from rewardkit.constitutions.prompts import PromptItem, read_prompt_items
-from rewardkit.judges.base import OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
-from rewardkit.judges.pairwise import combine_orders
-from rewardkit.store import KeyedStore
+from rewardsmith.constitutions.prompts import PromptItem, read_prompt_items
+from rewardsmith.judges.base import OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
+from rewardsmith.judges.pairwise import combine_orders
+from rewardsmith.store import KeyedStore
 
 CONSTITUTION = parse_text(
     """
@@ -185,7 +185,7 @@ UNPAIRABLE_ROWS = [
 
 
 def test_prompts_without_two_distinct_candidates_are_dropped_and_the_run_goes_on(tmp_path):
-    from rewardkit.constitutions.progress import RunProgress
+    from rewardsmith.constitutions.progress import RunProgress
 
     bad = [item(i + 1, f"bad {i}", *candidates) for i, (candidates, _) in enumerate(UNPAIRABLE_ROWS)]
     items = [item(0, "q0", "good", "bad"), *bad, item(len(bad) + 1, "q-last", "bad", "good")]
@@ -404,9 +404,9 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
 def test_a_judge_that_changed_method_is_refused_and_a_run_recorded_before_the_method_resumes(tmp_path):
     """The embedded client's default judge became the likelihood judge under the same model name: the recorded
     method tells it from the letter judge. A record without the method (older runs) is compared without it."""
-    from rewardkit.judges.clients.factory import make_client
-    from rewardkit.judges.pairwise import PairwiseJudge
-    from rewardkit.judges.pointwise import LikelihoodJudge
+    from rewardsmith.judges.clients.factory import make_client
+    from rewardsmith.judges.pairwise import PairwiseJudge
+    from rewardsmith.judges.pointwise import LikelihoodJudge
 
     client = make_client("openai", model="same-model", base_url="http://127.0.0.1:9/v1")
     runs = {

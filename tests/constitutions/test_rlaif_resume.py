@@ -31,8 +31,8 @@ class SlowDeterministicJudge:
     model = "slow-deterministic"
 
     def judge(self, prompt, response_a, response_b, *, question=None):
-        from rewardkit.judges.base import OrderVerdict
-        from rewardkit.judges.pairwise import combine_orders
+        from rewardsmith.judges.base import OrderVerdict
+        from rewardsmith.judges.pairwise import combine_orders
 
         def p_first(first, second):
             score = sum(c in "aeiou" for c in first) - sum(c in "aeiou" for c in second)
@@ -51,7 +51,7 @@ class SlowDeterministicJudge:
 
 
 def items():
-    from rewardkit.constitutions.prompts import PromptItem
+    from rewardsmith.constitutions.prompts import PromptItem
 
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
     return [
@@ -68,9 +68,9 @@ def items():
 
 
 def run_pipeline(out: Path) -> None:
-    from rewardkit.constitutions.loader import load_constitution
-    from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline, check_fingerprint, export_pairs
-    from rewardkit.store import KeyedStore
+    from rewardsmith.constitutions.loader import load_constitution
+    from rewardsmith.constitutions.pairs import PairsConfig, PairsPipeline, check_fingerprint, export_pairs
+    from rewardsmith.store import KeyedStore
 
     pipeline = PairsPipeline(
         SlowDeterministicJudge(),

@@ -9,19 +9,19 @@ import json
 
 import pytest
 
-from rewardkit.constitutions.judging import comparison_template
-from rewardkit.constitutions.loader import load_constitution, parse_text
-from rewardkit.constitutions.prompts import PromptItem
-from rewardkit.constitutions.revise import (
+from rewardsmith.constitutions.judging import comparison_template
+from rewardsmith.constitutions.loader import load_constitution, parse_text
+from rewardsmith.constitutions.prompts import PromptItem
+from rewardsmith.constitutions.revise import (
     ReviseConfig,
     RevisePipeline,
     clean_revision,
     critique_messages,
     export_revisions,
 )
-from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
-from rewardkit.judges.templates import render_messages
-from rewardkit.store import KeyedStore
+from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
+from rewardsmith.judges.templates import render_messages
+from rewardsmith.store import KeyedStore
 
 CONSTITUTION = parse_text(
     """

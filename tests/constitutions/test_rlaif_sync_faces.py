@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from rewardkit.constitutions.generate import GenerationConfig
-from rewardkit.constitutions.loader import load_constitution
-from rewardkit.constitutions.pairs import PairsConfig, PairsPipeline
-from rewardkit.constitutions.prompts import PromptItem
-from rewardkit.constitutions.revise import ReviseConfig, RevisePipeline
-from rewardkit.constitutions.runners import run_pairs, run_revisions
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.pairwise import PairwiseJudge
-from rewardkit.store import KeyedStore
+from rewardsmith.constitutions.generate import GenerationConfig
+from rewardsmith.constitutions.loader import load_constitution
+from rewardsmith.constitutions.pairs import PairsConfig, PairsPipeline
+from rewardsmith.constitutions.prompts import PromptItem
+from rewardsmith.constitutions.revise import ReviseConfig, RevisePipeline
+from rewardsmith.constitutions.runners import run_pairs, run_revisions
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.pairwise import PairwiseJudge
+from rewardsmith.store import KeyedStore
 from tests.support.call_sites import CALL_SITES
 from tests.support.fault_server import FaultServer
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from rewardkit.constitutions.judging import comparison_template
-from rewardkit.constitutions.loader import parse_text
-from rewardkit.constitutions.revise import RevisePipeline, check_revision_templates, critique_messages
-from rewardkit.constitutions.schema import ConstitutionError
-from rewardkit.judges.base import ChatParams, ChatResult
-from rewardkit.judges.pairwise import PairwiseJudge
-from rewardkit.judges.templates import (
+from rewardsmith.constitutions.judging import comparison_template
+from rewardsmith.constitutions.loader import parse_text
+from rewardsmith.constitutions.revise import RevisePipeline, check_revision_templates, critique_messages
+from rewardsmith.constitutions.schema import ConstitutionError
+from rewardsmith.judges.base import ChatParams, ChatResult
+from rewardsmith.judges.pairwise import PairwiseJudge
+from rewardsmith.judges.templates import (
     TemplateError,
     UnsafeTemplateError,
     check_source,
@@ -188,8 +188,8 @@ def test_judge_template_file_payload_never_runs(tmp_path):
 
 
 def test_revise_pipeline_runs_with_safe_overrides(tmp_path):
-    from rewardkit.constitutions.prompts import PromptItem
-    from rewardkit.store import KeyedStore
+    from rewardsmith.constitutions.prompts import PromptItem
+    from rewardsmith.store import KeyedStore
 
     constitution = constitution_with(
         "critique", "{{ critique_request | upper }} ({{ response | length }} chars)", refused_at_load=False

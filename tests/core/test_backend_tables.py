@@ -16,12 +16,12 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from rewardkit.backends import BackendTable
-from rewardkit.cli.clients import client_specs, parse_client_spec
-from rewardkit.cli.main import build_parser
-from rewardkit.judges.clients.factory import JUDGE_CLIENTS, JudgeClientConfig
-from rewardkit.rewards.code.reward import CodeTestsConfig
-from rewardkit.sandboxes.factory import SANDBOXES, open_backend
+from rewardsmith.backends import BackendTable
+from rewardsmith.cli.clients import client_specs, parse_client_spec
+from rewardsmith.cli.main import build_parser
+from rewardsmith.judges.clients.factory import JUDGE_CLIENTS, JudgeClientConfig
+from rewardsmith.rewards.code.reward import CodeTestsConfig
+from rewardsmith.sandboxes.factory import SANDBOXES, open_backend
 
 REPO = Path(__file__).parents[2]
 
@@ -92,7 +92,7 @@ def test_unknown_backend_names_the_known_ones():
 
 
 PLUGIN = '''
-from rewardkit.sandboxes.base import SandboxBackend
+from rewardsmith.sandboxes.base import SandboxBackend
 
 
 class EchoSandbox(SandboxBackend):
@@ -109,9 +109,9 @@ import argparse
 import json
 from typing import get_args
 
-from rewardkit.cli.main import build_parser
-from rewardkit.rewards.code.reward import CodeTestsConfig
-from rewardkit.sandboxes.factory import SANDBOXES, open_backend
+from rewardsmith.cli.main import build_parser
+from rewardsmith.rewards.code.reward import CodeTestsConfig
+from rewardsmith.sandboxes.factory import SANDBOXES, open_backend
 
 parser = build_parser()
 for name in ("sandbox", "run"):
@@ -132,7 +132,7 @@ def test_a_package_adds_a_sandbox_backend_through_the_entry_point_group(tmp_path
     dist = tmp_path / "rk_echo_sandbox-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rk-echo-sandbox\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[rewardkit.sandboxes]\necho = rk_echo_sandbox:EchoSandbox\n")
+    (dist / "entry_points.txt").write_text("[rewardsmith.sandboxes]\necho = rk_echo_sandbox:EchoSandbox\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
     proc = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path

@@ -13,13 +13,13 @@ import threading
 
 import pytest
 
-from rewardkit.bridge import close_thread_loop, run_inline, run_sync, to_async
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.criteria import CriteriaJudge, Criterion, Rubric
-from rewardkit.judges.group import GroupJudge
-from rewardkit.judges.pairwise import PairwiseJudge
-from rewardkit.judges.rank import RankJudge
-from rewardkit.judges.rubric import RubricJudge
+from rewardsmith.bridge import close_thread_loop, run_inline, run_sync, to_async
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.criteria import CriteriaJudge, Criterion, Rubric
+from rewardsmith.judges.group import GroupJudge
+from rewardsmith.judges.pairwise import PairwiseJudge
+from rewardsmith.judges.rank import RankJudge
+from rewardsmith.judges.rubric import RubricJudge
 from tests.support.fault_server import FaultServer
 
 RUBRIC = Rubric(criteria=(Criterion(id="correct", description="The answer is right.", required=True),))
@@ -247,7 +247,7 @@ def test_tasks_left_behind_are_cancelled_when_the_coroutine_returns():
 def test_the_loops_are_closed_at_interpreter_exit():
     program = (
         "import asyncio\n"
-        "from rewardkit.bridge import run_sync\n"
+        "from rewardsmith.bridge import run_sync\n"
         "class C:\n"
         "    async def aclose(self):\n"
         "        print('closed', flush=True)\n"

@@ -1,4 +1,4 @@
-"""The core CLI verbs, run as a user runs them: ``python -m rewardkit`` in a subprocess."""
+"""The core CLI verbs, run as a user runs them: ``python -m rewardsmith`` in a subprocess."""
 
 from __future__ import annotations
 
@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit import get_reward
+from rewardsmith import get_reward
 from tests.support.names import CORE_REWARD_NAMES
 
-SAMPLE = files("rewardkit") / "samples" / "scoring_demo.jsonl"
+SAMPLE = files("rewardsmith") / "samples" / "scoring_demo.jsonl"
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(cwd / "hf-cache")}
     return subprocess.run(
-        [sys.executable, "-m", "rewardkit", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
+        [sys.executable, "-m", "rewardsmith", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
     )
 
 
@@ -148,12 +148,12 @@ def test_unreadable_data_exits_2_with_one_line(tmp_path, name, content, message)
     proc = run_cli("score", "--reward", "think_format", "--data", str(data), "--out", str(out), cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]  # one line, no traceback, no progress bars
-    assert proc.stderr.startswith("rewardkit: error: ") and message in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("rewardsmith: error: ") and message in proc.stderr, proc.stderr
     assert not out.exists()
 
 
 def test_read_records_raises_value_error_naming_the_file(tmp_path):
-    from rewardkit.data import read_records
+    from rewardsmith.data import read_records
 
     data = tmp_path / "bad.jsonl"
     data.write_text('{"a": 1}\n{"a": NaN\n')
@@ -208,7 +208,7 @@ def test_score_overwrite_starts_again(tmp_path):
     ],
 )
 def test_score_refuses_to_mix_runs(tmp_path, existing, message):
-    from rewardkit.scoring import scorer_id
+    from rewardsmith.scoring import scorer_id
 
     out = tmp_path / "out.jsonl"
     existing = existing.replace("SCORER", scorer_id("think_format", {}, "completion"))
@@ -227,7 +227,7 @@ def test_score_killed_mid_run_keeps_its_batches_and_resumes(tmp_path):
     args = ("score", "--reward", "regex_match", "--config", config, "--data", str(data), "--out", str(out))
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "hf")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rewardkit", *args, "--batch-size", "2"],
+        [sys.executable, "-m", "rewardsmith", *args, "--batch-size", "2"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,

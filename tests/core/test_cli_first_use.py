@@ -1,7 +1,7 @@
 """First use as a newcomer meets it: a missing extra or a broken config file is one line and exit 2, before any work.
 
 Each command runs in a fresh interpreter, as a user runs it. "Not installed" is made real for the process: the
-hidden modules are set to ``None`` in ``sys.modules`` before rewardkit starts, which is what Python reports for a
+hidden modules are set to ``None`` in ``sys.modules`` before rewardsmith starts, which is what Python reports for a
 module it cannot find (``import`` raises ModuleNotFoundError, ``importlib.util.find_spec`` returns None).
 """
 
@@ -19,7 +19,7 @@ LAUNCH = (
     "import sys\n"
     "for name in sys.argv[1].split(','):\n"
     "    if name: sys.modules[name] = None\n"
-    "from rewardkit.cli.main import main\n"
+    "from rewardsmith.cli.main import main\n"
     "sys.exit(main(sys.argv[2:]))\n"
 )
 
@@ -61,10 +61,10 @@ def test_missing_extra_is_one_line_naming_it_before_any_work(tmp_path, hidden, a
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert f"'{extra}' extra" in lines[0] and f"pip install 'rewardkit[{extra}]'" in lines[0]
+    assert f"'{extra}' extra" in lines[0] and f"pip install 'rewardsmith[{extra}]'" in lines[0]
     if module:
         assert f"{module} missing" in lines[0]
-    assert lines[0].startswith("rewardkit: error: rewardkit " + argv[0])
+    assert lines[0].startswith("rewardsmith: error: rewardsmith " + argv[0])
     assert "Traceback" not in result.stderr and not result.stdout
     assert not (tmp_path / "run").exists() and not (tmp_path / "pairs").exists()  # refused before any work
     assert elapsed < 60
@@ -103,12 +103,12 @@ def test_bad_yaml_config_is_one_line_with_file_line_and_problem(tmp_path, text, 
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert lines[0].startswith(f"rewardkit: error: bad.yaml{expected}"), lines[0]
+    assert lines[0].startswith(f"rewardsmith: error: bad.yaml{expected}"), lines[0]
 
 
 def test_missing_config_file_is_one_line(tmp_path):
     result = run_without("", "train", "dpo", "--config", "absent.yaml", cwd=tmp_path)
-    assert result.returncode == 2 and result.stderr.strip() == "rewardkit: error: no such config file: absent.yaml"
+    assert result.returncode == 2 and result.stderr.strip() == "rewardsmith: error: no such config file: absent.yaml"
 
 
 # -- a reward whose checks need a missing dependency fails at construction, naming the extra ------------------------
@@ -116,8 +116,8 @@ def test_missing_config_file_is_one_line(tmp_path):
 INSTRUCTIONS_WITHOUT_LANGDETECT = """
 import json, sys
 sys.modules["langdetect"] = None
-from rewardkit import get_reward
-from rewardkit.reward import ConfigError
+from rewardsmith import get_reward
+from rewardsmith.reward import ConfigError
 try:
     get_reward("instruction_following")
     print(json.dumps({"refused": None}))
@@ -137,8 +137,8 @@ def test_instruction_following_without_langdetect_fails_at_construction(tmp_path
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=90)
     assert result.returncode == 0, result.stderr
     refused, scored = (json.loads(line) for line in result.stdout.splitlines())
-    assert "langdetect" in refused["refused"] and "pip install 'rewardkit[instructions]'" in refused["refused"]
+    assert "langdetect" in refused["refused"] and "pip install 'rewardsmith[instructions]'" in refused["refused"]
     assert "language_checks: false" in refused["refused"]
     (case_score, case_reason), (comma_score, _) = scored
-    assert case_score is None and "rewardkit[instructions]" in case_reason  # opted out: unscorable, with the fix
+    assert case_score is None and "rewardsmith[instructions]" in case_reason  # opted out: unscorable, with the fix
     assert comma_score == 1.0  # checks that need nothing still score

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from rewardkit.compose import Route
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith.compose import Route
+from rewardsmith.rewards.math.reward import MathEquivalence
 
 pytestmark = pytest.mark.slow
 
@@ -108,7 +108,7 @@ def test_warm_up_reaches_a_pool_nested_in_composites():
 
 
 def test_code_tests_warm_up_starts_its_sandbox():
-    from rewardkit import get_reward
+    from rewardsmith import get_reward
 
     reward = get_reward("code_tests")
     try:

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-import rewardkit
-from rewardkit import ConfigError, Reward, RewardConfig, RewardResult, get_reward, list_rewards, register_reward
-from rewardkit import registry as registry_module
+import rewardsmith
+from rewardsmith import ConfigError, Reward, RewardConfig, RewardResult, get_reward, list_rewards, register_reward
+from rewardsmith import registry as registry_module
 from tests.support.names import CORE_REWARD_NAMES
 
 GOOD = "<think>2+2=4</think> 4"
@@ -89,7 +89,7 @@ def test_get_reward_builds_a_named_instance():
     assert reward.__name__ == "tag_count" and reward.name == "tag_count"
     assert reward.config.tags == ["<a>"]
     assert get_reward("tag_count", tags=["<b>"]).config.tags == ["<b>"]
-    assert rewardkit.reward_class("think_format") is type(get_reward("think_format"))
+    assert rewardsmith.reward_class("think_format") is type(get_reward("think_format"))
 
 
 @pytest.mark.parametrize(
@@ -141,7 +141,7 @@ def test_register_reward_rejects_non_rewards_and_name_clashes(clean_registry):
 def clean_registry():
     """Snapshot and restore the registry's module-level state around a test.
 
-    Built-ins register when ``rewardkit.rewards`` is first imported, which happens once per process,
+    Built-ins register when ``rewardsmith.rewards`` is first imported, which happens once per process,
     so the snapshot is taken after loading: restoring an earlier one would lose them for good.
     """
     list_rewards()
@@ -153,7 +153,7 @@ def clean_registry():
 
 
 PLUGIN_MODULE = '''
-from rewardkit import Reward, RewardResult, register_reward
+from rewardsmith import Reward, RewardResult, register_reward
 
 
 class Shout(Reward):
@@ -184,7 +184,7 @@ def test_entry_point_plugins_load(tmp_path, monkeypatch, clean_registry, caplog)
     (dist / "entry_points.txt").write_text(
         textwrap.dedent(
             """\
-            [rewardkit.rewards]
+            [rewardsmith.rewards]
             shout = rk_demo_plugin:Shout
             whisper_module = rk_demo_plugin
             broken = rk_demo_plugin_missing:Nope
@@ -194,7 +194,7 @@ def test_entry_point_plugins_load(tmp_path, monkeypatch, clean_registry, caplog)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "rk_demo_plugin", raising=False)
     clean_registry._REWARDS._loaded = False
-    with caplog.at_level(logging.WARNING, logger="rewardkit.registry"):
+    with caplog.at_level(logging.WARNING, logger="rewardsmith.registry"):
         names = list_rewards()
     assert "shout" in names and "whisper" in names and "broken" not in names
     assert "think_format" in names
@@ -584,7 +584,7 @@ def test_composition_config_errors(name, config, message):
 
 
 def test_composites_accept_reward_instances():
-    reward = rewardkit.WeightedSum({"rewards": [get_reward("think_format"), MatchesSolution()], "weights": [1, 2]})
+    reward = rewardsmith.WeightedSum({"rewards": [get_reward("think_format"), MatchesSolution()], "weights": [1, 2]})
     assert reward([GOOD, "4"], solution=["x", "4"]) == [1.0, 2.0]
 
 

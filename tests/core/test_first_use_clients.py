@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.first_use import build_once
-from rewardkit.judges.clients.factory import JudgeClientConfig
-from rewardkit.rewards.math.judge_fallback import JudgeFallback
+from rewardsmith import get_reward
+from rewardsmith.first_use import build_once
+from rewardsmith.judges.clients.factory import JudgeClientConfig
+from rewardsmith.rewards.math.judge_fallback import JudgeFallback
 from tests.support.fault_server import FaultServer
 
 THREADS = 16

@@ -1,6 +1,6 @@
 """First use from many threads at once, in fresh processes: every lazy start happens once and every score is right.
 
-Trainers reach rewardkit from thread pools (verl's reward worker runs the sync ``compute_score`` in one), so the
+Trainers reach rewardsmith from thread pools (verl's reward worker runs the sync ``compute_score`` in one), so the
 first batch of a fresh worker process is the moment several threads hit every lazy initialisation together: the
 registry's imports and entry points, the verl adapter's scorer cache and route rewards, the math reward's
 hard-timeout worker pool. Each trial is a new interpreter (``python this_file.py SCENARIO``) whose 16 threads
@@ -42,7 +42,7 @@ import time
 
 time.sleep(0.5)  # a plugin whose import takes a while: other threads arrive while the registry loads
 
-from rewardkit import Reward, RewardResult
+from rewardsmith import Reward, RewardResult
 
 
 class Shout(Reward):
@@ -58,7 +58,7 @@ def _install_slow_plugin(directory: Path) -> None:
     dist = directory / "rk_slow_plugin-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rk-slow-plugin\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text("[rewardkit.rewards]\nshout = rk_slow_plugin:Shout\n")
+    (dist / "entry_points.txt").write_text("[rewardsmith.rewards]\nshout = rk_slow_plugin:Shout\n")
 
 
 def _run_trial(scenario: str, tmp_path: Path) -> dict[str, Any]:
@@ -133,13 +133,13 @@ def _in_threads(work: Any) -> tuple[list[Any], list[str]]:
 
 
 def _trial_registry() -> dict[str, Any]:
-    import rewardkit
+    import rewardsmith
 
     def work(i: int) -> Any:
-        names = rewardkit.list_rewards() if i % 2 else None
-        reward = rewardkit.get_reward("shout" if i % 2 else "math_equivalence")
+        names = rewardsmith.list_rewards() if i % 2 else None
+        reward = rewardsmith.get_reward("shout" if i % 2 else "math_equivalence")
         if i % 2 == 0:
-            names = rewardkit.list_rewards()
+            names = rewardsmith.list_rewards()
             scores = reward(["\\boxed{4}", "\\boxed{5}"], solution=["4", "4"])
         else:
             scores = reward(["HEY", "hey"])
@@ -150,12 +150,12 @@ def _trial_registry() -> dict[str, Any]:
         "errors": errors,
         "listed": [r[0] for r in results if r],
         "scores": [r[1] for r in results if r],
-        "final": rewardkit.list_rewards(),
+        "final": rewardsmith.list_rewards(),
     }
 
 
 def _trial_verl() -> dict[str, Any]:
-    from rewardkit.adapters.trainers import verl
+    from rewardsmith.adapters.trainers import verl
 
     def work(i: int) -> Any:
         source, response, gold, _, _ = VERL_TABLE[i % len(VERL_TABLE)]
@@ -173,7 +173,7 @@ def _trial_verl() -> dict[str, Any]:
 def _trial_pool() -> dict[str, Any]:
     import time
 
-    from rewardkit import hard_timeout
+    from rewardsmith import hard_timeout
 
     generations: list[Any] = []
     original = hard_timeout._Workers.__init__

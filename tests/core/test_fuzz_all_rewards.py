@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rewardkit import ConfigError, get_reward, list_rewards
+from rewardsmith import ConfigError, get_reward, list_rewards
 
 #: A judge endpoint nothing answers: nothing listens on the discard port.
 DEAD_CLIENT = {

@@ -1,5 +1,5 @@
 """No import cycles in the package: the module import graph, built with ``ast`` over every file of every folder
-pyproject.toml maps into ``rewardkit``, is acyclic.
+pyproject.toml maps into ``rewardsmith``, is acyclic.
 
 Every import counts: module-level, function-level (a cycle hidden in a function still ties the modules together
 and breaks when the import order changes) and ``if TYPE_CHECKING:`` (a type checker follows those). An edge goes to
@@ -15,7 +15,7 @@ REPO = Path(__file__).parents[2]
 
 
 def package_modules() -> dict[str, Path]:
-    """``rewardkit.judges.pairwise -> judges/pairwise.py`` for every module the wheel ships."""
+    """``rewardsmith.judges.pairwise -> judges/pairwise.py`` for every module the wheel ships."""
     import tomllib  # Python 3.11+, like tests/core/test_packaging.py
 
     setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
@@ -102,10 +102,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_covers_the_package():
     graph = import_graph()
-    assert {"rewardkit.registry", "rewardkit.judges.pointwise", "rewardkit.adapters.mini.checkpoints"} <= set(graph)
-    assert "rewardkit.reward" in graph["rewardkit.registry"]  # module-level edge
+    assert {"rewardsmith.registry", "rewardsmith.judges.pointwise", "rewardsmith.adapters.mini.checkpoints"} <= set(
+        graph
+    )
+    assert "rewardsmith.reward" in graph["rewardsmith.registry"]  # module-level edge
     # a function-level edge is seen too
-    assert "rewardkit.judges.clients.factory" in graph["rewardkit.judges.clients.embedded"]
+    assert "rewardsmith.judges.clients.factory" in graph["rewardsmith.judges.clients.embedded"]
 
 
 def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.adapters.moved import MOVED, new_name
+from rewardsmith.adapters.moved import MOVED, new_name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,11 +40,11 @@ def _probe(old: str, new: str) -> dict:
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("rewardkit.adapters.verl", "rewardkit.adapters.trainers.verl"),
-        ("rewardkit.adapters.trl", "rewardkit.adapters.trainers.trl"),
-        ("rewardkit.adapters.serve.app", "rewardkit.adapters.runtime.serve.app"),
-        ("rewardkit.adapters.ray.pool", "rewardkit.adapters.runtime.ray.pool"),
-        ("rewardkit.adapters.verifiers.rubric", "rewardkit.adapters.trainers.verifiers.rubric"),
+        ("rewardsmith.adapters.verl", "rewardsmith.adapters.trainers.verl"),
+        ("rewardsmith.adapters.trl", "rewardsmith.adapters.trainers.trl"),
+        ("rewardsmith.adapters.serve.app", "rewardsmith.adapters.runtime.serve.app"),
+        ("rewardsmith.adapters.ray.pool", "rewardsmith.adapters.runtime.ray.pool"),
+        ("rewardsmith.adapters.verifiers.rubric", "rewardsmith.adapters.trainers.verifiers.rubric"),
     ],
 )
 def test_old_name_is_the_new_module_and_says_its_new_name(old: str, new: str) -> None:
@@ -56,7 +56,7 @@ def test_old_name_is_the_new_module_and_says_its_new_name(old: str, new: str) ->
 
 
 def test_new_names_import_without_a_warning() -> None:
-    result = _probe("rewardkit.adapters.trainers.verl", "rewardkit.adapters.trainers.verl")
+    result = _probe("rewardsmith.adapters.trainers.verl", "rewardsmith.adapters.trainers.verl")
     assert result["same"] and result["warnings"] == []
 
 
@@ -69,20 +69,20 @@ def test_every_moved_name_points_at_a_module_of_the_tree_and_its_old_file_is_gon
 
 
 def test_only_moved_names_and_their_submodules_are_mapped() -> None:
-    assert new_name("rewardkit.adapters.serve.scoring") == "rewardkit.adapters.runtime.serve.scoring"
-    assert new_name("rewardkit.adapters.verl_calls") == "rewardkit.adapters.trainers.verl_calls"
-    assert new_name("rewardkit.adapters.serves") is None  # a prefix of a word is not the moved name
-    assert new_name("rewardkit.adapters.mini.grpo") is None
-    assert new_name("rewardkit.adapters.trainers.verl") is None
+    assert new_name("rewardsmith.adapters.serve.scoring") == "rewardsmith.adapters.runtime.serve.scoring"
+    assert new_name("rewardsmith.adapters.verl_calls") == "rewardsmith.adapters.trainers.verl_calls"
+    assert new_name("rewardsmith.adapters.serves") is None  # a prefix of a word is not the moved name
+    assert new_name("rewardsmith.adapters.mini.grpo") is None
+    assert new_name("rewardsmith.adapters.trainers.verl") is None
 
 
 def test_a_pickled_environment_from_an_old_name_loads_the_current_class() -> None:
     import pickle
 
-    from rewardkit.adapters.trainers import environments
+    from rewardsmith.adapters.trainers import environments
 
     legacy = pickle.dumps(environments.PythonSandboxEnvironment, protocol=0).replace(  # names as text lines
-        b"rewardkit.adapters.trainers.environments", b"rewardkit.adapters.environments"
+        b"rewardsmith.adapters.trainers.environments", b"rewardsmith.adapters.environments"
     )
-    assert b"rewardkit.adapters.environments" in legacy
+    assert b"rewardsmith.adapters.environments" in legacy
     assert pickle.loads(legacy) is environments.PythonSandboxEnvironment

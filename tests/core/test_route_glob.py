@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rewardkit import ConfigError, get_reward
+from rewardsmith import ConfigError, get_reward
 
 GOOD = "<think>a</think>4"
 FMT = {"name": "think_format", "label": "fmt"}
@@ -64,7 +64,7 @@ def test_unrouted_reason_names_the_column_value_and_every_pattern():
     (result,) = _results(config, "my_private_set")
     assert result.score is None
     assert result.reason == (
-        "no rewardkit route for data_source 'my_private_set' (matches none of ['*gsm8k*', 'aime*', 'apps'])"
+        "no rewardsmith route for data_source 'my_private_set' (matches none of ['*gsm8k*', 'aime*', 'apps'])"
     )
 
 

@@ -1,7 +1,7 @@
 """The fenced examples of README.md and docs/: parsed with their info strings, grouped by page.
 
 A fence's info string is its language and options (``python continue``, ``bash run exit="1"``,
-``python needs="docker" server="rewardkit sandbox serve --port 8080"``, ``python skip="why"``); the table of
+``python needs="docker" server="rewardsmith sandbox serve --port 8080"``, ``python skip="why"``); the table of
 options is in docs/development.md ("How the examples are tested").
 """
 

@@ -18,7 +18,7 @@ from tests.docs.fences import ROOT, Fence
 from tests.docs.values import expectations, matches
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-#: Shell lines that set a machine up rather than use rewardkit: checked (pip) or left to CI (.ci/run), not run here.
+#: Shell lines that set a machine up rather than use rewardsmith: checked (pip) or left to CI (.ci/run), not run here.
 SETUP_LINE = re.compile(r"^(?:[A-Z_]+=\S+\s+)*(?:python3? -m )?pip install\b")
 LEFT_TO_CI = ("bash .ci/run",)
 
@@ -28,7 +28,7 @@ class PageState:
 
     def __init__(self, workdir: Path):
         self.workdir = workdir
-        (workdir / "rewardkit").symlink_to(ROOT / "rewardkit")  # relative paths such as rewardkit/samples/...
+        (workdir / "rewardsmith").symlink_to(ROOT / "rewardsmith")  # relative paths such as rewardsmith/samples/...
         self.namespace: dict = {}
         self.last_output = ""
 
@@ -38,7 +38,7 @@ class PageState:
 
 def unmet_need(need: str) -> str | None:
     """Why ``need`` is not available here, or None."""
-    from rewardkit.cli.extras import EXTRA_MODULES, importable
+    from rewardsmith.cli.extras import EXTRA_MODULES, importable
 
     if need.startswith("extra:"):
         extra = need.split(":", 1)[1]
@@ -64,12 +64,12 @@ def unmet_need(need: str) -> str | None:
 
 def unmet_install(command: str) -> str | None:
     """A ``pip install`` line is satisfied when every extra and package it names is importable here."""
-    from rewardkit.cli.extras import EXTRA_MODULES, importable
+    from rewardsmith.cli.extras import EXTRA_MODULES, importable
 
     words = shlex.split(command, comments=True)
     extras: list[str] = []
     for word in words:
-        match = re.search(r"(?:^\.|rewardkit)\[([\w,-]+)\]", word)
+        match = re.search(r"(?:^\.|rewardsmith)\[([\w,-]+)\]", word)
         if match:
             extras += match[1].split(",")
     for extra in extras:

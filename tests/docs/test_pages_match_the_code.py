@@ -10,9 +10,9 @@ import pytest
 from tests.docs.fences import ROOT
 
 DOCS = ROOT / "docs"
-#: Where the drawing's module paths live (setuptools package-dir: rewardkit.rewards <- rewards/, ...).
+#: Where the drawing's module paths live (setuptools package-dir: rewardsmith.rewards <- rewards/, ...).
 PACKAGE_DIRS = {
-    "": ROOT / "rewardkit",
+    "": ROOT / "rewardsmith",
     "rewards": ROOT / "rewards",
     "judges": ROOT / "judges",
     "sandboxes": ROOT / "sandboxes",
@@ -27,10 +27,10 @@ def mermaid_blocks(text: str) -> list[str]:
 
 
 def exists(name: str) -> bool:
-    """``compose.py``, ``math/``, ``adapters/spec.py``, ``adapters.trl``, ``rewardkit.cli``: found in some package."""
+    """``compose.py``, ``math/``, ``adapters/spec.py``, ``adapters.trl``, ``rewardsmith.cli``: found in some package."""
     name = name.rstrip("/")
-    if name.startswith("rewardkit."):
-        name = name.removeprefix("rewardkit.")
+    if name.startswith("rewardsmith."):
+        name = name.removeprefix("rewardsmith.")
     parts = re.split(r"[./]", name.removesuffix(".py"))
     candidates = [ROOT / name]
     for prefix, base in PACKAGE_DIRS.items():

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("matplotlib", reason="the report's plots need the 'audit' extra: pip install 'rewardkit[audit]'")
+pytest.importorskip("matplotlib", reason="the report's plots need the 'audit' extra: pip install 'rewardsmith[audit]'")
 
 from tests.audit.test_audit_report import CHROMIUM_FLAGS, _chromium, biased_report  # noqa: F401  (the fixture)
 

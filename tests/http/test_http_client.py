@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from rewardkit.http import EndpointPool, HTTPClient, HTTPFailure, RetryPolicy, apost_json, get_json, post_json
+from rewardsmith.http import EndpointPool, HTTPClient, HTTPFailure, RetryPolicy, apost_json, get_json, post_json
 from tests.support.scripted_http import ScriptedEndpoint
 
 FAST = RetryPolicy(max_retries=2, backoff=0.01, max_backoff=0.5)

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from rewardkit.http import EndpointPool
+from rewardsmith.http import EndpointPool
 
 A, B, C, D = (f"http://10.0.0.{i}:8000" for i in range(1, 5))
 
@@ -146,7 +146,7 @@ def test_asyncio_tasks_share_one_pool():
 
 
 def test_a_client_of_several_urls_rests_a_failing_one_and_a_client_of_one_never_does():
-    from rewardkit.http import HTTPClient
+    from rewardsmith.http import HTTPClient
 
     several, one = HTTPClient([A, B]).pool, HTTPClient(A).pool
     assert (several.cooldown_s, several.strategy, one.cooldown_s) == (2.0, "round_robin", 0.0)

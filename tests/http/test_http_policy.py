@@ -1,4 +1,4 @@
-"""The retry rule every rewardkit HTTP client follows: which failures are retried and how long a retry waits."""
+"""The retry rule every rewardsmith HTTP client follows: which failures are retried and how long a retry waits."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import email.utils
 import pytest
 from pydantic import ValidationError
 
-from rewardkit.http import HTTPFailure, RetryPolicy, parse_retry_after
+from rewardsmith.http import HTTPFailure, RetryPolicy, parse_retry_after
 
 DEFAULT = RetryPolicy()
 NO_429 = RetryPolicy(retry_statuses=frozenset(), retry_on=frozenset({"connect", "dropped"}))

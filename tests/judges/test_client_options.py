@@ -1,4 +1,4 @@
-"""A judge client's options are declared once, in its kind's options model (``rewardkit.judges.clients.options``):
+"""A judge client's options are declared once, in its kind's options model (``rewardsmith.judges.clients.options``):
 every field is a ``make_client`` keyword, a YAML key and (where it is marked) a flag of every command that builds a
 client, and it reaches the transport; a new client kind is its own module plus one table line (or an entry point),
 which the factory, YAML configs and the command line pick up without another edit."""
@@ -18,15 +18,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from rewardkit.backends import Backend
-from rewardkit.cli.clients import client_flags, client_from_args, client_specs, parse_client_spec, spec_help
-from rewardkit.cli.main import build_parser
-from rewardkit.judges.base import ChatParams
-from rewardkit.judges.clients.embedded import SERVER_MODEL_NAME
-from rewardkit.judges.clients.factory import JUDGE_CLIENTS, JudgeClientConfig, make_client, options_class
-from rewardkit.judges.clients.openai_compat import OpenAIChatClient, OpenAIOptions
-from rewardkit.judges.clients.options import ClientOptions, flag_of
-from rewardkit.judges.clients.transformers_local import TransformersChatClient
+from rewardsmith.backends import Backend
+from rewardsmith.cli.clients import client_flags, client_from_args, client_specs, parse_client_spec, spec_help
+from rewardsmith.cli.main import build_parser
+from rewardsmith.judges.base import ChatParams
+from rewardsmith.judges.clients.embedded import SERVER_MODEL_NAME
+from rewardsmith.judges.clients.factory import JUDGE_CLIENTS, JudgeClientConfig, make_client, options_class
+from rewardsmith.judges.clients.openai_compat import OpenAIChatClient, OpenAIOptions
+from rewardsmith.judges.clients.options import ClientOptions, flag_of
+from rewardsmith.judges.clients.transformers_local import TransformersChatClient
 from tests.support.echo_client import EchoChatClient
 
 REPO = Path(__file__).parents[2]
@@ -92,7 +92,7 @@ def test_every_option_is_a_make_client_keyword_and_a_yaml_key(name, tmp_path, mo
     assert getattr(client.options, name) == _expected(name)
     from_yaml = JudgeClientConfig.model_validate({"backend": "openai", **given}).build()
     assert getattr(from_yaml.options, name) == _expected(name)
-    from rewardkit.registry import get_reward
+    from rewardsmith.registry import get_reward
 
     reward = get_reward("llm_judge", {"client": {"backend": "openai", **given}})
     assert getattr(reward.config.client.options(), name) == _expected(name)
@@ -193,11 +193,11 @@ def _help(parser: argparse.ArgumentParser, argv: list[str], option: str) -> str:
 PROBE = """
 import json
 
-from rewardkit.cli.clients import client_from_args, client_specs
-from rewardkit.cli.main import build_parser
-from rewardkit.judges.base import ChatParams
-from rewardkit.judges.clients.factory import JUDGE_CLIENTS, JudgeClientConfig
-from rewardkit.registry import get_reward
+from rewardsmith.cli.clients import client_from_args, client_specs
+from rewardsmith.cli.main import build_parser
+from rewardsmith.judges.base import ChatParams
+from rewardsmith.judges.clients.factory import JUDGE_CLIENTS, JudgeClientConfig
+from rewardsmith.registry import get_reward
 
 asked = [{"role": "user", "content": "hi"}]
 params = ChatParams(max_tokens=4)
@@ -229,7 +229,7 @@ def test_a_package_adds_a_judge_client_through_the_entry_point_group(tmp_path):
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rk-echo-client\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text(
-        "[rewardkit.judge_clients]\n"
+        "[rewardsmith.judge_clients]\n"
         "echo = tests.support.echo_client:EchoOptions\n"
         "echo_fn = tests.support.echo_client:echo_transport\n"
     )

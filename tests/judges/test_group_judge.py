@@ -11,10 +11,10 @@ import re
 
 import pytest
 
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.group import GroupJudge, combine_presentations, presentation_orders, read_group_answer
-from rewardkit.registry import get_reward
-from rewardkit.rewards.judge_group import assign_groups
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.group import GroupJudge, combine_presentations, presentation_orders, read_group_answer
+from rewardsmith.registry import get_reward
+from rewardsmith.rewards.judge_group import assign_groups
 from tests.support.fault_server import FaultServer
 
 ANSWERS = [
@@ -200,7 +200,7 @@ def test_malformed_answer_rate_on_injected_faults():
 
 
 def test_combine_presentations_averages_by_candidate():
-    from rewardkit.judges.group import Presentation
+    from rewardsmith.judges.group import Presentation
 
     verdict = combine_presentations(
         2,
@@ -286,7 +286,7 @@ def test_embedded_group_judge_answers_in_schema(embedded_server):
 
 @pytest.mark.parametrize(("bias", "expected"), [(0, 0.0), (3, 0.3), (6, 0.6)])
 def test_audit_listwise_position_metric_recovers_an_injected_bias(bias, expected):
-    from rewardkit.audit.listwise import listwise_position_metrics
+    from rewardsmith.audit.listwise import listwise_position_metrics
 
     # the right answer sits in a middle slot, so the judge's 0..10 cap never clips the bias of the first slot
     groups = [[f"{c} apples", f"{c} pears", "4", f"{c}{c}"] for c in "abcdefghijkl"]

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from rewardkit.judges.base import ChatResult, JudgeError, OrderVerdict, TokenLogprob
-from rewardkit.judges.calibration import CalibratedPairwiseJudge, calibrate, calibrate_order, log_odds
-from rewardkit.judges.pairwise import PairwiseJudge
+from rewardsmith.judges.base import ChatResult, JudgeError, OrderVerdict, TokenLogprob
+from rewardsmith.judges.calibration import CalibratedPairwiseJudge, calibrate, calibrate_order, log_odds
+from rewardsmith.judges.pairwise import PairwiseJudge
 
 
 def sigmoid(x: float) -> float:

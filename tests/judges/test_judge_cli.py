@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from rewardkit.cli.clients import client_from_args, pairwise_judge_from_args
-from rewardkit.cli.main import build_parser, main
+from rewardsmith.cli.clients import client_from_args, pairwise_judge_from_args
+from rewardsmith.cli.main import build_parser, main
 
 # (command line without the client options, the role whose client it builds)
 CLIENT_COMMANDS = [

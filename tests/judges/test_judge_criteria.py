@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.criteria import CriteriaJudge, Criterion, Rubric, aggregate, load_rubric, read_criteria_answer
-from rewardkit.registry import get_reward
-from rewardkit.reward import ConfigError
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.criteria import CriteriaJudge, Criterion, Rubric, aggregate, load_rubric, read_criteria_answer
+from rewardsmith.registry import get_reward
+from rewardsmith.reward import ConfigError
 from tests.support.fault_server import FaultServer
 
 RUBRIC = Rubric(

@@ -2,7 +2,7 @@
 "connection refused", and judging continues in-process through transformers.
 
 The servers here are real processes that really die with SIGSEGV (tests/support/crashing_llama.py): a stdlib
-stand-in that needs no llama-cpp-python, and — where it is installed — rewardkit's real llama.cpp launcher whose
+stand-in that needs no llama-cpp-python, and — where it is installed — rewardsmith's real llama.cpp launcher whose
 first evaluation faults, or a healthy real server killed with SIGSEGV in the middle of a run.
 """
 
@@ -19,17 +19,17 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.judges.base import ChatParams, JudgeError
-from rewardkit.judges.clients.embedded import (
+from rewardsmith.judges.base import ChatParams, JudgeError
+from rewardsmith.judges.clients.embedded import (
     EmbeddedServer,
     EmbeddedServerClient,
     ServerCrashed,
     ServerUnusable,
     llama_server_missing,
 )
-from rewardkit.judges.clients.embedded_health import REBUILD_HINT, crash_message, describe_exit
-from rewardkit.judges.clients.factory import ManagedChatClient
-from rewardkit.judges.pointwise import LikelihoodJudge
+from rewardsmith.judges.clients.embedded_health import REBUILD_HINT, crash_message, describe_exit
+from rewardsmith.judges.clients.factory import ManagedChatClient
+from rewardsmith.judges.pointwise import LikelihoodJudge
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "support" / "crashing_llama.py")
 MESSAGES = [{"role": "user", "content": "Say A."}]
@@ -43,7 +43,7 @@ def stand_in(mode: str, **options) -> EmbeddedServer:
 
 def tiny_fallback(tiny_model_dir):
     """The in-process fallback on the tiny offline model (picklable, as a trainer's copy of the client needs)."""
-    from rewardkit.judges.clients.transformers_local import TransformersChatClient
+    from rewardsmith.judges.clients.transformers_local import TransformersChatClient
 
     return functools.partial(TransformersChatClient, tiny_model_dir, model_name="tiny@transformers")
 
@@ -99,7 +99,7 @@ def test_server_that_dies_on_its_first_request_fails_the_self_test_as_a_crash():
 
 def test_first_request_falls_back_in_process_and_says_why(tiny_model_dir, caplog):
     client = EmbeddedServerClient(server=stand_in("crash-on-first-post"), fallback=tiny_fallback(tiny_model_dir))
-    with caplog.at_level("WARNING", logger="rewardkit.judges.clients.embedded"):
+    with caplog.at_level("WARNING", logger="rewardsmith.judges.clients.embedded"):
         result = client.complete(MESSAGES, PARAMS)
     assert result.model == "tiny@transformers" and client.model == "tiny@transformers"
     assert "killed by SIGSEGV" in client.fallback_reason
@@ -150,7 +150,7 @@ def test_server_killed_mid_run_is_reported_as_a_crash_and_judging_goes_on(call, 
         os.kill(process.pid, signal.SIGSEGV)
         _wait_dead(process)
         started = time.monotonic()
-        with caplog.at_level("WARNING", logger="rewardkit.judges.clients.embedded"):
+        with caplog.at_level("WARNING", logger="rewardsmith.judges.clients.embedded"):
             second = request()
         assert time.monotonic() - started < 60  # no five rounds of retries against a dead port
     finally:
@@ -221,7 +221,7 @@ def test_likelihood_judge_over_a_crashing_server_still_judges(tiny_model_dir):
 
 
 def _need_llama() -> None:
-    from rewardkit.judges.clients.embedded import packaged_model_path
+    from rewardsmith.judges.clients.embedded import packaged_model_path
 
     missing = llama_server_missing()
     if missing:
@@ -239,12 +239,12 @@ def test_real_llama_server_faulting_on_first_eval_falls_back_to_the_packaged_mod
     server = EmbeddedServer(launcher=(sys.executable, SCRIPT, "real-crash-on-eval"), startup_timeout=120)
     client = EmbeddedServerClient(server=server)  # the default fallback: the same GGUF through transformers
     judge = LikelihoodJudge(ManagedChatClient(client))
-    with caplog.at_level("WARNING", logger="rewardkit.judges.clients.embedded"):
+    with caplog.at_level("WARNING", logger="rewardsmith.judges.clients.embedded"):
         verdict = judge.judge("What is the capital of France?", "Paris.", "Banana.")
     assert verdict.ab.source != "error", verdict.ab
     assert "killed by SIGSEGV" in caplog.text and "start-up self-test" in caplog.text
     assert REBUILD_HINT in caplog.text
-    from rewardkit.judges.clients.embedded import INPROCESS_MODEL_NAME
+    from rewardsmith.judges.clients.embedded import INPROCESS_MODEL_NAME
 
     assert judge.model == INPROCESS_MODEL_NAME
 
@@ -270,12 +270,12 @@ def test_real_llama_server_killed_mid_run_is_a_crash():
 
 DEMO_LAUNCH = """
 import sys
-from rewardkit.judges.clients import embedded, embedded_server
+from rewardsmith.judges.clients import embedded, embedded_server
 mode = sys.argv[1]
 embedded_server.DEFAULT_LAUNCHER = (sys.executable, {script!r}, mode)  # the server process that starts faults
 if mode == "crash-on-first-post":  # no llama-cpp-python here: the stand-in is chosen as llama.cpp would be
     embedded.llama_server_missing = embedded_server.llama_server_missing = lambda: None
-from rewardkit.cli.main import main
+from rewardsmith.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -291,7 +291,7 @@ sys.exit(main(sys.argv[2:]))
     ids=["rlaif-pairs-demo", "audit-run-embedded"],
 )  # fmt: skip
 def test_demos_complete_when_the_llama_server_crashes(tmp_path, argv):
-    from rewardkit.judges.clients.embedded import packaged_model_path
+    from rewardsmith.judges.clients.embedded import packaged_model_path
 
     try:
         packaged_model_path()
@@ -341,8 +341,8 @@ class KillsServerAfterFirst(LikelihoodJudge):
 def _audit(judge, out, n=2):
     import json
 
-    from rewardkit.audit.generators import generate_set
-    from rewardkit.audit.runner import AuditRunner
+    from rewardsmith.audit.generators import generate_set
+    from rewardsmith.audit.runner import AuditRunner
 
     summary = AuditRunner(judge, generate_set("math", n, seed=0), out, concurrency=1, progress=False).run()
     return summary, json.loads((out / "run.json").read_text())
@@ -361,7 +361,7 @@ def test_audit_run_json_says_the_fallback_judged_and_why(tmp_path, tiny_model_di
     assert run["judge"] == record["model"] == "tiny@transformers"
     assert run["judge_configured"] == configured != "tiny@transformers"
     assert summary.judged_by == record
-    from rewardkit.audit.pipeline import write_outputs
+    from rewardsmith.audit.pipeline import write_outputs
 
     metrics, paths = write_outputs(tmp_path / "run", n_boot=50)  # the report's header says it too
     assert metrics["run"]["judged_by"] == [record]
@@ -402,10 +402,10 @@ def test_audit_run_json_says_the_server_judged_when_it_lived(tmp_path, tiny_mode
 def test_rlaif_pairs_run_json_and_rows_say_the_fallback_judged(tmp_path, tiny_model_dir):
     import json
 
-    from rewardkit.constitutions.loader import load_constitution
-    from rewardkit.constitutions.pair_building import PairsConfig
-    from rewardkit.constitutions.prompts import PromptItem
-    from rewardkit.constitutions.runners import run_pairs
+    from rewardsmith.constitutions.loader import load_constitution
+    from rewardsmith.constitutions.pair_building import PairsConfig
+    from rewardsmith.constitutions.prompts import PromptItem
+    from rewardsmith.constitutions.runners import run_pairs
 
     transport = EmbeddedServerClient(server=stand_in("crash-on-first-post"), fallback=tiny_fallback(tiny_model_dir))
     judge = LikelihoodJudge(ManagedChatClient(transport))

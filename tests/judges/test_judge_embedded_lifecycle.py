@@ -12,7 +12,7 @@ import pytest
 
 PARENT = """
 import time
-from rewardkit.judges.clients.embedded import EmbeddedServer
+from rewardsmith.judges.clients.embedded import EmbeddedServer
 server = EmbeddedServer(startup_timeout=120).start()
 print(server.process.pid, flush=True)
 time.sleep(600)
@@ -31,7 +31,7 @@ def _alive(pid: int) -> bool:
 @pytest.mark.llama
 @pytest.mark.slow
 def test_server_dies_with_a_sigkilled_parent() -> None:
-    from rewardkit.judges.clients.embedded import llama_server_missing, packaged_model_path
+    from rewardsmith.judges.clients.embedded import llama_server_missing, packaged_model_path
 
     missing = llama_server_missing()
     if missing:

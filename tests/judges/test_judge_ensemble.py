@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.judges.base import OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.ensemble import EnsembleJudge, combine_members, member_verdicts
-from rewardkit.judges.pairwise import PairwiseJudge, combine_orders
+from rewardsmith.judges.base import OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.ensemble import EnsembleJudge, combine_members, member_verdicts
+from rewardsmith.judges.pairwise import PairwiseJudge, combine_orders
 from tests.support.fault_server import FaultServer
 
 
@@ -92,9 +92,9 @@ def test_ensemble_of_real_judges_with_a_dead_member():
 
 
 def test_audit_reports_each_member_and_the_ensemble(tmp_path):
-    from rewardkit.audit.generators import generate_set
-    from rewardkit.audit.metrics import compute_metrics
-    from rewardkit.audit.runner import AuditRunner, load_verdicts
+    from rewardsmith.audit.generators import generate_set
+    from rewardsmith.audit.metrics import compute_metrics
+    from rewardsmith.audit.runner import AuditRunner, load_verdicts
 
     items = generate_set("mixed", 10, seed=2)
     with FaultServer(default_answer="A") as first_lover, FaultServer(default_answer="B") as second_lover:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.judges.base import ChatParams, JudgeError
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.pairwise import PairwiseJudge
-from rewardkit.judges.rubric import RubricJudge
-from rewardkit.registry import get_reward
+from rewardsmith.judges.base import ChatParams, JudgeError
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.pairwise import PairwiseJudge
+from rewardsmith.judges.rubric import RubricJudge
+from rewardsmith.registry import get_reward
 from tests.support.timing import slack
 
 MESSAGES = [{"role": "user", "content": "Which is better? Answer A or B."}]
@@ -134,7 +134,7 @@ LOGPROB_ORDERS = [
 
 @pytest.mark.parametrize(("answer", "prob_first", "source", "reason"), LOGPROB_ORDERS)
 def test_logprob_soft_label_reads_the_verdict_token(fault_server, answer, prob_first, source, reason):
-    from rewardkit.audit.metrics import order_pick_first
+    from rewardsmith.audit.metrics import order_pick_first
 
     push_orders(fault_server, [answer], [answer])
     verdict = PairwiseJudge(client_for(fault_server, timeout=10)).judge("2+2?", "4", "5")
@@ -250,7 +250,7 @@ def test_concurrency_is_bounded(fault_server):
 
 
 def test_rpm_limit_paces_requests(fault_server, monkeypatch):
-    monkeypatch.setattr("rewardkit.judges.limits.WINDOW_S", 1.0)  # a one-second "minute" keeps the test short
+    monkeypatch.setattr("rewardsmith.judges.limits.WINDOW_S", 1.0)  # a one-second "minute" keeps the test short
     client = client_for(fault_server, rpm=2)
     started = time.monotonic()
     for i in range(5):
@@ -338,7 +338,7 @@ def test_llm_judge_pairwise_against_reference_column(fault_server):
 def test_cli_judge_pair_prints_verdict(fault_server, capsys):
     import json
 
-    from rewardkit.cli.main import main
+    from rewardsmith.cli.main import main
 
     push_orders(fault_server, ["answer:A"], ["answer:B"])
     code = main(["judge", "pair", "--judge", "openai:m", "--judge-base-url", fault_server.base_url,
@@ -417,7 +417,7 @@ def _embedded_server_children() -> set[int]:
             parent
             and int(parent.group(1)) == os.getpid()
             and alive
-            and b"rewardkit.judges.clients.embedded_child" in cmdline
+            and b"rewardsmith.judges.clients.embedded_child" in cmdline
         ):
             found.add(int(entry.name))
     return found
@@ -427,7 +427,7 @@ def _embedded_server_children() -> set[int]:
 @pytest.mark.slow
 @pytest.mark.parametrize("caller", ["threads", "asyncio"])
 def test_concurrent_first_requests_start_one_embedded_server(caller):
-    from rewardkit.judges.clients.embedded import EmbeddedServer, EmbeddedServerClient, llama_server_missing
+    from rewardsmith.judges.clients.embedded import EmbeddedServer, EmbeddedServerClient, llama_server_missing
 
     missing = llama_server_missing()
     if missing:

@@ -11,12 +11,12 @@ import math
 
 import pytest
 
-from rewardkit.judges.base import ChatParams
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.pairwise import PairwiseJudge
-from rewardkit.judges.rank import RankJudge
-from rewardkit.judges.rubric import RubricJudge
-from rewardkit.registry import get_reward
+from rewardsmith.judges.base import ChatParams
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.pairwise import PairwiseJudge
+from rewardsmith.judges.rank import RankJudge
+from rewardsmith.judges.rubric import RubricJudge
+from rewardsmith.registry import get_reward
 from tests.support.trl_helpers import tiny_grpo_config
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
@@ -131,7 +131,7 @@ def test_rank_round_robin(embedded_server):
 
 
 def test_embedded_backend_starts_and_stops_its_own_server():
-    from rewardkit.judges.clients.embedded import EmbeddedServerClient, llama_server_missing
+    from rewardsmith.judges.clients.embedded import EmbeddedServerClient, llama_server_missing
 
     if llama_server_missing():
         pytest.skip(llama_server_missing())

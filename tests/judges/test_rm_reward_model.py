@@ -12,15 +12,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from rewardkit.judges.base import PairwiseJudgeProtocol
-from rewardkit.judges.reward_model import (
+from rewardsmith.judges.base import PairwiseJudgeProtocol
+from rewardsmith.judges.reward_model import (
     LocalRewardModel,
     RewardModelPairwiseJudge,
     read_rewards,
     verdict_from_rewards,
 )
-from rewardkit.registry import get_reward
-from rewardkit.reward import ConfigError
+from rewardsmith.registry import get_reward
+from rewardsmith.reward import ConfigError
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -161,7 +161,7 @@ ANSWERS = [
 
 @pytest.mark.parametrize(("answer", "n", "expected"), ANSWERS)
 def test_reward_server_answer_verdicts(answer, n, expected):
-    from rewardkit.judges.base import JudgeError
+    from rewardsmith.judges.base import JudgeError
 
     if expected is None:
         with pytest.raises(JudgeError):
@@ -179,9 +179,9 @@ def test_bradley_terry_pairwise_verdicts():
 
 
 def test_reward_model_is_audited_as_a_pairwise_judge(tiny_rm_dir, tmp_path):
-    from rewardkit.audit.generators import generate_set
-    from rewardkit.audit.metrics import compute_metrics
-    from rewardkit.audit.runner import AuditRunner, load_verdicts
+    from rewardsmith.audit.generators import generate_set
+    from rewardsmith.audit.metrics import compute_metrics
+    from rewardsmith.audit.runner import AuditRunner, load_verdicts
 
     judge = RewardModelPairwiseJudge(LocalRewardModel(str(tiny_rm_dir), batch_size=2))
     assert isinstance(judge, PairwiseJudgeProtocol)

@@ -14,8 +14,8 @@ import math
 
 import pytest
 
-from rewardkit.judges.base import JudgeError
-from rewardkit.judges.reward_model import (
+from rewardsmith.judges.base import JudgeError
+from rewardsmith.judges.reward_model import (
     LocalRewardModel,
     RemoteRewardModel,
     RewardModelPairwiseJudge,
@@ -24,8 +24,8 @@ from rewardkit.judges.reward_model import (
     read_vllm_scores,
     remote_protocol,
 )
-from rewardkit.registry import get_reward
-from rewardkit.reward import ConfigError
+from rewardsmith.registry import get_reward
+from rewardsmith.reward import ConfigError
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -190,7 +190,7 @@ def test_vllm_answer_reading(answer, endpoint, expected):
 
 
 def test_cli_audits_a_reward_model_served_by_vllm(server, tmp_path, capsys):
-    from rewardkit.cli.main import main
+    from rewardsmith.cli.main import main
 
     out = tmp_path / "run"
     url = f"{server.base_url}/classify"

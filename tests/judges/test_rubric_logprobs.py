@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.judges.clients.factory import make_client
-from rewardkit.judges.rubric import RubricJudge
-from rewardkit.registry import get_reward
+from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.rubric import RubricJudge
+from rewardsmith.registry import get_reward
 
 
 def client_for(server):

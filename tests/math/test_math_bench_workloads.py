@@ -1,4 +1,4 @@
-"""The benchmark's workloads (``bench/math_reward.py``) carry the verdict each pair should get: rewardkit must
+"""The benchmark's workloads (``bench/math_reward.py``) carry the verdict each pair should get: rewardsmith must
 reproduce every one, and correctly configured math-verify (gold in ``$…$``) must parse every gold."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith.rewards.math.reward import MathEquivalence
 
 _spec = importlib.util.spec_from_file_location("math_bench", Path(__file__).parents[2] / "bench" / "math_reward.py")
 bench = importlib.util.module_from_spec(_spec)

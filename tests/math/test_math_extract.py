@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from rewardkit.rewards.math.extract import boxed_contents, extract_answer, extract_gold, strip_math_delimiters
+from rewardsmith.rewards.math.extract import boxed_contents, extract_answer, extract_gold, strip_math_delimiters
 
 ANSWERS = [
     # (completion, expected text, expected method)

@@ -10,8 +10,8 @@ import pickle
 
 import pytest
 
-from rewardkit import ConfigError
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith import ConfigError
+from rewardsmith.rewards.math.reward import MathEquivalence
 
 # With symbolic=False, pairs that need algebra are undecided by the rules: the judge's territory.
 UNDECIDED = (r"\boxed{(x-1)(x+1)}", "x^2-1")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.rewards.math.reward import MathEquivalence
-from rewardkit.rewards.math.symbolic import lost_letters, symbolic_verdict
+from rewardsmith.rewards.math.reward import MathEquivalence
+from rewardsmith.rewards.math.symbolic import lost_letters, symbolic_verdict
 
 B = r"\boxed"
 

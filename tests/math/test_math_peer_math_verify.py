@@ -5,12 +5,12 @@ pinned differences).
 
 The (gold, prediction, expected) triples are copied from huggingface/Math-Verify's tests (``tests/test_all.py``,
 ``test_boxed.py``, ``test_numina_cases.py``, ``test_open_thoughts.py``; MIT License, Copyright (c) 2024 The
-HuggingFace Team); duplicates are dropped. Of 224 distinct cases rewardkit agrees on 181 with its defaults and on
+HuggingFace Team); duplicates are dropped. Of 224 distinct cases rewardsmith agrees on 181 with its defaults and on
 3 more with ``decimal_comma=True`` (math-verify reads ``1000,99`` as a decimal by default). The rest are
 design differences, pinned here so that any change to them is deliberate:
 
 - ``NO_ANCHOR`` (37): math-verify extracts an answer from free text with no box and no answer phrase
-  ("Therefore $x \\geq 5$ is the solution."); by default rewardkit needs a ``\\boxed{}``, an answer phrase, or a
+  ("Therefore $x \\geq 5$ is the solution."); by default rewardsmith needs a ``\\boxed{}``, an answer phrase, or a
   completion that is only the answer, so these score 0.0 ("no final answer found"). With the opt-in
   ``fallback_last_math`` and ``fallback_last_number`` it agrees with math-verify on 32 of them.
 - ``OTHER`` (3): cases whose gold is itself odd, each with its note.
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith.rewards.math.reward import MathEquivalence
 from tests.support.verdict_ids import case_id as _id
 
-# (gold, prediction, math-verify's expected verdict), which rewardkit reproduces
+# (gold, prediction, math-verify's expected verdict), which rewardsmith reproduces
 AGREE = [
     ("-5", "-5", 1.0),
     ("7425000", "7,425,000", 1.0),

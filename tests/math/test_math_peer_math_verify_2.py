@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith.rewards.math.reward import MathEquivalence
 from tests.support.verdict_ids import case_id as _id
 
-# (gold, prediction, math-verify's expected verdict), which rewardkit reproduces
+# (gold, prediction, math-verify's expected verdict), which rewardsmith reproduces
 AGREE = [
     (
         "$16386.17$",
@@ -237,7 +237,7 @@ DECIMAL_COMMA = [
     ("0,111", "0.111", 1.0),
 ]
 
-# (gold, prediction, math-verify's verdict, rewardkit's score, rewardkit's score with the last-math/number fallbacks)
+# (gold, prediction, math-verify's verdict, rewardsmith's score, rewardsmith's score with the last-math/number fallbacks)
 NO_ANCHOR = [
     ("1000", "1 000", 1.0, 0.0, 0.0),
     ("2.74", "Soucis : 2,74 $ a..", 1.0, 0.0, 0.0),
@@ -338,13 +338,13 @@ NO_ANCHOR = [
     ("\\\\boxed{W(n) = 1 \\\\text{ and } W(n) = -1", "W(x)=1orW(x)=-1", 1.0, 0.0, 1.0),
 ]
 
-# (gold, prediction, rewardkit's score)
+# (gold, prediction, rewardsmith's score)
 OTHER = [
     (
         "$\\\\boxed{35 cm} ++++++ \\\\boxed{4}$",
         "${35 cm,4}$",
         0.0,
-    ),  # math-verify: 1.0; gold boxes joined by '++++++' (not an adjacent group): rewardkit reads the last box, 4
+    ),  # math-verify: 1.0; gold boxes joined by '++++++' (not an adjacent group): rewardsmith reads the last box, 4
     (
         "$x_{1}=10^{\\frac{-5+\\sqrt{13}}{6}},\\quadx_{2}=10^{\\frac{-5-\\sqrt{13}}{6}}$",
         "$\\boxed{10^{\\frac{\\sqrt{13} - 5}{6}}} \\quad \\text{and} \\quad \\boxed{10^{-\\frac{5 + \\sqrt{13}}{6}}}$",
@@ -354,7 +354,7 @@ OTHER = [
         "\\boxed{1} papers and \\boxed{2} bins",
         "$\\boxed{1,2}$",
         0.0,
-    ),  # math-verify: 1.0; gold boxes separated by the word 'papers': not adjacent, so rewardkit reads the last box, 2
+    ),  # math-verify: 1.0; gold boxes separated by the word 'papers': not adjacent, so rewardsmith reads the last box, 2
 ]
 
 

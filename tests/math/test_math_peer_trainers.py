@@ -1,6 +1,6 @@
 r"""Trainers' own math-reward test cases, run through ``math_equivalence`` as they are.
 
-Each row is ``(gold, completion, the peer's verdict, rewardkit's verdict, why they differ)``; ``why`` is empty
+Each row is ``(gold, completion, the peer's verdict, rewardsmith's verdict, why they differ)``; ``why`` is empty
 where they agree. Sources (the peers' test files at the commit read; all Apache-2.0):
 
 - TRL ``tests/test_rewards.py`` (huggingface/trl f2cd577): ``accuracy_reward``, ``reasoning_accuracy_reward``
@@ -10,7 +10,7 @@ where they agree. Sources (the peers' test files at the commit read; all Apache-
   answer in ``<answer>…</answer>``.
 - AReaL ``tests/test_math_verify_reward.py`` (inclusionAI/AReaL 4aef98d): ``gsm8k_reward_fn``,
   ``geometry3k_reward_fn`` and ``MathVerifyWorker.verify``. Where AReaL asserts only that a float comes back,
-  the peer's verdict is ``None`` and rewardkit's verdict is pinned with its reason.
+  the peer's verdict is ``None`` and rewardsmith's verdict is pinned with its reason.
 
 verl (``tests/utils/reward_score/``) holds only sandbox tests and no math-reward cases at the commit read.
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith.rewards.math.reward import MathEquivalence
 from tests.support.verdict_ids import case_id as _id
 
 B = r"\boxed"
@@ -54,7 +54,7 @@ OPEN_R1 = [
         rf"{B}{{answer}}",
         1.0,
         0.0,
-        "len_reward counts an unparseable gold as correct; rewardkit reads both as words, and they differ",
+        "len_reward counts an unparseable gold as correct; rewardsmith reads both as words, and they differ",
     ),
 ]
 
@@ -102,7 +102,7 @@ MS_SWIFT = [
         "<answer>42</answer> Some text <answer>100</answer>",
         1.0,
         0.0,
-        "ms-swift reads the first tag; the last one is the final answer in rewardkit, as the last box is",
+        "ms-swift reads the first tag; the last one is the final answer in rewardsmith, as the last box is",
     ),
     (rf"{B}{{54}}", _SWIFT_WORKED, 1.0, 1.0, ""),
     (rf"{B}{{\frac{{1}}{{2}}}}", "<answer>0.5</answer>", 1.0, 1.0, ""),
@@ -183,7 +183,7 @@ AREAL = [
 ]
 
 _BRACKETS = "Geometry3K's [answer] is that dataset's own format: read only by the opt-in last-number fallback"
-AREAL_GEOMETRY3K = [  # (gold, completion, AReaL, rewardkit by default, rewardkit with the fallbacks, why)
+AREAL_GEOMETRY3K = [  # (gold, completion, AReaL, rewardsmith by default, rewardsmith with the fallbacks, why)
     ("90", "The angle is [90].", 1.0, 0.0, 1.0, _BRACKETS),
     ("5", "The length is [5.0].", 1.0, 0.0, 1.0, _BRACKETS),
     ("90", "The angle is [60].", 0.0, 0.0, 0.0, ""),

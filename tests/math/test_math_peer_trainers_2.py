@@ -1,5 +1,5 @@
 r"""More trainers' own math-reward test cases, run through ``math_equivalence`` as they are (the rows mean what
-they mean in ``test_math_peer_trainers.py``: gold, completion, the peer's verdict, rewardkit's, why they differ).
+they mean in ``test_math_peer_trainers.py``: gold, completion, the peer's verdict, rewardsmith's, why they differ).
 
 Sources (the peers' test files at the commit read; all Apache-2.0):
 
@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith.rewards.math.reward import MathEquivalence
 from tests.support.verdict_ids import case_id as _id
 
 B = r"\boxed"
-_FORMAT = "a format rule of the peer's own; rewardkit reads the answer (format is think_format's job)"
+_FORMAT = "a format rule of the peer's own; rewardsmith reads the answer (format is think_format's job)"
 
 SKYRL = [
     ("42", "The answer is #### 42", 1.0, 1.0, ""),
@@ -60,7 +60,7 @@ RLLM = [
     ("0.5", "<think>a fraction or a decimal</think>\n" + rf"The answer is {B}{{0.5}}.", 1.0, 1.0, ""),
     ("4", "<think>2 + 2 = 5</think>\n" + rf"The answer is {B}{{5}}.", 0.0, 0.0, ""),
     ("4", "The answer is 4.", 0.0, 1.0, "rLLM requires a </think> delimiter; " + _FORMAT),
-    ("4", _RLLM_THINK + "The answer is 4.", 0.0, 1.0, "rLLM requires a box; rewardkit reads the answer phrase"),
+    ("4", _RLLM_THINK + "The answer is 4.", 0.0, 1.0, "rLLM requires a box; rewardsmith reads the answer phrase"),
     (None, _RLLM_THINK + rf"The answer is {B}{{4}}.", 0.0, None, "no gold: unscorable, not wrong"),
     ("x = 2, x = -3", "<think>solve it</think>\n" + rf"The answer is {B}{{x = 2, x = -3}}.", 1.0, 1.0, ""),
     (rf"{B}{{24}}", "<think>carefully</think>\n" + rf"The answer is {B}{{24}}.", 1.0, 1.0, ""),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith.rewards.math.reward import MathEquivalence
 
 hypothesis = pytest.importorskip("hypothesis", reason="property tests need hypothesis (the dev extra)")
 from hypothesis import given, settings

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith.rewards.math.reward import MathEquivalence
 from tests.support.verdict_ids import case_id as _id
 
 B = r"\boxed"

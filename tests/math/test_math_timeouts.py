@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from rewardkit.hard_timeout import CallStatus, HardTimeoutPool
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith.hard_timeout import CallStatus, HardTimeoutPool
+from rewardsmith.rewards.math.reward import MathEquivalence
 from tests.support.timing import deadline_bound, slack
 
 TIMEOUT_S = 1.5

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.rewards.math.reward import MathEquivalence
+from rewardsmith import get_reward
+from rewardsmith.rewards.math.reward import MathEquivalence
 from tests.support.verdict_ids import case_id as _id
 
 B = r"\boxed"
@@ -431,7 +431,7 @@ def test_gold_cache_is_bounded():
 
 
 def test_invalid_config_raises_at_construction():
-    from rewardkit import ConfigError
+    from rewardsmith import ConfigError
 
     with pytest.raises(ConfigError, match="timeout_s"):
         MathEquivalence(timeout_s=0)

@@ -8,8 +8,8 @@ import time
 import pytest
 from pydantic import BaseModel
 
-from rewardkit import ConfigError, get_reward
-from rewardkit.rewards.format import extract_json_text, fenced_blocks, mask_code
+from rewardsmith import ConfigError, get_reward
+from rewardsmith.rewards.format import extract_json_text, fenced_blocks, mask_code
 
 FENCE = "```"
 
@@ -282,7 +282,7 @@ def test_json_schema_verdicts(config, completion, expected, reason_part):
         ({"json_schema": {"type": "no-such-type"}}, "invalid JSON Schema"),
         ({"json_schema": {"required": "name"}}, "invalid JSON Schema"),
         ({"pydantic_model": "not a path"}, "pkg.mod:Model"),
-        ({"pydantic_model": "rewardkit_no_such_module:Model"}, "cannot import"),
+        ({"pydantic_model": "rewardsmith_no_such_module:Model"}, "cannot import"),
         ({"pydantic_model": f"{__name__}:NoSuchModel"}, "cannot import"),
         ({"pydantic_model": f"{__name__}:PERSON_SCHEMA"}, "not a pydantic model"),
     ],

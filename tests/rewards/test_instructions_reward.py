@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.rewards.instructions.checkers import BUILDERS
-from rewardkit.rewards.instructions.reward import loose_variants
+from rewardsmith import get_reward
+from rewardsmith.rewards.instructions.checkers import BUILDERS
+from rewardsmith.rewards.instructions.reward import loose_variants
 
 pytest.importorskip("langdetect", reason="language instructions need the 'instructions' extra (langdetect)")
 

@@ -8,7 +8,7 @@ import pickle
 
 import pytest
 
-from rewardkit import ConfigError, get_reward
+from rewardsmith import ConfigError, get_reward
 
 # (config, completion, completion_ids or None, expected)
 SOFT_OVERLONG_TABLE = [

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
-from rewardkit.sandboxes.fusion.client import RemoteSandbox
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunStatus
+from rewardsmith.sandboxes.fusion.client import RemoteSandbox
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.isolation_programs import (
     assert_no_run_sees_an_earlier_one,
     assert_shared_memory_dies_with_each_run,
@@ -29,7 +29,7 @@ from tests.support.sandbox_server import sandbox_server
 
 @pytest.fixture(scope="module", params=["bwrap", "bwrap-exec", "remote"])
 def box(request):
-    """The warm forkserver, one bwrap per run, and a real ``rewardkit sandbox serve`` on 127.0.0.1."""
+    """The warm forkserver, one bwrap per run, and a real ``rewardsmith sandbox serve`` on 127.0.0.1."""
     if request.param == "remote":
         probe = LocalSandbox(tier="bwrap")
         if probe.tier != "bwrap":

@@ -1,4 +1,4 @@
-"""DockerSandbox against a real Docker engine and the offline-built ``rewardkit-sandbox`` image."""
+"""DockerSandbox against a real Docker engine and the offline-built ``rewardsmith-sandbox`` image."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
-from rewardkit.sandboxes.docker.backend import RUN_UID, DockerSandbox, _verdict
-from rewardkit.sandboxes.fusion.wire import program_request
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunStatus
+from rewardsmith.sandboxes.docker.backend import RUN_UID, DockerSandbox, _verdict
+from rewardsmith.sandboxes.fusion.wire import program_request
 from tests.support.docker_engine import require_docker
 
 
@@ -263,7 +263,7 @@ def test_container_killed_from_outside_is_a_sandbox_error(box):
 
 @pytest.mark.docker
 def test_missing_image_is_a_sandbox_error(box):
-    sandbox = DockerSandbox(image="rewardkit-no-such-image:none")
+    sandbox = DockerSandbox(image="rewardsmith-no-such-image:none")
     result = sandbox.run(py("print(1)"))
     assert result.status is RunStatus.SANDBOX_ERROR and "no-such-image" in result.message
 
@@ -322,9 +322,9 @@ def test_verdict_table(exit_code, wall, oom, expected):
 
 @pytest.mark.docker
 def test_sandboxfusion_server_on_the_docker_backend(box):
-    """``rewardkit sandbox serve --backend docker`` in-process: a SandboxFusion client runs nodejs in a container."""
-    from rewardkit.sandboxes.fusion.client import RemoteSandbox
-    from rewardkit.sandboxes.fusion.server import make_server
+    """``rewardsmith sandbox serve --backend docker`` in-process: a SandboxFusion client runs nodejs in a container."""
+    from rewardsmith.sandboxes.fusion.client import RemoteSandbox
+    from rewardsmith.sandboxes.fusion.server import make_server
 
     server = make_server(box, port=0, concurrency=2)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -347,14 +347,14 @@ def test_ci_script_and_build_image_are_idempotent(box):
     from pathlib import Path
 
     script = Path(__file__).resolve().parents[2] / ".ci" / "docker.sh"
-    before = box.client.images.get("rewardkit-sandbox:latest").id
+    before = box.client.images.get("rewardsmith-sandbox:latest").id
     proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and f"rewardkit-sandbox:latest {before}" in proc.stdout, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and f"rewardsmith-sandbox:latest {before}" in proc.stdout, proc.stdout + proc.stderr
     proc = subprocess.run(
-        [sys.executable, "-m", "rewardkit", "sandbox", "build-image"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "rewardsmith", "sandbox", "build-image"], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split()[1] == box.client.images.get("rewardkit-sandbox:latest").id
+    assert proc.stdout.split()[1] == box.client.images.get("rewardsmith-sandbox:latest").id
 
 
 @pytest.mark.docker
@@ -362,9 +362,9 @@ def test_an_image_built_from_another_package_list_is_rebuilt(box):
     import io
     import tarfile
 
-    from rewardkit.sandboxes.docker.image import SPEC_LABEL, ImageSpec, build_image
+    from rewardsmith.sandboxes.docker.image import SPEC_LABEL, ImageSpec, build_image
 
-    name = "rewardkit-sandbox-stale:test"
+    name = "rewardsmith-sandbox-stale:test"
     empty = io.BytesIO()
     with tarfile.open(fileobj=empty, mode="w"):
         pass
@@ -383,7 +383,7 @@ def test_an_image_built_from_another_package_list_is_rebuilt(box):
 
 
 def test_image_cache_key_follows_the_content(tmp_path):
-    from rewardkit.sandboxes.docker.image import ImageSpec
+    from rewardsmith.sandboxes.docker.image import ImageSpec
 
     base = ImageSpec(cache_dir=tmp_path)
     assert base.rootfs_tarball.parent == tmp_path

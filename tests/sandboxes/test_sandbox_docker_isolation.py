@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
-from rewardkit.sandboxes.docker.backend import DockerSandbox
-from rewardkit.sandboxes.docker.seccomp_profile import seccomp_profile, seccomp_security_opt
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunStatus
+from rewardsmith.sandboxes.docker.backend import DockerSandbox
+from rewardsmith.sandboxes.docker.seccomp_profile import seccomp_profile, seccomp_security_opt
 from tests.support.docker_engine import require_docker
 from tests.support.isolation_programs import (
     assert_no_run_sees_an_earlier_one,

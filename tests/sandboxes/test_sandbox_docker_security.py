@@ -12,8 +12,8 @@ import os
 
 import pytest
 
-from rewardkit.sandboxes.base import RunRequest, RunStatus
-from rewardkit.sandboxes.docker.backend import DockerSandbox
+from rewardsmith.sandboxes.base import RunRequest, RunStatus
+from rewardsmith.sandboxes.docker.backend import DockerSandbox
 from tests.support.containment import check_contained, host  # noqa: F401 - the live host fixture is shared
 from tests.support.docker_engine import require_docker
 from tests.support.hostile_programs import SANDBOX_ATTACKS, HostileCase, render
@@ -56,14 +56,14 @@ def test_hostile_program_is_contained(box, host, case: HostileCase):  # noqa: F8
 def test_host_environment_secret_is_really_set(host):  # noqa: F811
     """The environment check can fail: the secret is in this process's environment for the hostile run to seek."""
     values, _ = host
-    assert os.environ["REWARDKIT_TEST_SECRET"] == values["SECRET_ENV_VALUE"]
+    assert os.environ["REWARDSMITH_TEST_SECRET"] == values["SECRET_ENV_VALUE"]
 
 
 def test_a_program_cannot_forge_an_infrastructure_failure(box):
     """Printing the bootstrap's failure text and exiting is a program verdict, not a sandbox error (None reward)."""
     code = (
         "import os, sys\nsys.stderr.write('bootstrap: processes of an earlier run survive SIGKILL\\n')\n"
-        "os.write(1, b'\\x00rewardkit-ready\\x00')\nos._exit(3)"
+        "os.write(1, b'\\x00rewardsmith-ready\\x00')\nos._exit(3)"
     )
     result = box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": code}))
     assert result.status is RunStatus.RUNTIME_ERROR

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus, SandboxBackend
-from rewardkit.sandboxes.factory import open_backend
-from rewardkit.sandboxes.local.backend import LocalSandbox
-from rewardkit.sandboxes.local.cgroups import CgroupManager
-from rewardkit.sandboxes.local.forkserver_host import bwrap_command, classify_exit
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunStatus, SandboxBackend
+from rewardsmith.sandboxes.factory import open_backend
+from rewardsmith.sandboxes.local.backend import LocalSandbox
+from rewardsmith.sandboxes.local.cgroups import CgroupManager
+from rewardsmith.sandboxes.local.forkserver_host import bwrap_command, classify_exit
 
 
 @pytest.fixture(scope="module", params=["bwrap", "bwrap-exec"])
@@ -166,7 +166,7 @@ def test_a_dead_zygote_retires_its_forkserver():
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
             except (OSError, ValueError):
                 continue
-            if b"bwrap" not in argv[0] and b"/opt/rewardkit/forkserver.py" in argv:
+            if b"bwrap" not in argv[0] and b"/opt/rewardsmith/forkserver.py" in argv:
                 interpreters.add(int(entry.name))
         ours = {sandbox._all[0].process.pid}
         while grown := {pid for pid, parent in parents.items() if parent in ours} - ours:
@@ -191,7 +191,7 @@ def test_weak_tier_runs_only_when_opted_in():
 
 
 def test_auto_tier_without_bwrap_refuses_unless_weak_is_opted_in(caplog, monkeypatch, tmp_path):
-    import rewardkit.sandboxes.local.backend as local
+    import rewardsmith.sandboxes.local.backend as local
 
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on PATH: the real lookup finds nothing
     with LocalSandbox() as strong:
@@ -200,7 +200,7 @@ def test_auto_tier_without_bwrap_refuses_unless_weak_is_opted_in(caplog, monkeyp
         assert result.status is RunStatus.SANDBOX_ERROR
         assert "apt-get install bubblewrap" in result.message and "isolation='weak'" in result.message
     local._warned.discard("weak-tier")
-    with caplog.at_level(logging.WARNING, logger="rewardkit.sandboxes.local.backend"):
+    with caplog.at_level(logging.WARNING, logger="rewardsmith.sandboxes.local.backend"):
         first, second = LocalSandbox(isolation="weak"), LocalSandbox(isolation="weak")
         assert first.tier == "subprocess" and second.tier == "subprocess"
         assert first.run(py("print(input())", stdin="w")).stdout == b"w\n"
@@ -289,10 +289,12 @@ def test_cgroup_layout_and_limits_on_a_fake_hierarchy(tmp_path, version):
     written = {path.name: path.read_text() for _, d in run.dirs for path in Path(d).iterdir()}
     if version == 2:
         assert (tmp_path / "v2" / "job" / "cgroup.subtree_control").read_text() == "+memory +pids"
-        assert Path(run.dirs[0][1]).parent == tmp_path / "v2" / "job" / "rewardkit"
+        assert Path(run.dirs[0][1]).parent == tmp_path / "v2" / "job" / "rewardsmith"
         assert written == {"memory.max": str(100 << 20), "pids.max": "7"}
     else:
-        assert {Path(d).parent for _, d in run.dirs} == {tmp_path / c / "job" / "rewardkit" for c in ("memory", "pids")}
+        assert {Path(d).parent for _, d in run.dirs} == {
+            tmp_path / c / "job" / "rewardsmith" for c in ("memory", "pids")
+        }
         assert written == {"memory.limit_in_bytes": str(100 << 20), "pids.max": "7"}
     assert all(Path(d).name.startswith(f"{os.getpid()}-") for _, d in run.dirs)
 

@@ -1,4 +1,4 @@
-"""RemoteSandbox against a real ``rewardkit sandbox serve`` on 127.0.0.1, plus the SandboxFusion protocol mapping.
+"""RemoteSandbox against a real ``rewardsmith sandbox serve`` on 127.0.0.1, plus the SandboxFusion protocol mapping.
 
 A stand-in HTTP server is used only for faults the real server cannot be made to produce (5xx, malformed bodies)
 and to count requests in flight.
@@ -20,10 +20,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
-from rewardkit.sandboxes.fusion.client import RemoteSandbox
-from rewardkit.sandboxes.fusion.server import ServerPolicy, limits_for
-from rewardkit.sandboxes.fusion.wire import (
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunStatus
+from rewardsmith.sandboxes.fusion.client import RemoteSandbox
+from rewardsmith.sandboxes.fusion.server import ServerPolicy, limits_for
+from rewardsmith.sandboxes.fusion.wire import (
     RunCodeRequest,
     RunCodeResponse,
     fusion_request_for,
@@ -37,7 +37,7 @@ CPP_SUM = "#include <iostream>\nint main(){long a,b;std::cin>>a>>b;std::cout<<a+
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    """``rewardkit sandbox serve`` on a free port, local backend."""
+    """``rewardsmith sandbox serve`` on a free port, local backend."""
     with sandbox_server(max_run_timeout=5) as url:
         yield url
 
@@ -151,7 +151,7 @@ def test_cli_run_through_remote(server_url: str, tmp_path) -> None:
         [
             sys.executable,
             "-m",
-            "rewardkit",
+            "rewardsmith",
             "sandbox",
             "run",
             str(source),
@@ -379,8 +379,8 @@ def run(status="Finished", rc=0, stdout="", stderr=""):
         ({"status": "Failed", "compile_result": run("TimeLimitExceeded", rc=None)}, RunStatus.TIMEOUT),
         ({"status": "Success", "compile_result": run(rc=0), "run_result": run(stdout="7\n")}, RunStatus.OK),
         # our server's exact verdict wins over the coarse SandboxFusion fields, but never turns an outage into one
-        ({"status": "Failed", "run_result": run(rc=137), "rewardkit_status": "memory"}, RunStatus.MEMORY),
-        ({"status": "SandboxError", "run_result": None, "rewardkit_status": "ok"}, RunStatus.SANDBOX_ERROR),
+        ({"status": "Failed", "run_result": run(rc=137), "rewardsmith_status": "memory"}, RunStatus.MEMORY),
+        ({"status": "SandboxError", "run_result": None, "rewardsmith_status": "ok"}, RunStatus.SANDBOX_ERROR),
     ],
 )
 def test_response_mapping(response: dict, expected: RunStatus) -> None:

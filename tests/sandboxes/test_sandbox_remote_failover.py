@@ -1,6 +1,6 @@
 """Several remote endpoints: one host failing costs retries, not scores (open-r1's Piston client is the anchor).
 
-Real servers on 127.0.0.1: a live ``rewardkit sandbox serve``, a port where nothing listens, and a server that
+Real servers on 127.0.0.1: a live ``rewardsmith sandbox serve``, a port where nothing listens, and a server that
 answers every request with HTTP 500.
 """
 
@@ -12,10 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.sandboxes.base import RunRequest, RunStatus
-from rewardkit.sandboxes.fusion.client import RemoteSandbox
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith import get_reward
+from rewardsmith.sandboxes.base import RunRequest, RunStatus
+from rewardsmith.sandboxes.fusion.client import RemoteSandbox
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.sandbox_server import sandbox_server
 
 

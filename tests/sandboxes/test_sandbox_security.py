@@ -20,8 +20,8 @@ import time
 
 import pytest
 
-from rewardkit.sandboxes.base import RunRequest, RunStatus
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith.sandboxes.base import RunRequest, RunStatus
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.containment import check_contained, listener_untouched, no_marked_process
 from tests.support.containment import host as host  # the fixture: the attack battery's live host facts
 from tests.support.hostile_programs import SANDBOX_ATTACKS, HostileCase, render

@@ -18,15 +18,15 @@ from typing import Any
 import httpx
 import pytest
 
-from rewardkit.groups import chunk_plan
-from rewardkit.registry import get_reward
+from rewardsmith.groups import chunk_plan
+from rewardsmith.registry import get_reward
 from tests.support.extras import require_extras
 from tests.support.fault_server import FaultServer
 from tests.support.ray_cluster import IN_RAY_NETNS, SKIP_OUTSIDE, can_unshare_net, ray_missing, run_in_private_network
 
 require_extras("serve")
 
-from rewardkit.adapters.runtime.serve.process import ServerProcess
+from rewardsmith.adapters.runtime.serve.process import ServerProcess
 
 PROMPTS = ["What is 2 + 2?", "Name a prime.", "Say hi."]
 #: three prompts, interleaved; within each group the completions have distinct lengths
@@ -102,7 +102,7 @@ def local_reward(judge: RankJudgeServer):
 @pytest.mark.skipif(not IN_RAY_NETNS, reason=SKIP_OUTSIDE)
 @pytest.mark.skipif(ray_missing() is not None, reason=str(ray_missing()))
 def test_ray_pool_with_small_chunks_equals_local(judge) -> None:
-    from rewardkit.ray import RayPool
+    from rewardsmith.ray import RayPool
     from tests.support.ray_cluster import shared_cluster
 
     pool = RayPool(

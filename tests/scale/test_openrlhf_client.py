@@ -1,4 +1,4 @@
-"""OpenRLHF 0.11's own client against a real ``rewardkit serve`` on 127.0.0.1 with its default settings.
+"""OpenRLHF 0.11's own client against a real ``rewardsmith serve`` on 127.0.0.1 with its default settings.
 
 OpenRLHF's rollout (``openrlhf.utils.agent.SingleTurnAgentExecutor.execute``) posts one request per sample,
 for every sample of a rollout batch at once, retries a failed post five times one second apart and leaves
@@ -29,7 +29,7 @@ agent = pytest.importorskip(
 
 import httpx
 
-from rewardkit.adapters.runtime.serve.process import ServerProcess
+from rewardsmith.adapters.runtime.serve.process import ServerProcess
 
 pytestmark = pytest.mark.slow
 
@@ -91,13 +91,13 @@ def metric(url: str, prefix: str) -> float:
 
 
 def rejected(url: str) -> float:
-    return metric(url, "rewardkit_rejected_")
+    return metric(url, "rewardsmith_rejected_")
 
 
 def batches(url: str) -> tuple[float, float]:
     """Batches started and samples in them, for the reward behind /get_reward."""
     label = '{reward="math_equivalence"}'
-    return metric(url, f"rewardkit_batch_samples_count{label}"), metric(url, f"rewardkit_batch_samples_sum{label}")
+    return metric(url, f"rewardsmith_batch_samples_count{label}"), metric(url, f"rewardsmith_batch_samples_sum{label}")
 
 
 def burst(url: str, tokenizer: Any, n: int) -> tuple[list[dict[str, Any]], list[float], float]:

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from rewardkit import ConfigError, get_reward
-from rewardkit.adapters.runtime.ray.config import chunk_bounds
+from rewardsmith import ConfigError, get_reward
+from rewardsmith.adapters.runtime.ray.config import chunk_bounds
 from tests.support.ray_cluster import ray_missing
 
 # The "no cluster" cases use Ray Client addresses (ray://HOST:PORT): Ray dials those as given, while a plain
@@ -38,7 +38,7 @@ def test_chunks_cover_the_batch_in_order() -> None:
 
 
 def test_config_is_checked_at_construction() -> None:
-    from rewardkit.ray import RayPool
+    from rewardsmith.ray import RayPool
 
     with pytest.raises(ConfigError, match="unknown reward 'no_such_reward'"):
         RayPool({"reward": "no_such_reward"})
@@ -49,7 +49,7 @@ def test_config_is_checked_at_construction() -> None:
 
 
 def test_pool_is_a_drop_in_under_the_inner_name_and_pickles() -> None:
-    from rewardkit.ray import RayPool
+    from rewardsmith.ray import RayPool
 
     pool = RayPool({"reward": {"name": "math_equivalence", "config": {"workers": 1}}})
     assert pool.__name__ == "math_equivalence" and pool.required_columns == ("solution",)
@@ -59,8 +59,8 @@ def test_pool_is_a_drop_in_under_the_inner_name_and_pickles() -> None:
     assert get_reward("ray_pool", {"reward": "think_format"}).__name__ == "think_format"
 
 
-def test_importing_rewardkit_and_its_ray_module_does_not_import_ray() -> None:
-    probe = "import sys, rewardkit, rewardkit.ray, rewardkit.adapters.runtime.ray; print('ray' in sys.modules)"
+def test_importing_rewardsmith_and_its_ray_module_does_not_import_ray() -> None:
+    probe = "import sys, rewardsmith, rewardsmith.ray, rewardsmith.adapters.runtime.ray; print('ray' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
@@ -69,7 +69,7 @@ def test_importing_rewardkit_and_its_ray_module_does_not_import_ray() -> None:
 def test_without_ray_installed_every_sample_is_none_with_the_reason() -> None:
     probe = (
         "import sys, json; sys.modules['ray'] = None\n"
-        "from rewardkit.ray import RayPool\n"
+        "from rewardsmith.ray import RayPool\n"
         "pool = RayPool({'reward': 'think_format'})\n"
         "print(json.dumps([r.model_dump() for r in pool.details(['<think>a</think> b', 'b'])]))\n"
     )
@@ -77,12 +77,12 @@ def test_without_ray_installed_every_sample_is_none_with_the_reason() -> None:
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout.strip().splitlines()[-1])
     assert [r["score"] for r in results] == [None, None]
-    assert all("ray is not installed" in r["reason"] and "rewardkit[ray]" in r["reason"] for r in results)
+    assert all("ray is not installed" in r["reason"] and "rewardsmith[ray]" in r["reason"] for r in results)
 
 
 @pytest.mark.skipif(ray_missing() is not None, reason=str(ray_missing()))
 def test_unreachable_cluster_is_none_with_the_reason_within_the_connect_timeout() -> None:
-    from rewardkit.ray import RayPool
+    from rewardsmith.ray import RayPool
 
     port = _closed_port()
     pool = RayPool({"reward": "think_format", "address": f"ray://127.0.0.1:{port}", "connect_timeout_s": 2})
@@ -97,7 +97,7 @@ def test_unreachable_cluster_is_none_with_the_reason_within_the_connect_timeout(
 
 @pytest.mark.skipif(ray_missing() is not None, reason=str(ray_missing()))
 def test_addresses_resolve_as_ray_resolves_them_without_any_traffic() -> None:
-    from rewardkit.adapters.runtime.ray.connect import resolve_address
+    from rewardsmith.adapters.runtime.ray.connect import resolve_address
 
     assert resolve_address("ray://10.1.2.3:10001") == ("10.1.2.3", 10001)
     host, port = resolve_address("127.0.0.1:6390")  # Ray may swap loopback for the node's IP; the port stays
@@ -106,7 +106,7 @@ def test_addresses_resolve_as_ray_resolves_them_without_any_traffic() -> None:
 
 @pytest.mark.skipif(ray_missing() is not None, reason=str(ray_missing()))
 def test_a_malformed_address_is_none_with_the_reason() -> None:
-    from rewardkit.ray import RayPool
+    from rewardsmith.ray import RayPool
 
     (result,) = RayPool({"reward": "think_format", "address": "ray://no-port-here"}).details(["x"])
     assert result.score is None and "bad Ray address 'ray://no-port-here'" in result.reason
@@ -117,7 +117,7 @@ def test_cli_score_with_an_unreachable_cluster_is_one_line_exit_2(tmp_path) -> N
     data = tmp_path / "rows.jsonl"
     data.write_text(json.dumps({"completion": "x"}) + "\n")
     port = _closed_port()
-    argv = [sys.executable, "-m", "rewardkit", "score", "--reward", "think_format", "--data", str(data),
+    argv = [sys.executable, "-m", "rewardsmith", "score", "--reward", "think_format", "--data", str(data),
             "--out", str(tmp_path / "out.jsonl"), "--ray", f"ray://127.0.0.1:{port}"]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr

@@ -39,14 +39,14 @@ def _dumps(results):
 
 
 def _pool(inner, **config):
-    from rewardkit.ray import RayPool
+    from rewardsmith.ray import RayPool
 
     defaults = {"num_actors": 2, "actor_num_cpus": 0.5, "address": shared_cluster().address}
     return RayPool({"reward": inner, **defaults, **config})
 
 
 def test_actors_spread_over_both_nodes_and_match_local_math(cluster) -> None:
-    from rewardkit import get_reward
+    from rewardsmith import get_reward
 
     spec = {"name": "math_equivalence", "config": {"workers": 1, "timeout_s": 5}}
     completions = [
@@ -125,13 +125,13 @@ def test_misaligned_column_is_answered_before_the_cluster(cluster) -> None:
 
 
 def test_cli_score_with_ray_equals_local_and_resumes(cluster, tmp_path) -> None:
-    from rewardkit.cli.main import main
+    from rewardsmith.cli.main import main
 
     rows = [{"completion": rf"\boxed{{{i % 5}}}", "solution": str(i % 3)} for i in range(30)]
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     config = json.dumps({"workers": 1})
-    base = [sys.executable, "-m", "rewardkit", "score", "--reward", "math_equivalence", "--config", config,
+    base = [sys.executable, "-m", "rewardsmith", "score", "--reward", "math_equivalence", "--config", config,
             "--data", str(data), "--batch-size", "8"]  # fmt: skip
     assert main([*base[3:], "--out", str(tmp_path / "local.jsonl")]) == 0
     on_ray = [*base, "--out", str(tmp_path / "ray.jsonl"), "--ray", cluster.address, "--ray-actors", "2"]
@@ -162,7 +162,7 @@ def test_node_killed_mid_batch_reruns_its_chunks_and_equals_local(cluster, caplo
         box: dict = {}
         batch = threading.Thread(target=lambda: box.setdefault("results", pool.details(texts, tag=tags)))
         started = time.monotonic()
-        with caplog.at_level(logging.WARNING, logger="rewardkit.adapters.runtime.ray.dispatch"):
+        with caplog.at_level(logging.WARNING, logger="rewardsmith.adapters.runtime.ray.dispatch"):
             batch.start()
             time.sleep(1.0)  # both actors are mid-chunk: the batch needs about 2.4 s on two actors
             assert cluster.kill_node(worker) > 0

@@ -29,10 +29,10 @@ def _post(url: str, body: dict) -> dict:
 
 def test_two_replicas_serve_the_native_and_openrlhf_endpoints() -> None:
     pytest.importorskip("fastapi")
-    pytest.importorskip("rewardkit.adapters.runtime.serve")
+    pytest.importorskip("rewardsmith.adapters.runtime.serve")
     from ray import serve
 
-    from rewardkit.adapters.runtime.ray.serve import replica_count, serve_on_ray
+    from rewardsmith.adapters.runtime.ray.serve import replica_count, serve_on_ray
 
     shared_cluster()
     specs = {"rewards": ["think_format", {"name": "math_equivalence", "config": {"workers": 1}}]}
@@ -47,7 +47,7 @@ def test_two_replicas_serve_the_native_and_openrlhf_endpoints() -> None:
     )
     try:
         assert url == f"http://127.0.0.1:{PORT}/"
-        assert replica_count("rewardkit") == 2
+        assert replica_count("rewardsmith") == 2
         native = _post(
             url + "v1/score",
             {
@@ -78,7 +78,7 @@ def test_monitor_settings_reach_the_replica_and_watch_its_scores() -> None:
 
     from ray import serve
 
-    from rewardkit.adapters.runtime.ray.serve import serve_on_ray
+    from rewardsmith.adapters.runtime.ray.serve import serve_on_ray
 
     shared_cluster()
     url = serve_on_ray(
@@ -113,7 +113,7 @@ def test_monitor_settings_reach_the_replica_and_watch_its_scores() -> None:
         assert watched["signals"]["checked"] == 4 and watched["signals"]["precision"] == 0.0, report
         assert report["alarm"] is True and [a["signal"] for a in watched["alarms"]] == ["precision"], report
         with urllib.request.urlopen(url + "metrics", timeout=30) as response:
-            assert 'rewardkit_monitor_precision{reward="regex_match"} 0.0' in response.read().decode()
+            assert 'rewardsmith_monitor_precision{reward="regex_match"} 0.0' in response.read().decode()
     finally:
         serve.shutdown()
 
@@ -122,7 +122,7 @@ def test_autoscaling_config_is_passed_through() -> None:
     pytest.importorskip("fastapi")
     from ray import serve
 
-    from rewardkit.adapters.runtime.ray.serve import replica_count, serve_on_ray
+    from rewardsmith.adapters.runtime.ray.serve import replica_count, serve_on_ray
 
     shared_cluster()
 
@@ -164,7 +164,7 @@ def test_cli_serve_ray_deploys_announces_and_stops_on_sigterm(tmp_path) -> None:
     spec = tmp_path / "rewards.yaml"
     spec.write_text("rewards: [think_format]\n")
     process = subprocess.Popen(
-        [sys.executable, "-m", "rewardkit", "serve", "--spec", str(spec), "--ray", cluster.address,
+        [sys.executable, "-m", "rewardsmith", "serve", "--spec", str(spec), "--ray", cluster.address,
          "--port", str(PORT), "--replicas", "1", "--replica-cpus", "0.25", "--proxy-location", "HeadOnly"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cluster.env,
     )  # fmt: skip

@@ -1,4 +1,4 @@
-"""The ``remote`` reward against real ``rewardkit serve`` processes on 127.0.0.1.
+"""The ``remote`` reward against real ``rewardsmith serve`` processes on 127.0.0.1.
 
 Results must equal in-process scoring sample for sample (scores and reasons), also when a server is killed
 in the middle of a batch; an infrastructure failure must come back ``None`` with a reason, never 0.0.
@@ -22,10 +22,10 @@ require_extras("serve")
 import httpx
 import pytest
 
-import rewardkit.adapters.runtime.remote  # noqa: F401  (registers `remote`)
-from rewardkit import ConfigError, get_reward
-from rewardkit.adapters.runtime.remote import RemoteReward
-from rewardkit.adapters.runtime.serve.process import ServerProcess
+import rewardsmith.adapters.runtime.remote  # noqa: F401  (registers `remote`)
+from rewardsmith import ConfigError, get_reward
+from rewardsmith.adapters.runtime.remote import RemoteReward
+from rewardsmith.adapters.runtime.serve.process import ServerProcess
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +52,7 @@ def closed_port() -> int:
 
 def requests_seen(url: str) -> float:
     text = httpx.get(url + "/metrics", timeout=10).text
-    lines = [line for line in text.splitlines() if line.startswith('rewardkit_requests_total{endpoint="/v1/score"')]
+    lines = [line for line in text.splitlines() if line.startswith('rewardsmith_requests_total{endpoint="/v1/score"')]
     return sum(float(line.rsplit(" ", 1)[1]) for line in lines)
 
 
@@ -215,7 +215,7 @@ def verl_style(raw_fn, **reward_kwargs):
 
 
 def test_verl_async_compute_score_calls_the_service(servers: list[str]) -> None:
-    from rewardkit.adapters.trainers.verl import compute_score, compute_score_batch_remote, compute_score_remote
+    from rewardsmith.adapters.trainers.verl import compute_score, compute_score_batch_remote, compute_score_remote
 
     fn = verl_style(compute_score_remote, remote={"urls": servers})
     assert inspect.iscoroutinefunction(fn)  # verl's reward loop awaits it instead of using a thread
@@ -242,7 +242,7 @@ def test_verl_async_compute_score_calls_the_service(servers: list[str]) -> None:
 
 
 def test_verl_remote_needs_urls() -> None:
-    from rewardkit.adapters.trainers.verl import compute_score_remote
+    from rewardsmith.adapters.trainers.verl import compute_score_remote
 
     with pytest.raises(ConfigError, match="remote"):
         asyncio.run(compute_score_remote("gsm8k", "x", "1"))

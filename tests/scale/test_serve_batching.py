@@ -18,11 +18,11 @@ from tests.support.extras import require_extras
 
 require_extras("serve")
 
-from rewardkit import Reward, RewardResult
-from rewardkit.adapters.runtime.serve.admission import QueueFull
-from rewardkit.adapters.runtime.serve.service import RewardService
-from rewardkit.adapters.runtime.serve.settings import ServeSettings
-from rewardkit.adapters.runtime.serve.specs import ServedReward
+from rewardsmith import Reward, RewardResult
+from rewardsmith.adapters.runtime.serve.admission import QueueFull
+from rewardsmith.adapters.runtime.serve.service import RewardService
+from rewardsmith.adapters.runtime.serve.settings import ServeSettings
+from rewardsmith.adapters.runtime.serve.specs import ServedReward
 
 SAMPLE_S = 0.05
 

@@ -1,4 +1,4 @@
-"""``rewardkit serve`` for real: the CLI in a child process on 127.0.0.1, driven over HTTP.
+"""``rewardsmith serve`` for real: the CLI in a child process on 127.0.0.1, driven over HTTP.
 
 Slow work is real work: ``code_tests`` on a completion that sleeps before defining ``f``, so a sample takes
 a known time and, once done, scores 1.0. Every refusal is checked together with the server still serving.
@@ -20,8 +20,8 @@ require_extras("serve")
 import httpx
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.adapters.runtime.serve.process import ServerProcess
+from rewardsmith import get_reward
+from rewardsmith.adapters.runtime.serve.process import ServerProcess
 
 pytestmark = pytest.mark.slow
 
@@ -121,15 +121,15 @@ def test_metrics_count_requests_latency_and_unscorable_reasons(server: str) -> N
     post(server, "/v1/score", {"reward": "math_equivalence", "completions": ["x"], "columns": {"solution": [None]}})
     text = httpx.get(server + "/metrics", timeout=10).text
     for name in (
-        "rewardkit_requests_total",
-        "rewardkit_requests_in_flight",
-        "rewardkit_queue_depth",
-        "rewardkit_request_latency_seconds_bucket",
-        "rewardkit_sample_latency_seconds_bucket",
+        "rewardsmith_requests_total",
+        "rewardsmith_requests_in_flight",
+        "rewardsmith_queue_depth",
+        "rewardsmith_request_latency_seconds_bucket",
+        "rewardsmith_sample_latency_seconds_bucket",
     ):
         assert name in text, name
-    assert 'rewardkit_requests_total{endpoint="/v1/score",status="200"}' in text
-    assert 'rewardkit_unscorable_total{reason="gold unreadable",reward="math_equivalence"}' in text
+    assert 'rewardsmith_requests_total{endpoint="/v1/score",status="200"}' in text
+    assert 'rewardsmith_unscorable_total{reason="gold unreadable",reward="math_equivalence"}' in text
 
 
 def _hard_timeout_workers(pid: int) -> list[int]:
@@ -144,7 +144,7 @@ def _hard_timeout_workers(pid: int) -> list[int]:
         except OSError:
             continue
         parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == pid and b"rewardkit.hard_timeout" in cmdline:
+        if parent == pid and b"rewardsmith.hard_timeout" in cmdline:
             found.append(int(entry))
     return found
 
@@ -315,7 +315,7 @@ def test_deadline_overrun_is_unscorable_with_reason_and_keeps_its_worker(server:
     assert health(server)["busy"] == 1  # the overrunning sample still runs and holds the worker
     wait_for(lambda: health(server)["busy"] == 0)
     text = httpx.get(server + "/metrics", timeout=10).text
-    assert 'rewardkit_unscorable_total{reason="deadline",reward="code_tests"}' in text
+    assert 'rewardsmith_unscorable_total{reason="deadline",reward="code_tests"}' in text
 
 
 # -- auth ------------------------------------------------------------------------------------------------

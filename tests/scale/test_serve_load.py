@@ -1,4 +1,4 @@
-"""A bounded load test of ``rewardkit serve`` on 127.0.0.1: fixed clients for a fixed time (bench/serve_load.py).
+"""A bounded load test of ``rewardsmith serve`` on 127.0.0.1: fixed clients for a fixed time (bench/serve_load.py).
 
 Below capacity nothing is refused; above it, refusals are 429s that came while the queue was full. In both,
 no request is lost or answered twice, every answer is the sender's, and the server counted what was sent.
@@ -15,7 +15,7 @@ from tests.support.extras import require_extras
 require_extras("serve")
 
 from bench.serve_load import SPEC, run_load, workload
-from rewardkit.adapters.runtime.serve.process import ServerProcess
+from rewardsmith.adapters.runtime.serve.process import ServerProcess
 
 pytestmark = pytest.mark.slow
 

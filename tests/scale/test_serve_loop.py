@@ -1,6 +1,6 @@
 """The server's event loop only parses, routes and answers: reward work never runs on it.
 
-A real ``rewardkit serve`` scores a slow batch of ``code_tests`` samples built to cost host work (each program
+A real ``rewardsmith serve`` scores a slow batch of ``code_tests`` samples built to cost host work (each program
 sleeps, and each completion trails 600 KB of fences that never close, the input that once made extraction
 quadratic and froze the loop for minutes). While that batch is scored, ``/healthz`` must answer promptly.
 """
@@ -17,8 +17,8 @@ require_extras("serve")
 import httpx
 import pytest
 
-from rewardkit.adapters.runtime.serve.process import ServerProcess
-from rewardkit.sandboxes.local.backend import LocalSandbox
+from rewardsmith.adapters.runtime.serve.process import ServerProcess
+from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.timing import slack
 
 pytestmark = pytest.mark.slow

@@ -1,4 +1,4 @@
-"""``rewardkit serve --monitor-shadow`` for real: a hackable reward served on 127.0.0.1, shadowed by math_equivalence.
+"""``rewardsmith serve --monitor-shadow`` for real: a hackable reward served on 127.0.0.1, shadowed by math_equivalence.
 
 OpenRLHF-shaped requests (one sample per request, as OpenRLHF 0.11 posts them) carry completions that *hack* the
 served ``regex_match`` (any number is paid) with wrong answers, round after round: the monitor's gauges on
@@ -21,13 +21,13 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from rewardkit.adapters.runtime.serve.process import ServerProcess
+from rewardsmith.adapters.runtime.serve.process import ServerProcess
 
 pytestmark = pytest.mark.slow
 
 ROWS = [
     json.loads(line)
-    for line in (Path(__file__).resolve().parents[2] / "rewardkit" / "samples" / "hack_math_rows.jsonl")
+    for line in (Path(__file__).resolve().parents[2] / "rewardsmith" / "samples" / "hack_math_rows.jsonl")
     .read_text()
     .splitlines()
 ][:2]
@@ -40,12 +40,12 @@ ALARM_LINE = "reward hacking alarm on reward 'regex_match'"
 
 
 def gauges(url: str) -> dict[tuple[str, str], float]:
-    """``(metric name, reward label) -> value`` of every ``rewardkit_monitor_*`` sample on ``/metrics``."""
+    """``(metric name, reward label) -> value`` of every ``rewardsmith_monitor_*`` sample on ``/metrics``."""
     text = httpx.get(url + "/metrics", timeout=10).text
     found = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name.startswith("rewardkit_monitor_"):
+            if sample.name.startswith("rewardsmith_monitor_"):
                 found[(sample.name, sample.labels.get("reward", ""))] = sample.value
     return found
 
@@ -66,7 +66,7 @@ def wait_checked(url: str, batches: int, timeout_s: float = 120.0) -> dict[tuple
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         found = gauges(url)
-        if found.get(("rewardkit_monitor_batches_total", "regex_match"), 0) >= batches:
+        if found.get(("rewardsmith_monitor_batches_total", "regex_match"), 0) >= batches:
             return found
         time.sleep(0.2)
     raise AssertionError(f"the monitor did not check {batches} batches in {timeout_s} s: {gauges(url)}")
@@ -88,13 +88,13 @@ def serve_monitored():
 def test_hacked_reward_raises_the_alarm_on_metrics_and_logs_it_once() -> None:
     with serve_monitored() as server:
         assert httpx.get(server.url + "/healthz", timeout=10).json()["alarm"] is False
-        assert gauges(server.url)[("rewardkit_monitor_alarm", "regex_match")] == 0.0
+        assert gauges(server.url)[("rewardsmith_monitor_alarm", "regex_match")] == 0.0
         post_rounds(server.url, hacked)
         found = wait_checked(server.url, ROUNDS)
-        assert found[("rewardkit_monitor_alarm", "regex_match")] == 1.0
-        assert found[("rewardkit_monitor_precision", "regex_match")] == 0.0
-        assert found[("rewardkit_monitor_precision_high", "regex_match")] < 0.5
-        assert found[("rewardkit_monitor_checked", "regex_match")] == SAMPLE
+        assert found[("rewardsmith_monitor_alarm", "regex_match")] == 1.0
+        assert found[("rewardsmith_monitor_precision", "regex_match")] == 0.0
+        assert found[("rewardsmith_monitor_precision_high", "regex_match")] < 0.5
+        assert found[("rewardsmith_monitor_checked", "regex_match")] == SAMPLE
         assert httpx.get(server.url + "/healthz", timeout=10).json()["alarm"] is True
         report = httpx.get(server.url + "/monitor", timeout=10).json()
         watched = report["rewards"]["regex_match"]
@@ -109,9 +109,9 @@ def test_honest_completions_raise_no_alarm() -> None:
     with serve_monitored() as server:
         post_rounds(server.url, honest)
         found = wait_checked(server.url, ROUNDS)
-        assert found[("rewardkit_monitor_alarm", "regex_match")] == 0.0
-        assert found[("rewardkit_monitor_precision", "regex_match")] == 1.0
-        assert found[("rewardkit_monitor_precision_low", "regex_match")] > 0.5
+        assert found[("rewardsmith_monitor_alarm", "regex_match")] == 0.0
+        assert found[("rewardsmith_monitor_precision", "regex_match")] == 1.0
+        assert found[("rewardsmith_monitor_precision_low", "regex_match")] > 0.5
         assert httpx.get(server.url + "/monitor", timeout=10).json()["alarm"] is False
         assert ALARM_LINE not in server.stderr()
 
@@ -121,16 +121,16 @@ def test_monitor_endpoint_is_404_with_the_monitor_off() -> None:
         answer = httpx.get(server.url + "/monitor", timeout=10)
         assert answer.status_code == 404 and "--monitor-shadow" in answer.json()["error"]
         assert "alarm" not in httpx.get(server.url + "/healthz", timeout=10).json()
-        assert not any(name.startswith("rewardkit_monitor_") for name, _ in gauges(server.url))
+        assert not any(name.startswith("rewardsmith_monitor_") for name, _ in gauges(server.url))
 
 
 # -- in process: batching of the scored stream, flags ---------------------------------------------------------------
 def test_requests_are_cut_into_batches_of_sample_with_columns_aligned() -> None:
     from prometheus_client import CollectorRegistry
 
-    from rewardkit.adapters.runtime.serve.monitoring import ServeMonitor
-    from rewardkit.monitor import MonitorConfig
-    from rewardkit.types import RewardResult
+    from rewardsmith.adapters.runtime.serve.monitoring import ServeMonitor
+    from rewardsmith.monitor import MonitorConfig
+    from rewardsmith.types import RewardResult
 
     config = MonitorConfig(shadow={"name": "math_equivalence", "config": {"workers": 1}}, sample=4, min_passes=2)
     monitor = ServeMonitor(config, ["served"], CollectorRegistry())
@@ -151,7 +151,7 @@ def test_requests_are_cut_into_batches_of_sample_with_columns_aligned() -> None:
 def test_monitor_flags_become_settings() -> None:
     import argparse
 
-    from rewardkit.cli.serve import add_serve_arguments, settings_from_args
+    from rewardsmith.cli.serve import add_serve_arguments, settings_from_args
 
     parser = argparse.ArgumentParser()
     add_serve_arguments(parser)
@@ -166,9 +166,9 @@ def test_monitor_flags_become_settings() -> None:
 
 
 def test_a_monitored_reward_that_is_not_served_is_refused_at_start() -> None:
-    from rewardkit import get_reward
-    from rewardkit.adapters.runtime.serve.service import RewardService
-    from rewardkit.adapters.runtime.serve.settings import ServeSettings
+    from rewardsmith import get_reward
+    from rewardsmith.adapters.runtime.serve.service import RewardService
+    from rewardsmith.adapters.runtime.serve.settings import ServeSettings
 
     settings = ServeSettings(monitor={"shadow": "math_equivalence"}, monitor_rewards=("judge",))
     with pytest.raises(ValueError, match="not served: judge; served: regex_match"):
@@ -179,9 +179,9 @@ def test_a_monitored_reward_that_is_not_served_is_refused_at_start() -> None:
 def test_serve_on_ray_takes_the_monitor_in_the_same_settings_and_refuses_what_it_would_drop() -> None:
     from pydantic import ValidationError
 
-    from rewardkit.adapters.runtime.ray.serve import replica_settings
-    from rewardkit.adapters.runtime.serve.settings import ServeSettings
-    from rewardkit.ray import serve_on_ray
+    from rewardsmith.adapters.runtime.ray.serve import replica_settings
+    from rewardsmith.adapters.runtime.serve.settings import ServeSettings
+    from rewardsmith.ray import serve_on_ray
 
     nowhere = "127.0.0.1:1"  # every refusal comes before the cluster is contacted
     with pytest.raises(ValueError, match="factory builds its own app") as refused:

@@ -15,10 +15,10 @@ from tests.support.extras import require_extras
 
 require_extras("serve")
 
-from rewardkit import ConfigError, Reward, RewardResult, get_reward
-from rewardkit.adapters.runtime.serve.admission import Admission, QueueFull
-from rewardkit.adapters.runtime.serve.metrics import ServeMetrics, reason_kind
-from rewardkit.adapters.runtime.serve.scoring import (
+from rewardsmith import ConfigError, Reward, RewardResult, get_reward
+from rewardsmith.adapters.runtime.serve.admission import Admission, QueueFull
+from rewardsmith.adapters.runtime.serve.metrics import ServeMetrics, reason_kind
+from rewardsmith.adapters.runtime.serve.scoring import (
     BadRequest,
     openrlhf_batch,
     openrlhf_payload,
@@ -26,8 +26,8 @@ from rewardkit.adapters.runtime.serve.scoring import (
     response_from_query,
     score,
 )
-from rewardkit.adapters.runtime.serve.settings import ServeSettings
-from rewardkit.adapters.runtime.serve.specs import build_served
+from rewardsmith.adapters.runtime.serve.settings import ServeSettings
+from rewardsmith.adapters.runtime.serve.specs import build_served
 from tests.support.timing import slack
 
 GOOD = "<think>2+2=4</think> 4"
@@ -256,7 +256,7 @@ def test_reason_kinds_are_bounded_per_reward() -> None:
     metrics.observe_samples("r", results, [0.0] * len(results))
     text = metrics.render().decode()
     assert 'reason="other"' in text
-    assert text.count("rewardkit_unscorable_total{") == 51
+    assert text.count("rewardsmith_unscorable_total{") == 51
 
 
 # -- the command line ------------------------------------------------------------------------------------------
@@ -272,14 +272,14 @@ def test_reason_kinds_are_bounded_per_reward() -> None:
     ],
 )
 def test_serve_command_refuses_bad_setups_with_one_line(tmp_path, capsys, spec, extra, message) -> None:
-    from rewardkit.cli import main
+    from rewardsmith.cli import main
 
     path = tmp_path / "spec.yaml"
     if spec is not None:
         path.write_text(spec)
     assert main(["serve", "--spec", str(path), *extra]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("rewardkit: error: ") and message in err and "\n" not in err
+    assert err.startswith("rewardsmith: error: ") and message in err and "\n" not in err
 
 
 def test_rewards_listing_hides_secrets() -> None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import random
 
-from rewardkit.judges.base import OrderVerdict, PairwiseVerdict
-from rewardkit.judges.pairwise import combine_orders
+from rewardsmith.judges.base import OrderVerdict, PairwiseVerdict
+from rewardsmith.judges.pairwise import combine_orders
 
 
 class ScriptedJudge:

@@ -7,7 +7,7 @@ the slot shown first with probability ``first``, the longer response with ``long
 ``noise``, and the gold for the rest. So the true position bias is ``first``, the true length bias
 ``longer`` and the true cue susceptibility ``cue`` (see :meth:`Behaviour.truth`).
 
-:func:`simulate_table` builds the audit's :class:`~rewardkit.audit.metrics.VerdictTable` directly with numpy
+:func:`simulate_table` builds the audit's :class:`~rewardsmith.audit.metrics.VerdictTable` directly with numpy
 (thousands of audits in seconds); :func:`simulate_verdicts` builds real items and ``PairwiseVerdict``
 objects, as an audit run writes them, for the code paths that read verdicts.
 """
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rewardkit.audit.metrics import BASELINE, VerdictTable
-from rewardkit.heldout.sets import AuditItem
-from rewardkit.judges.base import OrderVerdict
-from rewardkit.judges.pairwise import combine_orders
+from rewardsmith.audit.metrics import BASELINE, VerdictTable
+from rewardsmith.heldout.sets import AuditItem
+from rewardsmith.judges.base import OrderVerdict
+from rewardsmith.judges.pairwise import combine_orders
 
 SHORT, LONG = 20, 60
 
@@ -101,7 +101,7 @@ def _placeholder_items(n: int) -> list[AuditItem]:
 def simulate_verdicts(
     b: Behaviour, n: int, rng: np.random.Generator, perturbations: tuple[str, ...] = ()
 ) -> tuple[list[AuditItem], dict]:
-    """Items and their verdicts keyed ``(item_id, perturbation)``, as :func:`~rewardkit.audit.runner.load_verdicts`
+    """Items and their verdicts keyed ``(item_id, perturbation)``, as :func:`~rewardsmith.audit.runner.load_verdicts`
     returns them; every perturbation puts a cue on the wrong response of every item."""
     gold_a, gold_longer = _items(n, rng)
     a_longer = gold_a == gold_longer

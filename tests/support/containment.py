@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.sandboxes.base import Limits, RunRequest, RunStatus
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunStatus
 from tests.support.hostile_programs import HostileCase, render
 
 
@@ -50,10 +50,10 @@ def host(tmp_path_factory):
     """The live host facts the hostile programs try to reach."""
     secret_value = "rk-secret-" + secrets.token_hex(8)
     secret_dir = Path("/root") if os.access("/root", os.W_OK) else tmp_path_factory.mktemp("secret")
-    secret_path = secret_dir / f"rewardkit-secret-{secrets.token_hex(4)}.txt"
+    secret_path = secret_dir / f"rewardsmith-secret-{secrets.token_hex(4)}.txt"
     secret_path.write_text(secret_value)
     env_value = "rk-env-" + secrets.token_hex(8)
-    os.environ["REWARDKIT_TEST_SECRET"] = env_value
+    os.environ["REWARDSMITH_TEST_SECRET"] = env_value
     listener = Listener()
     values = {
         "SECRET_PATH": str(secret_path),
@@ -67,7 +67,7 @@ def host(tmp_path_factory):
     yield values, listener
     listener.close()
     secret_path.unlink(missing_ok=True)
-    os.environ.pop("REWARDKIT_TEST_SECRET", None)
+    os.environ.pop("REWARDSMITH_TEST_SECRET", None)
 
 
 def check_contained(box, case: HostileCase, host, source: str, *, statuses: tuple[str, ...], slack_s: float) -> None:
@@ -104,8 +104,8 @@ def listener_untouched(values, listener, before):
 
 def host_path_absent(values, listener, before):
     assert not Path(values["HOST_WRITE_PATH"]).exists()
-    assert not Path("/usr/rewardkit-pwned").exists()
-    assert not Path("/root/rewardkit-pwned").exists()
+    assert not Path("/usr/rewardsmith-pwned").exists()
+    assert not Path("/root/rewardsmith-pwned").exists()
 
 
 def runner_alive(values, listener, before):

@@ -2,7 +2,7 @@
 
 ``python tests/support/crashing_llama.py MODE PARENT_PID -- <llama_cpp.server args>``:
 
-- ``real-crash-on-eval``: rewardkit's real launcher (llama-cpp-python's server, the packaged model) whose first
+- ``real-crash-on-eval``: rewardsmith's real launcher (llama-cpp-python's server, the packaged model) whose first
   evaluation kills the process with SIGSEGV — what a ``GGML_NATIVE=ON`` build does on a CPU it was not built
   for: the model loads and ``/v1/models`` answers, the first real computation faults;
 - ``crash-on-first-post``: a stdlib HTTP server that answers ``/v1/models`` and dies with SIGSEGV on the first
@@ -79,7 +79,7 @@ def _stdlib_server(mode: str, args: list[str]) -> None:
                     {"id": "x", "object": "chat.completion", "created": 0, "model": alias, "choices": [choice],
                      "usage": usage}
                 )  # fmt: skip
-            elif self.path == "/v1/rewardkit/loglikelihood":
+            elif self.path == "/v1/rewardsmith/loglikelihood":
                 scores = [{"logprob": -float(len(c)), "tokens": max(1, len(c))} for c in request["continuations"]]
                 likelihood_requests[0] += 1
                 if mode == "cut-second-likelihood" and likelihood_requests[0] == 2:
@@ -100,7 +100,7 @@ def _real_server_crashing_on_eval(argv: list[str]) -> None:
         _segfault()
 
     llama_cpp.Llama.eval = crash  # the first computation of any request (chat or log-likelihood) faults
-    from rewardkit.judges.clients import embedded_child
+    from rewardsmith.judges.clients import embedded_child
 
     embedded_child.main(argv)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rewardkit.sandboxes.docker.backend import DEFAULT_IMAGE
+from rewardsmith.sandboxes.docker.backend import DEFAULT_IMAGE
 
 SCRIPT = Path(__file__).resolve().parents[2] / ".ci" / "docker.sh"
 _state: dict[str, str | None] = {}

@@ -1,8 +1,8 @@
 """A judge client kind as a third party would write one: a transport and its options model, in one module.
 
 The echo transport answers every chat with its ``prefix`` and the last user message, counting words as tokens: a
-real :class:`~rewardkit.judges.base.ChatClient` that needs no model, so tests can add the kind to the judge client
-table (or register it through the ``rewardkit.judge_clients`` entry-point group) and watch the factory, YAML
+real :class:`~rewardsmith.judges.base.ChatClient` that needs no model, so tests can add the kind to the judge client
+table (or register it through the ``rewardsmith.judge_clients`` entry-point group) and watch the factory, YAML
 configs and the command line pick it up. ``echo_transport`` is the older plugin shape: a bare callable whose
 parameters name the common options it wants.
 """
@@ -14,8 +14,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from rewardkit.judges.base import ChatClient, ChatParams, ChatResult, Message, Usage
-from rewardkit.judges.clients.options import ClientOptions, Flag
+from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, Message, Usage
+from rewardsmith.judges.clients.options import ClientOptions, Flag
 
 
 class EchoChatClient:

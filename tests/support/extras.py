@@ -1,6 +1,6 @@
 """Skip tests, with the reason and the fix, when an optional extra they need is not installed.
 
-A user who installs ``rewardkit[dev]`` without one extra gets skips that name the extra, not errors: a module that
+A user who installs ``rewardsmith[dev]`` without one extra gets skips that name the extra, not errors: a module that
 imports an extra at the top calls :func:`require_extras`; a test that reaches a missing extra's module while it runs
 is turned into a skip by ``tests/conftest.py`` (:func:`extra_of_missing_module`).
 """
@@ -13,7 +13,7 @@ import re
 import pytest
 
 # The modules each extra brings: the table the CLI checks commands against (one source for both).
-from rewardkit.cli.extras import EXTRA_MODULES
+from rewardsmith.cli.extras import EXTRA_MODULES
 
 
 def missing_extra(extra: str) -> str | None:
@@ -21,7 +21,7 @@ def missing_extra(extra: str) -> str | None:
     absent = [name for name in EXTRA_MODULES[extra] if not _importable(name)]
     if not absent:
         return None
-    return f"needs the '{extra}' extra ({', '.join(absent)} missing): pip install 'rewardkit[{extra}]'"
+    return f"needs the '{extra}' extra ({', '.join(absent)} missing): pip install 'rewardsmith[{extra}]'"
 
 
 def extra_of_missing_module(exc: BaseException | None) -> str | None:
@@ -33,9 +33,9 @@ def extra_of_missing_module(exc: BaseException | None) -> str | None:
             top = exc.name.split(".")[0]
             for extra, modules in EXTRA_MODULES.items():
                 if top in modules:
-                    return f"needs the '{extra}' extra ({top} missing): pip install 'rewardkit[{extra}]'"
-        # rewardkit's own refusal names the install that fixes it; a skip only when that extra is really absent
-        for extra in re.findall(r"pip install 'rewardkit\[([a-z-]+)\]'", str(exc)):
+                    return f"needs the '{extra}' extra ({top} missing): pip install 'rewardsmith[{extra}]'"
+        # rewardsmith's own refusal names the install that fixes it; a skip only when that extra is really absent
+        for extra in re.findall(r"pip install 'rewardsmith\[([a-z-]+)\]'", str(exc)):
             if extra in EXTRA_MODULES and missing_extra(extra):
                 return missing_extra(extra)
         exc = exc.__cause__ or exc.__context__

@@ -168,7 +168,7 @@ SANDBOX_ATTACKS: tuple[HostileCase, ...] = (
     HostileCase(
         id="write_host_file",
         code=(
-            "for path in ('{HOST_WRITE_PATH}', '/usr/rewardkit-pwned', '/root/rewardkit-pwned'):\n"
+            "for path in ('{HOST_WRITE_PATH}', '/usr/rewardsmith-pwned', '/root/rewardsmith-pwned'):\n"
             "    try:\n"
             "        with open(path, 'w') as handle:\n"
             "            handle.write('pwned')\n"

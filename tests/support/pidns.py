@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ENV_FLAG = "REWARDKIT_TEST_PIDNS"
+ENV_FLAG = "REWARDSMITH_TEST_PIDNS"
 IN_OWN_PID_NAMESPACE = os.environ.get(ENV_FLAG) == "1"
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ENV_FLAG = "REWARDKIT_TEST_RAY_NETNS"
+ENV_FLAG = "REWARDSMITH_TEST_RAY_NETNS"
 IN_RAY_NETNS = os.environ.get(ENV_FLAG) == "1"
 ROOT = Path(__file__).resolve().parents[2]
 SKIP_OUTSIDE = "runs inside a private network namespace with a two-node Ray cluster (tests/scale/test_ray_netns.py)"
@@ -55,7 +55,7 @@ def ray_missing() -> str | None:
     try:
         import ray  # noqa: F401
     except ImportError:
-        return "ray is not installed (pip install 'rewardkit[ray]')"
+        return "ray is not installed (pip install 'rewardsmith[ray]')"
     return None
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 from pydantic import Field
 
-from rewardkit.registry import register_reward
-from rewardkit.reward import Reward, RewardConfig
-from rewardkit.types import RewardResult
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import Reward, RewardConfig
+from rewardsmith.types import RewardResult
 
 
 class SleepyLengthConfig(RewardConfig):

@@ -1,4 +1,4 @@
-"""A real ``rewardkit sandbox serve`` (local backend) on a free 127.0.0.1 port, for the tests that talk to one."""
+"""A real ``rewardsmith sandbox serve`` (local backend) on a free 127.0.0.1 port, for the tests that talk to one."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def sandbox_server(max_run_timeout: int) -> Iterator[str]:
         [
             sys.executable,
             "-m",
-            "rewardkit",
+            "rewardsmith",
             "sandbox",
             "serve",
             "--port",

@@ -2,7 +2,7 @@
 
 A bound is the promised limit plus *slack* for waking threads and scheduling processes. The slack is not tuned to
 one machine: it is measured once per session (how long this machine takes to start a bare interpreter, against
-what an idle machine takes) and can be widened by hand with ``REWARDKIT_TEST_TIME_SCALE`` on a very slow runner.
+what an idle machine takes) and can be widened by hand with ``REWARDSMITH_TEST_TIME_SCALE`` on a very slow runner.
 A parallelism check compares against the serial time instead of a fixed number.
 """
 
@@ -27,7 +27,7 @@ def load_factor() -> float:
         subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
         samples.append(time.monotonic() - start)
     measured = sorted(samples)[1] / IDLE_STARTUP_S
-    return max(1.0, min(measured, 20.0)) * float(os.environ.get("REWARDKIT_TEST_TIME_SCALE", "1"))
+    return max(1.0, min(measured, 20.0)) * float(os.environ.get("REWARDSMITH_TEST_TIME_SCALE", "1"))
 
 
 def slack(seconds: float = 0.1) -> float:

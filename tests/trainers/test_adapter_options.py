@@ -1,7 +1,7 @@
 """One adapter options model: the same spec file, with the same options, read by TRL, verifiers, verl and serve.
 
 The options (``label_column``, ``answer_column``, ``whole_batch``, ``unscorable_score``) are declared once in
-rewardkit/adapters/options.py; each adapter reads the ones it has a use for, and the rule "an unscorable sample
+rewardsmith/adapters/options.py; each adapter reads the ones it has a use for, and the rule "an unscorable sample
 scores ``unscorable_score``" is one function. The spec below routes the gold through a column named ``gold`` and
 asks for -1.0 on an unscorable sample: each adapter's verdicts on (right, no gold, wrong) are pinned here.
 """
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from rewardkit import ConfigError
-from rewardkit.adapters.options import AdapterOptions, options_of, split_options, unscorable_as
+from rewardsmith import ConfigError
+from rewardsmith.adapters.options import AdapterOptions, options_of, split_options, unscorable_as
 
 MATH = {"name": "math_equivalence", "config": {"gold_column": "gold", "timeout_s": 5, "workers": 1}}
 SPEC = {"rewards": [{**MATH, "answer_column": "gold", "label_column": "gold", "unscorable_score": -1.0}]}
@@ -71,7 +71,7 @@ def test_split_options_separates_a_term_from_its_options():
 
 def test_trl_reads_the_spec_and_keeps_none(spec_file):
     """TRL takes None (it ignores that function for the sample), so the options change nothing it gets."""
-    from rewardkit.adapters.trainers.trl import grpo_rewards
+    from rewardsmith.adapters.trainers.trl import grpo_rewards
 
     funcs, weights = grpo_rewards(spec_file)
     plain, _ = grpo_rewards([MATH])
@@ -82,7 +82,7 @@ def test_trl_reads_the_spec_and_keeps_none(spec_file):
 
 
 def test_verifiers_reads_answer_column_and_unscorable_score(spec_file):
-    from rewardkit.adapters.trainers.verifiers.rubric import rubric_funcs
+    from rewardsmith.adapters.trainers.verifiers.rubric import rubric_funcs
 
     (fn,), weights = rubric_funcs(spec_file)
     assert fn.answer_column == "gold" and weights == [1.0]
@@ -90,12 +90,12 @@ def test_verifiers_reads_answer_column_and_unscorable_score(spec_file):
     for gold, number, unscorable in VERDICTS:
         state: dict[str, Any] = {}
         assert asyncio.run(fn(completion=completion, answer=gold or "", state=state)) == number
-        assert (state["rewardkit"]["math_equivalence"]["score"] is None) is unscorable
+        assert (state["rewardsmith"]["math_equivalence"]["score"] is None) is unscorable
 
 
 def test_verl_reads_unscorable_score_from_its_mapping():
     """verl's mapping carries the option at its top level (its routes name the gold column per route)."""
-    from rewardkit.adapters.trainers.verl import VerlScorer
+    from rewardsmith.adapters.trainers.verl import VerlScorer
 
     route = {"match": ["*"], "reward": "math_equivalence", "config": MATH["config"], "ground_truth_column": "gold"}
     scorer = VerlScorer({"routes": [route], "unscorable_score": -1.0})
@@ -116,8 +116,8 @@ def _post(url: str, payload: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_serve_reads_label_column_and_unscorable_score(spec_file):
-    """A real ``rewardkit serve``: the term's unscorable_score beats the server's; a term without one gets it."""
-    from rewardkit.adapters.runtime.serve.process import ServerProcess
+    """A real ``rewardsmith serve``: the term's unscorable_score beats the server's; a term without one gets it."""
+    from rewardsmith.adapters.runtime.serve.process import ServerProcess
 
     document = {"rewards": [*SPEC["rewards"], {**MATH, "label": "plain"}]}
     spec_file.write_text(yaml.safe_dump(document))
@@ -138,9 +138,9 @@ def test_serve_reads_label_column_and_unscorable_score(spec_file):
 
 
 def test_every_adapter_refuses_an_unknown_option_naming_the_known_ones(spec_file):
-    from rewardkit.adapters.runtime.serve.specs import build_served
-    from rewardkit.adapters.spec import load_spec
-    from rewardkit.adapters.trainers.verifiers.rubric import rubric_funcs
+    from rewardsmith.adapters.runtime.serve.specs import build_served
+    from rewardsmith.adapters.spec import load_spec
+    from rewardsmith.adapters.trainers.verifiers.rubric import rubric_funcs
 
     typo = {"rewards": [{**MATH, "unscorable_scor": -1.0}]}
     for read in (load_spec, rubric_funcs, build_served):

@@ -10,14 +10,14 @@ import math
 
 import pytest
 
-import rewardkit
-from rewardkit.adapters.demo.tasks import arithmetic, arithmetic_pairs
-from rewardkit.adapters.spec import RewardSpec, load_spec
-from rewardkit.adapters.trainers.trl import dpo_dataset, grpo_config_kwargs, grpo_rewards
-from rewardkit.reward import AsyncReward, ConfigError
+import rewardsmith
+from rewardsmith.adapters.demo.tasks import arithmetic, arithmetic_pairs
+from rewardsmith.adapters.spec import RewardSpec, load_spec
+from rewardsmith.adapters.trainers.trl import dpo_dataset, grpo_config_kwargs, grpo_rewards
+from rewardsmith.reward import AsyncReward, ConfigError
 from tests.support.trl_helpers import tiny_dpo_config, tiny_grpo_config
 
-HAVE = set(rewardkit.list_rewards())
+HAVE = set(rewardsmith.list_rewards())
 needs = pytest.mark.skipif(not {"math_equivalence", "think_format"} <= HAVE, reason="math/format families absent")
 
 SPEC = {
@@ -220,7 +220,7 @@ def test_grpo_trainer_end_to_end_with_math_and_format(tiny_model_dir, tmp_path, 
     assert len(logged) == 2
     assert all(math.isfinite(h["loss"]) for h in logged)
 
-    # rescoring the logged completions with rewardkit gives what the trainer logged, function by function
+    # rescoring the logged completions with rewardsmith gives what the trainer logged, function by function
     logs = trainer._logs
     completions = list(logs["completion"])
     golds = [gold_of[prompt[-1]["content"]] for prompt in logs["prompt"]]

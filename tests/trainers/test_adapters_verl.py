@@ -15,11 +15,11 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-import rewardkit
-from rewardkit.adapters.trainers.verl import VerlScorer, compute_score, compute_score_batch, load_mapping
-from rewardkit.reward import ConfigError
+import rewardsmith
+from rewardsmith.adapters.trainers.verl import VerlScorer, compute_score, compute_score_batch, load_mapping
+from rewardsmith.reward import ConfigError
 
-needs_math = pytest.mark.skipif("math_equivalence" not in rewardkit.list_rewards(), reason="math family absent")
+needs_math = pytest.mark.skipif("math_equivalence" not in rewardsmith.list_rewards(), reason="math family absent")
 
 
 def naive_manager_loop(fn, samples, **reward_kwargs):
@@ -102,7 +102,7 @@ def test_custom_mapping_through_reward_kwargs(tmp_path):
         "unscorable_score": -1.0,
         "include_reason": True,
     }
-    import rewardkit.adapters.demo.tasks  # noqa: F401  (registers character_share)
+    import rewardsmith.adapters.demo.tasks  # noqa: F401  (registers character_share)
 
     path = tmp_path / "verl_rewards.yaml"
     path.write_text(json.dumps(mapping))  # JSON is YAML
@@ -115,7 +115,7 @@ def test_custom_mapping_through_reward_kwargs(tmp_path):
         rewards, _ = naive_manager_loop(compute_score, samples, **kw)
         assert rewards.tolist() == [0.5, 1.0, -1.0]
         third = compute_score(data_source="other", solution_str="x", ground_truth="", **kw)
-        assert third["unscorable"] is True and "no rewardkit route" in third["reason"]
+        assert third["unscorable"] is True and "no rewardsmith route" in third["reason"]
 
 
 def test_missing_reward_and_non_text_are_unscorable_never_raise():
@@ -129,13 +129,13 @@ def test_missing_reward_and_non_text_are_unscorable_never_raise():
 def test_code_sources_get_parsed_tests():
     _, route = VerlScorer().route_for("codecontests")
     assert route.reward == "code_tests" and route.parse_json and route.ground_truth_column == "tests"
-    from rewardkit.adapters.trainers.verl import _row
+    from rewardsmith.adapters.trainers.verl import _row
 
     row = _row(route, "codecontests", json.dumps({"inputs": ["1\n"], "outputs": ["2\n"]}), {"index": 3})
     assert row == {"index": 3, "tests": {"inputs": ["1\n"], "outputs": ["2\n"]}, "data_source": "codecontests"}
 
 
-@pytest.mark.skipif("code_tests" not in rewardkit.list_rewards(), reason="code family absent")
+@pytest.mark.skipif("code_tests" not in rewardsmith.list_rewards(), reason="code family absent")
 @pytest.mark.slow
 def test_code_datasets_run_their_tests_in_the_sandbox():
     tests = json.dumps({"inputs": ["1\n", "5\n"], "outputs": ["2\n", "6\n"]})  # verl/PRIME code ground truth
@@ -176,7 +176,7 @@ def test_routes_are_tried_in_order_and_an_unrouted_reason_names_the_patterns():
     results = compute_score_batch(["fmt-tags", "TAGS-v2", "other"], [text] * 3, [None] * 3, mapping=mapping)
     assert [r["score"] for r in results] == [1.0, 0.5, 0.0]
     assert results[2]["unscorable"] and results[2]["reason"] == (
-        "no rewardkit route for data_source 'other' (matches none of ['fmt*', 'fmt-tags', 'tags*'])"
+        "no rewardsmith route for data_source 'other' (matches none of ['fmt*', 'fmt-tags', 'tags*'])"
     )
     assert [scorer.route_for(s)[0] for s in ("fmt-tags", "TAGS-v2")] == [0, 1]
     assert scorer.route_for("other") is None

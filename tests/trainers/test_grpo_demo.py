@@ -1,4 +1,4 @@
-"""The GRPO demo (`rewardkit train grpo --demo`, the quick start's first command): a real short run of the mini
+"""The GRPO demo (`rewardsmith train grpo --demo`, the quick start's first command): a real short run of the mini
 GRPO trainer whose exit status says whether the verifiable reward rose."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from tests.support.extras import require_extras
 
 require_extras("judge-local")
 
-from rewardkit.adapters.demo.grpo import GRPODemoResult, report, run_grpo_demo
+from rewardsmith.adapters.demo.grpo import GRPODemoResult, report, run_grpo_demo
 
 pytestmark = pytest.mark.slow
 
 
 def test_the_demo_command_trains_prints_the_rising_reward_and_exits_0():
     completed = subprocess.run(
-        [sys.executable, "-m", "rewardkit", "train", "grpo", "--demo"], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "rewardsmith", "train", "grpo", "--demo"], capture_output=True, text=True, timeout=300
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     lines = completed.stdout.splitlines()
@@ -28,7 +28,7 @@ def test_the_demo_command_trains_prints_the_rising_reward_and_exits_0():
     rewards = [float(line.split()[1]) for line in steps]
     assert sum(rewards[-3:]) / 3 > sum(rewards[:3]) / 3 + 0.2
     assert any(line.startswith("mean reward") and "drove the policy" in line for line in lines)
-    assert "rewardkit rlaif pairs --demo" in lines[-1]
+    assert "rewardsmith rlaif pairs --demo" in lines[-1]
 
 
 def test_a_reward_that_did_not_rise_fails(tmp_path, capsys):
@@ -47,7 +47,7 @@ def test_a_reward_that_did_not_rise_fails(tmp_path, capsys):
 
 
 def test_demo_and_config_are_one_or_the_other(tmp_path, capsys):
-    from rewardkit.cli.main import main
+    from rewardsmith.cli.main import main
 
     assert main(["train", "grpo", "--demo", "--config", str(tmp_path / "x.yaml")]) == 2
     assert "either --demo or --config" in capsys.readouterr().err

@@ -17,10 +17,10 @@ require_extras("trl")
 
 import torch
 
-from rewardkit.adapters.demo.tasks import CharacterShare, arithmetic, digit_run
-from rewardkit.adapters.mini.grpo import MiniGRPOConfig, MiniGRPOTrainer, train_grpo
-from rewardkit.reward import ConfigError, Reward
-from rewardkit.types import RewardResult
+from rewardsmith.adapters.demo.tasks import CharacterShare, arithmetic, digit_run
+from rewardsmith.adapters.mini.grpo import MiniGRPOConfig, MiniGRPOTrainer, train_grpo
+from rewardsmith.reward import ConfigError, Reward
+from rewardsmith.types import RewardResult
 
 pytestmark = pytest.mark.slow
 
@@ -94,7 +94,7 @@ def test_group_of_identical_rewards_gives_no_gradient(tiny_model_dir):
     assert all(torch.equal(a, b) for a, b in zip(before, trainer.model.parameters(), strict=True))
 
 
-@pytest.mark.skipif("math_equivalence" not in __import__("rewardkit").list_rewards(), reason="math family absent")
+@pytest.mark.skipif("math_equivalence" not in __import__("rewardsmith").list_rewards(), reason="math family absent")
 def test_spec_rewards_on_arithmetic_with_conversational_prompts(tiny_model_dir):
     spec = {
         "rewards": [{"name": "math_equivalence", "config": {"workers": 1}}, {"name": "think_format", "weight": 0.5}]
@@ -111,7 +111,7 @@ def test_bad_config_fails_before_training():
     with pytest.raises(ValueError, match="no_such_reward"):
         MiniGRPOConfig(rewards=["no_such_reward"])
     with pytest.raises(ConfigError):
-        from rewardkit.adapters.spec import load_spec
+        from rewardsmith.adapters.spec import load_spec
 
         load_spec({"rewards": [{"name": "character_share", "config": {"characters": ""}}]})
 
@@ -119,7 +119,7 @@ def test_bad_config_fails_before_training():
 def test_sampler_matches_generate_when_greedy_and_respects_eos(tiny_model_dir):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from rewardkit.adapters.mini.grpo import sample_tokens
+    from rewardsmith.adapters.mini.grpo import sample_tokens
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_model_dir).eval()

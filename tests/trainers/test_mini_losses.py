@@ -14,12 +14,12 @@ require_extras("trl")
 
 import torch
 
-from rewardkit.adapters.mini.batching import Encoded
-from rewardkit.adapters.mini.dpo import dpo_loss, ipo_loss
-from rewardkit.adapters.mini.grpo import combine_rewards, completion_logps, group_advantages, grpo_loss
-from rewardkit.adapters.mini.kto import kl_estimate, kto_loss
-from rewardkit.adapters.mini.logprobs import per_token_logps, sequence_logps
-from rewardkit.adapters.mini.orpo import odds_ratio_term, orpo_loss
+from rewardsmith.adapters.mini.batching import Encoded
+from rewardsmith.adapters.mini.dpo import dpo_loss, ipo_loss
+from rewardsmith.adapters.mini.grpo import combine_rewards, completion_logps, group_advantages, grpo_loss
+from rewardsmith.adapters.mini.kto import kl_estimate, kto_loss
+from rewardsmith.adapters.mini.logprobs import per_token_logps, sequence_logps
+from rewardsmith.adapters.mini.orpo import odds_ratio_term, orpo_loss
 from tests.support.trl_helpers import tiny_config
 
 
@@ -154,8 +154,8 @@ def test_dpo_and_ipo_match_trl(tiny_model_dir, loss_type, beta):
     from transformers import AutoTokenizer
     from trl import DPOConfig, DPOTrainer
 
-    from rewardkit.adapters.demo.tasks import arithmetic_pairs
-    from rewardkit.adapters.trainers.trl import dpo_dataset
+    from rewardsmith.adapters.demo.tasks import arithmetic_pairs
+    from rewardsmith.adapters.trainers.trl import dpo_dataset
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     trainer = DPOTrainer(
@@ -192,7 +192,7 @@ def test_kto_matches_trl(tiny_model_dir):
     from transformers import AutoTokenizer
     from trl import KTOConfig, KTOTrainer
 
-    from rewardkit.adapters.demo.tasks import arithmetic_unpaired
+    from rewardsmith.adapters.demo.tasks import arithmetic_unpaired
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     rows = [{k: r[k] for k in ("prompt", "completion", "label")} for r in arithmetic_unpaired(8, seed=5)]
@@ -242,7 +242,7 @@ def test_grpo_loss_matches_trl(tiny_model_dir, loss_type):
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
-    from rewardkit.adapters.demo.tasks import CharacterShare, digit_run
+    from rewardsmith.adapters.demo.tasks import CharacterShare, digit_run
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     args = _args(

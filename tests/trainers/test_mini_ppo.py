@@ -17,9 +17,9 @@ require_extras("trl")
 
 import torch
 
-from rewardkit.adapters.demo.tasks import CharacterShare, digit_run
-from rewardkit.adapters.mini.grpo import rloo_advantages
-from rewardkit.adapters.mini.ppo import (
+from rewardsmith.adapters.demo.tasks import CharacterShare, digit_run
+from rewardsmith.adapters.mini.grpo import rloo_advantages
+from rewardsmith.adapters.mini.ppo import (
     CRITIC_FILE,
     MiniPPOConfig,
     MiniPPOTrainer,
@@ -153,7 +153,7 @@ def test_resume_mid_round_ends_with_the_weights_of_an_uninterrupted_run(tiny_mod
 
 @pytest.mark.slow
 def test_train_ppo_cli_learns_from_a_config(tiny_model_dir, tmp_path, capsys):
-    from rewardkit.cli.main import main
+    from rewardsmith.cli.main import main
 
     config = tmp_path / "ppo.yaml"
     config.write_text(

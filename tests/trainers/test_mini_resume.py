@@ -22,10 +22,10 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
-from rewardkit.adapters.demo.tasks import CharacterShare, digit_run
-from rewardkit.adapters.mini.checkpoints import list_checkpoints
-from rewardkit.adapters.mini.grpo import train_grpo
-from rewardkit.cli.main import main
+from rewardsmith.adapters.demo.tasks import CharacterShare, digit_run
+from rewardsmith.adapters.mini.checkpoints import list_checkpoints
+from rewardsmith.adapters.mini.grpo import train_grpo
+from rewardsmith.cli.main import main
 
 pytestmark = pytest.mark.slow
 
@@ -121,7 +121,7 @@ def test_sigkill_then_resume(tiny_model_dir, tmp_path, uninterrupted):
     """A real SIGKILL after step 4 is logged (checkpoint at 3): the resumed run retrains 4 and matches."""
     log, out = tmp_path / "log.jsonl", tmp_path / "out"
     config = write_config(tmp_path / "c.yaml", tiny_model_dir, output_dir=str(out), log_file=str(log), save_steps=3)
-    command = [sys.executable, "-m", "rewardkit", "train", "dpo", "--config", config, "--resume"]
+    command = [sys.executable, "-m", "rewardsmith", "train", "dpo", "--config", config, "--resume"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen([*command, "--max-steps", "1000"], env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120

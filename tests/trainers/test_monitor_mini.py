@@ -11,13 +11,13 @@ from tests.support.extras import require_extras
 
 require_extras("trl")
 
-from rewardkit import get_reward
-from rewardkit.adapters.mini.grpo import MiniGRPOTrainer
-from rewardkit.monitor import HackMonitor
+from rewardsmith import get_reward
+from rewardsmith.adapters.mini.grpo import MiniGRPOTrainer
+from rewardsmith.monitor import HackMonitor
 
 pytestmark = pytest.mark.slow
 
-SAMPLE = Path(__file__).resolve().parents[2] / "rewardkit" / "samples" / "hack_math_rows.jsonl"
+SAMPLE = Path(__file__).resolve().parents[2] / "rewardsmith" / "samples" / "hack_math_rows.jsonl"
 ROWS = [json.loads(line) for line in SAMPLE.read_text().splitlines()]
 BASE = {"learning_rate": 1e-3, "batch_size": 2, "num_generations": 4, "max_completion_length": 16, "progress": False}
 

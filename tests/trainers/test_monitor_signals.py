@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rewardkit import get_reward
-from rewardkit.monitor import HackMonitor
-from rewardkit.monitor import signals as S
-from rewardkit.monitor.patterns import answer_key, attack_pattern, is_hedged
+from rewardsmith import get_reward
+from rewardsmith.monitor import HackMonitor
+from rewardsmith.monitor import signals as S
+from rewardsmith.monitor.patterns import answer_key, attack_pattern, is_hedged
 
 STATS = {"alpha": 0.01, "min_checks": 6, "n_permutations": 1000, "seed": 0}
 

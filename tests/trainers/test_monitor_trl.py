@@ -15,15 +15,15 @@ import pytest
 
 pytest.importorskip("trl")
 
-from rewardkit import get_reward
-from rewardkit.audit.stats import wilson
-from rewardkit.monitor import HackMonitor
-from rewardkit.monitor.trl import HackMonitorCallback
+from rewardsmith import get_reward
+from rewardsmith.audit.stats import wilson
+from rewardsmith.monitor import HackMonitor
+from rewardsmith.monitor.trl import HackMonitorCallback
 from tests.support.trl_helpers import tiny_grpo_config
 
 pytestmark = pytest.mark.slow
 
-ROWS = Path(__file__).resolve().parents[2] / "rewardkit" / "samples" / "hack_math_rows.jsonl"
+ROWS = Path(__file__).resolve().parents[2] / "rewardsmith" / "samples" / "hack_math_rows.jsonl"
 ANY_DIGIT = {"name": "regex_match", "config": {"pattern": "[0-9]"}}
 #: the alarm must come within this many optimizer steps (8 completions shadow-checked per step)
 ALARM_BOUND = 4

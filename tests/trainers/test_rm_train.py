@@ -1,4 +1,4 @@
-"""``rewardkit train rm``: the mini Bradley–Terry reward-model trainer.
+"""``rewardsmith train rm``: the mini Bradley–Terry reward-model trainer.
 
 Its loss equals TRL's ``RewardTrainer.compute_loss`` on the same batch (plain, with margins, with reward
 centring); a short run on DPO-format pairs learns to rank chosen over rejected; an interrupted and resumed run
@@ -18,10 +18,10 @@ require_extras("trl")
 import torch
 import yaml
 
-from rewardkit.adapters.demo.tasks import arithmetic_pairs
-from rewardkit.adapters.mini.reward_model import MiniRMConfig, load_reward_model, pair_inputs, reward_loss
-from rewardkit.cli.main import main
-from rewardkit.registry import get_reward
+from rewardsmith.adapters.demo.tasks import arithmetic_pairs
+from rewardsmith.adapters.mini.reward_model import MiniRMConfig, load_reward_model, pair_inputs, reward_loss
+from rewardsmith.cli.main import main
+from rewardsmith.registry import get_reward
 
 ROWS = arithmetic_pairs(6, seed=3) + arithmetic_pairs(2, seed=4, conversational=True)
 
@@ -111,7 +111,7 @@ def test_resumed_rm_run_ends_with_the_straight_run_weights(tiny_model_dir, pairs
 
 
 def test_rm_config_needs_pairs(tmp_path, tiny_model_dir):
-    from rewardkit.adapters.mini.reward_model import train_rm
+    from rewardsmith.adapters.mini.reward_model import train_rm
 
     with pytest.raises(ValueError, match="DPO-format"):
         train_rm(
@@ -120,6 +120,6 @@ def test_rm_config_needs_pairs(tmp_path, tiny_model_dir):
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump({"model": "tiny", "task": {"name": "arithmetic", "n": 4}}))
     with pytest.raises(ValueError, match="rm needs pair rows"):
-        from rewardkit.cli.train import load_run_config
+        from rewardsmith.cli.train import load_run_config
 
         load_run_config("rm", bad)

@@ -1,4 +1,4 @@
-"""``rewardkit train …``: every algorithm from a YAML config on the tiny offline model, and config errors."""
+"""``rewardsmith train …``: every algorithm from a YAML config on the tiny offline model, and config errors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from rewardkit.cli.main import main
+from rewardsmith.cli.main import main
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +48,7 @@ def test_train_each_algorithm_writes_metrics(tiny_model_dir, tmp_path, capsys, a
 
 
 def test_train_from_data_file_and_overrides(tiny_model_dir, tmp_path, capsys):
-    from rewardkit.adapters.demo.tasks import arithmetic_pairs
+    from rewardsmith.adapters.demo.tasks import arithmetic_pairs
 
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in [r | {"judge_model": "smol"} for r in arithmetic_pairs(6)]))
@@ -101,7 +101,7 @@ def test_console_entry_point(tmp_path):
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "rewardkit", "train", "kto", "--config", config],
+        [sys.executable, "-m", "rewardsmith", "train", "kto", "--config", config],
         capture_output=True,
         text=True,
         timeout=240,

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from rewardkit.adapters.trainers.environments import PythonSandboxEnvironment, ShellSandboxEnvironment, truncate
+from rewardsmith.adapters.trainers.environments import PythonSandboxEnvironment, ShellSandboxEnvironment, truncate
 from tests.support.containment import HOST_CHECKS
 from tests.support.containment import host as host  # the fixture: the attack battery's live host facts
 from tests.support.hostile_programs import SANDBOX_ATTACKS, render

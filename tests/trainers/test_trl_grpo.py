@@ -1,8 +1,8 @@
-"""rewardkit rewards inside a real TRL ``GRPOTrainer`` on the tiny offline model (CPU, two steps).
+"""rewardsmith rewards inside a real TRL ``GRPOTrainer`` on the tiny offline model (CPU, two steps).
 
 The trainer logs what it saw: per-function rewards under each function's name, the completions,
 and the extra columns rewards log through ``log_extra``. Rescoring the logged completions with
-rewardkit must give the same numbers, under the rewardkit names.
+rewardsmith must give the same numbers, under the rewardsmith names.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from rewardkit import Reward, get_reward
+from rewardsmith import Reward, get_reward
 from tests.support.trl_helpers import tiny_grpo_config
 
 pytestmark = pytest.mark.slow
@@ -121,7 +121,7 @@ def check_logs(trainer, is_conversational: bool, extra_names: list[str] = ()) ->
     assert reasons == [r.reason for r in composite().details(completions, completion_ids=[[0] * n for n in counts])]
 
     logged = [entry for entry in trainer.state.log_history if f"rewards/{COMPOSITE_NAME}/mean" in entry]
-    assert len(logged) == 2  # one entry per step, under the rewardkit name
+    assert len(logged) == 2  # one entry per step, under the rewardsmith name
     assert sum(counts) / len(counts) == pytest.approx(float(logged[-1]["completions/mean_length"]))
 
 

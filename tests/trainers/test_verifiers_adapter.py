@@ -1,4 +1,4 @@
-"""verifiers adapter: rewardkit rewards called the way a verifiers ``Rubric`` calls its reward functions.
+"""verifiers adapter: rewardsmith rewards called the way a verifiers ``Rubric`` calls its reward functions.
 
 No verifiers release installs beside this environment's pins (its Rubric releases, 0.1.3 to 0.3.x, need openai<3,
 datasets<4.7 or, through openai-agents, websockets<17; 0.4 has no Rubric). :func:`rubric_score_rollout` reproduces
@@ -24,8 +24,8 @@ from typing import Any, get_origin
 import pytest
 from pydantic import BaseModel
 
-import rewardkit
-from rewardkit.adapters.trainers.verifiers import (
+import rewardsmith
+from rewardsmith.adapters.trainers.verifiers import (
     VerifiersReward,
     gold_column,
     plain_messages,
@@ -33,11 +33,11 @@ from rewardkit.adapters.trainers.verifiers import (
     rubric,
     rubric_funcs,
 )
-from rewardkit.compose import build_reward
-from rewardkit.reward import ConfigError
+from rewardsmith.compose import build_reward
+from rewardsmith.reward import ConfigError
 
-needs_math = pytest.mark.skipif("math_equivalence" not in rewardkit.list_rewards(), reason="math family absent")
-needs_code = pytest.mark.skipif("code_tests" not in rewardkit.list_rewards(), reason="code family absent")
+needs_math = pytest.mark.skipif("math_equivalence" not in rewardsmith.list_rewards(), reason="math family absent")
+needs_code = pytest.mark.skipif("code_tests" not in rewardsmith.list_rewards(), reason="code family absent")
 
 #: Parameter names that make verifiers treat a function as a group reward function (``Rubric._is_group_func``).
 GROUP_INDICATORS = {"states", "prompts", "completions", "answers", "tasks", "infos"}
@@ -115,8 +115,8 @@ def test_unscorable_becomes_the_configured_number_with_its_reason(completion, an
     fn = reward_func("math_equivalence", unscorable_score=-1.0)
     state: dict[str, Any] = {}
     assert asyncio.run(fn(prompt="Q?", completion=completion, answer=answer, state=state)) == -1.0
-    assert state["rewardkit"]["math_equivalence"]["score"] is None
-    assert reason in state["rewardkit"]["math_equivalence"]["reason"]
+    assert state["rewardsmith"]["math_equivalence"]["score"] is None
+    assert reason in state["rewardsmith"]["math_equivalence"]["reason"]
     assert any(reason in record.getMessage() for record in caplog.records)
 
 
@@ -260,7 +260,7 @@ def test_spec_grammar_files_labels_gates_and_per_term_options(tmp_path):
 
 
 def test_gold_column_rules():
-    if "math_equivalence" in rewardkit.list_rewards():
+    if "math_equivalence" in rewardsmith.list_rewards():
         assert gold_column(build_reward("math_equivalence")) == "solution"
         assert gold_column(build_reward({"name": "math_equivalence", "config": {"gold_column": "gt"}})) == "gt"
     assert gold_column(build_reward("think_format")) == "answer"  # no gold: verifiers' own name
@@ -314,13 +314,14 @@ def test_rubric_builds_the_verifiers_class_with_funcs_weights_and_parser(monkeyp
 
 # -- TRL: the tool environments importable from the TRL adapter ----------------------------------------------------
 def test_trl_adapter_offers_the_sandbox_environments_lazily():
-    from rewardkit.adapters.trainers import environments
-    from rewardkit.adapters.trainers.trl import PythonSandboxEnvironment, ShellSandboxEnvironment
+    from rewardsmith.adapters.trainers import environments
+    from rewardsmith.adapters.trainers.trl import PythonSandboxEnvironment, ShellSandboxEnvironment
 
     assert PythonSandboxEnvironment is environments.PythonSandboxEnvironment
     assert ShellSandboxEnvironment is environments.ShellSandboxEnvironment
     code = (
-        "import sys, rewardkit.adapters.trainers.trl; print('rewardkit.adapters.trainers.environments' in sys.modules)"
+        "import sys, rewardsmith.adapters.trainers.trl; "
+        "print('rewardsmith.adapters.trainers.environments' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "False"
@@ -368,7 +369,7 @@ def test_real_rubric_scores_rollouts_and_groups():
     ]
     asyncio.run(rb.score_group(states))
     assert [s["reward"] for s in states] == [0.0, 1.0, 0.0]
-    assert states[2]["rewardkit"]["math_equivalence"]["score"] is None
+    assert states[2]["rewardsmith"]["math_equivalence"]["score"] is None
 
 
 @needs_code
@@ -381,7 +382,7 @@ def test_real_rubric_passes_dataset_columns_by_name():
 
 
 @needs_math
-def test_real_single_turn_env_rollouts_scored_by_rewardkit(fault_server):
+def test_real_single_turn_env_rollouts_scored_by_rewardsmith(fault_server):
     vf = real_verifiers()
     try:
         from verifiers.legacy.clients.openai_chat_completions_client import OpenAIChatCompletionsClient

@@ -2,7 +2,7 @@
 
 verifiers 0.3.1 needs websockets<17 (through openai-agents), which the dev set cannot hold, so it lives in its own
 virtual environment (the ``.ci/run`` step "verifiers environments" also builds this one, at
-``$REWARDKIT_VERIFIERS_LEGACY_VENV``, default ``/opt/rewardkit-verifiers-0.3``). Here the tests of
+``$REWARDSMITH_VERIFIERS_LEGACY_VENV``, default ``/opt/rewardsmith-verifiers-0.3``). Here the tests of
 ``test_verifiers_adapter.py`` that drive a real ``Rubric`` (``score_rollout``, ``score_group``,
 ``SingleTurnEnv.evaluate``), which skip in the dev environment, run under that environment's pytest and must pass,
 none skipped.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-VENV = Path(os.environ.get("REWARDKIT_VERIFIERS_LEGACY_VENV", "/opt/rewardkit-verifiers-0.3"))
+VENV = Path(os.environ.get("REWARDSMITH_VERIFIERS_LEGACY_VENV", "/opt/rewardsmith-verifiers-0.3"))
 PYTHON = VENV / "bin" / "python"
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ def legacy_python() -> Path:
     if not PYTHON.exists():
         pytest.skip(
             f"no verifiers 0.3.1 environment at {VENV}: the .ci/run step 'verifiers environments' builds it "
-            "(python3 -m venv /opt/rewardkit-verifiers-0.3; pip install 'verifiers==0.3.1' pytest pytest-timeout; "
+            "(python3 -m venv /opt/rewardsmith-verifiers-0.3; pip install 'verifiers==0.3.1' pytest pytest-timeout; "
             "pip install -e .)"
         )
     return PYTHON

@@ -1,9 +1,9 @@
-"""verifiers 0.4 (v1 task API): rewardkit rewards as the rewards and metrics of a real verifiers environment.
+"""verifiers 0.4 (v1 task API): rewardsmith rewards as the rewards and metrics of a real verifiers environment.
 
 verifiers 0.4 pins openai<3, which the dev set cannot hold, so it lives in its own virtual environment (the
-``.ci/run`` step "verifiers environments" builds it at ``$REWARDKIT_VERIFIERS_VENV``, default
-``/opt/rewardkit-verifiers``). The tests run ``tests/trainers/verifiers_v1_env.py`` with that environment's python
-and compare what verifiers recorded with rewardkit's own verdicts, computed here in the dev environment.
+``.ci/run`` step "verifiers environments" builds it at ``$REWARDSMITH_VERIFIERS_VENV``, default
+``/opt/rewardsmith-verifiers``). The tests run ``tests/trainers/verifiers_v1_env.py`` with that environment's python
+and compare what verifiers recorded with rewardsmith's own verdicts, computed here in the dev environment.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ from typing import Any
 
 import pytest
 
-import rewardkit
-from rewardkit.compose import build_reward
+import rewardsmith
+from rewardsmith.compose import build_reward
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "trainers" / "verifiers_v1_env.py"
-VENV = Path(os.environ.get("REWARDKIT_VERIFIERS_VENV", "/opt/rewardkit-verifiers"))
+VENV = Path(os.environ.get("REWARDSMITH_VERIFIERS_VENV", "/opt/rewardsmith-verifiers"))
 PYTHON = VENV / "bin" / "python"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif("math_equivalence" not in rewardkit.list_rewards(), reason="math family absent"),
+    pytest.mark.skipif("math_equivalence" not in rewardsmith.list_rewards(), reason="math family absent"),
 ]
 
 #: (completion, gold) of the environment's rows (``verifiers_v1_env.ROWS``) and the verdicts expected:
@@ -49,13 +49,13 @@ def venv_python() -> Path:
     if not PYTHON.exists():
         pytest.skip(
             f"no verifiers 0.4 environment at {VENV}: the .ci/run step 'verifiers environments' builds it "
-            "(python3 -m venv /opt/rewardkit-verifiers; its pip install 'verifiers==0.4.*' and pip install -e .)"
+            "(python3 -m venv /opt/rewardsmith-verifiers; its pip install 'verifiers==0.4.*' and pip install -e .)"
         )
     return PYTHON
 
 
 def run_env(*args: str, timeout: float = 300) -> dict[str, Any]:
-    env = {**os.environ, "REWARDKIT_TEST_KEY": "test", "PYTHONPATH": ""}
+    env = {**os.environ, "REWARDSMITH_TEST_KEY": "test", "PYTHONPATH": ""}
     proc = subprocess.run(
         [str(venv_python()), str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
     )
@@ -66,7 +66,7 @@ def run_env(*args: str, timeout: float = 300) -> dict[str, Any]:
 
 
 def own(spec: Any, completions: list[str], golds: list[str]) -> list[float | None]:
-    """rewardkit's own scores, here in the dev environment."""
+    """rewardsmith's own scores, here in the dev environment."""
     return [r.score for r in build_reward(spec).details(completions, solution=[g or None for g in golds])]
 
 
@@ -79,14 +79,14 @@ def scored() -> dict[str, Any]:
     return run_env("score")
 
 
-def test_the_table_is_rewardkits_own_verdicts():
+def test_the_table_is_rewardsmiths_own_verdicts():
     completions, golds = [r[0] for r in TABLE], [r[1] for r in TABLE]
     assert own("math_equivalence", completions, golds) == [r[2] for r in TABLE]
     assert own("think_format", completions, golds) == [r[3] for r in TABLE]
     assert own("tag_count", completions, golds) == [r[4] for r in TABLE]
 
 
-def test_task_rewards_and_metrics_score_like_rewardkit(scored):
+def test_task_rewards_and_metrics_score_like_rewardsmith(scored):
     completions, golds = [r[0] for r in TABLE], [r[1] for r in TABLE]
     weighted = own(WEIGHTED, completions, golds)
     for row, trace, blended in zip(TABLE, scored["tasks"], weighted, strict=True):
@@ -94,7 +94,7 @@ def test_task_rewards_and_metrics_score_like_rewardkit(scored):
         assert trace["errors"] == []
         assert trace["rewards"]["correct"] == [as_reward(math), 1.0]  # named after the task attribute
         assert trace["rewards"]["formatted"] == [think, 0.5]
-        assert trace["rewards"]["blended"] == [blended, 0.0]  # rewardkit's weighted_sum as one reward
+        assert trace["rewards"]["blended"] == [blended, 0.0]  # rewardsmith's weighted_sum as one reward
         assert trace["reward"] == pytest.approx(as_reward(math) + 0.5 * think)  # verifiers' weighted sum
         assert trace["metrics"]["tags"] == tags  # a metric: recorded, not summed
         assert trace["metrics"]["correct_unscorable"] == float(math is None)
@@ -148,7 +148,7 @@ def test_real_rollouts_through_the_interception_server_are_scored(fault_server):
 
 
 def test_v1_members_without_verifiers_name_the_fix(monkeypatch):
-    from rewardkit.adapters.trainers.verifiers import task_metric, task_reward, task_rubric
+    from rewardsmith.adapters.trainers.verifiers import task_metric, task_reward, task_rubric
 
     monkeypatch.setitem(sys.modules, "verifiers", None)
     monkeypatch.setitem(sys.modules, "verifiers.v1", None)

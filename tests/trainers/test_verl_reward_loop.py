@@ -1,12 +1,12 @@
-"""verl 0.9.1's own reward loop scoring with rewardkit, configured exactly as the README says.
+"""verl 0.9.1's own reward loop scoring with rewardsmith, configured exactly as the README says.
 
 verl pins transformers 5.10.x, so it lives in its own virtual environment (``.ci/run``, step "verl 0.9.1
 virtualenv"). In the main test run this module has one test, which runs this same file with that environment's
 python; inside it (``import verl`` works) the tests below run verl's ``RewardLoopWorker`` with its reward managers
 (``naive``, ``dapo``, ``gdpo``, ``rate_limited``) on a verl-shaped ``DataProto``, with verl's own Hydra config
-(``ppo_trainer.yaml``) composed and rewardkit's ``compute_score`` set under ``reward.custom_reward_function`` by
+(``ppo_trainer.yaml``) composed and rewardsmith's ``compute_score`` set under ``reward.custom_reward_function`` by
 file path and by ``pkg://``, with ``reward_kwargs`` inline (verl hands them over as OmegaConf containers), plus
-``compute_score_remote`` against a real ``rewardkit serve`` on 127.0.0.1.
+``compute_score_remote`` against a real ``rewardsmith serve`` on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-VERL_PYTHON = Path(os.environ.get("REWARDKIT_VERL_VENV", "/opt/rewardkit-verl")) / "bin" / "python"
+VERL_PYTHON = Path(os.environ.get("REWARDSMITH_VERL_VENV", "/opt/rewardsmith-verl")) / "bin" / "python"
 ROOT = Path(__file__).resolve().parents[2]
 
 try:
@@ -69,7 +69,7 @@ else:
         ("aime24", "\\boxed{8}", "2^{3}", 1.0, False, "gold"),
         ("lighteval/MATH", "\\boxed{(x-1)(x+1)}", "x^2-1", 1.0, False, "sympy: equal"),  # symbolic
         ("openai/gsm8k", "The answer is 72", None, 0.0, True, "gold"),  # no gold: unscorable, not wrong
-        ("my_private_set", "\\boxed{72}", "72", 0.0, True, "no rewardkit route"),
+        ("my_private_set", "\\boxed{72}", "72", 0.0, True, "no rewardsmith route"),
     ]
     # Inline reward_kwargs with a nested dict and list: verl passes them as DictConfig / ListConfig.
     MAPPING = (
@@ -79,7 +79,7 @@ else:
 
     @pytest.fixture(scope="module")
     def tokenizer_dir(tmp_path_factory):
-        from rewardkit.adapters.demo.tiny_model import build_tiny_model
+        from rewardsmith.adapters.demo.tiny_model import build_tiny_model
 
         return build_tiny_model(tmp_path_factory.mktemp("verl-tiny"))
 
@@ -149,16 +149,16 @@ else:
 
     @pytest.fixture(scope="module")
     def adapter_file() -> str:
-        import rewardkit.adapters.trainers.verl as adapter
+        import rewardsmith.adapters.trainers.verl as adapter
 
-        # the README's `python -c "import rewardkit.adapters.trainers.verl as m; print(m.__file__)"`
+        # the README's `python -c "import rewardsmith.adapters.trainers.verl as m; print(m.__file__)"`
         return adapter.__file__
 
     @pytest.mark.parametrize("manager", ["naive", "dapo", "gdpo", "rate_limited"])
     @pytest.mark.parametrize("how", ["file", "pkg"])
     @pytest.mark.parametrize("name", ["compute_score", "compute_score_batched"])
     def test_reward_loop_scores_the_verdict_table(tokenizer_dir, adapter_file, manager, how, name):
-        path = adapter_file if how == "file" else "pkg://rewardkit.adapters.trainers.verl"
+        path = adapter_file if how == "file" else "pkg://rewardsmith.adapters.trainers.verl"
         config = verl_config(tokenizer_dir, path, name, MAPPING, manager)
         kwargs = config.reward.custom_reward_function.reward_kwargs
         assert isinstance(kwargs.mapping, DictConfig) and isinstance(kwargs.mapping.routes, ListConfig)
@@ -170,19 +170,21 @@ else:
         assert "reason" not in metrics["aime24"], "text keys are not averaged"
 
     def test_default_routes_without_reward_kwargs(tokenizer_dir):
-        config = verl_config(tokenizer_dir, "pkg://rewardkit.adapters.trainers.verl", "compute_score", "{}")
+        config = verl_config(tokenizer_dir, "pkg://rewardsmith.adapters.trainers.verl", "compute_score", "{}")
         outputs = run_reward_loop(config, verl_batch(tokenizer_dir, TABLE))
         assert_verdicts(outputs, TABLE, with_reason=False)
         assert set(outputs[0]["reward_extra_info"]) == {"score", "unscorable"}
 
     def test_batched_path_scores_one_batch_and_reports_its_unscorable_share(tokenizer_dir, caplog):
-        config = verl_config(tokenizer_dir, "pkg://rewardkit.adapters.trainers.verl", "compute_score_batched", MAPPING)
-        with caplog.at_level(logging.WARNING, logger="rewardkit.adapters.trainers.verl"):
+        config = verl_config(
+            tokenizer_dir, "pkg://rewardsmith.adapters.trainers.verl", "compute_score_batched", MAPPING
+        )
+        with caplog.at_level(logging.WARNING, logger="rewardsmith.adapters.trainers.verl"):
             outputs = run_reward_loop(config, verl_batch(tokenizer_dir, TABLE))
         assert_verdicts(outputs, TABLE)
         lines = [r.getMessage() for r in caplog.records if "unscorable" in r.getMessage()]
         assert lines == [lines[0]] and "2 of 7 samples in this batch unscorable" in lines[0], lines
-        assert "no rewardkit route" in lines[0]
+        assert "no rewardsmith route" in lines[0]
 
     def test_first_batch_from_verl_thread_pool_in_a_fresh_process(tokenizer_dir, tmp_path):
         """The sync compute_score runs in verl's executor threads: a fresh worker's first batch is all correct."""
@@ -193,7 +195,7 @@ else:
             "from tests.trainers.test_verl_reward_loop import TABLE, run_reward_loop, verl_batch, verl_config\n"
             "tok = sys.argv[1]\n"
             "table = TABLE[:5] * 8\n"
-            "config = verl_config(tok, 'pkg://rewardkit.adapters.trainers.verl', 'compute_score', '{}')\n"
+            "config = verl_config(tok, 'pkg://rewardsmith.adapters.trainers.verl', 'compute_score', '{}')\n"
             "outputs = run_reward_loop(config, verl_batch(tok, table))\n"
             "print(json.dumps([[o['reward_score'], bool(o['reward_extra_info']['unscorable'])] for o in outputs]))\n"
         )
@@ -210,7 +212,7 @@ else:
         symbolic worker ready" (unscorable) until it is up: ask until a symbolic comparison is scored."""
         import time
 
-        from rewardkit import get_reward
+        from rewardsmith import get_reward
 
         remote = get_reward("remote", {"urls": [url], "reward": "math_equivalence"})
         deadline = time.monotonic() + timeout_s
@@ -221,8 +223,8 @@ else:
                 return
             time.sleep(1.0)
 
-    def test_compute_score_remote_against_rewardkit_serve(tokenizer_dir):
-        from rewardkit.adapters.runtime.serve.process import ServerProcess
+    def test_compute_score_remote_against_rewardsmith_serve(tokenizer_dir):
+        from rewardsmith.adapters.runtime.serve.process import ServerProcess
 
         spec = [{"name": "math_equivalence", "config": {"workers": 2}}]
         with ServerProcess(spec, "--workers", "2") as server:
@@ -231,7 +233,7 @@ else:
                 f"{{remote:{{urls:['{server.url}'],chunk_size:4}},mapping:{{include_reason:true,routes:["
                 "{match:['*gsm8k*','*math*','aime*'],reward:math_equivalence}]}}"
             )
-            module = "pkg://rewardkit.adapters.trainers.verl"
+            module = "pkg://rewardsmith.adapters.trainers.verl"
             config = verl_config(tokenizer_dir, module, "compute_score_remote", kwargs)
             outputs = run_reward_loop(config, verl_batch(tokenizer_dir, TABLE))
         assert_verdicts(outputs, TABLE)

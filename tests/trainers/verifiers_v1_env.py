@@ -1,11 +1,11 @@
-"""A verifiers 0.4 environment scored by rewardkit, run inside the verifiers side environment (not by pytest).
+"""A verifiers 0.4 environment scored by rewardsmith, run inside the verifiers side environment (not by pytest).
 
 ``tests/trainers/test_verifiers_v1.py`` runs ``python tests/trainers/verifiers_v1_env.py CASE`` with that
 environment's python and reads one JSON document from stdout. The taskset is built from a small ``datasets``
-dataset; its tasks carry rewardkit rewards as ``@vf.reward``/``@vf.metric`` members. Cases:
+dataset; its tasks carry rewardsmith rewards as ``@vf.reward``/``@vf.metric`` members. Cases:
 
 - ``score``: each row's completion put on a trace (prompt, then the sampled assistant turn) and scored by
-  verifiers' own ``Task.score`` (what its rollouts and ``vf-replay`` run), beside rewardkit's own verdicts;
+  verifiers' own ``Task.score`` (what its rollouts and ``vf-replay`` run), beside rewardsmith's own verdicts;
 - ``rollout URL``: a real rollout per task (``vf.Agent`` on a local subprocess runtime, its interception server in
   between) against the OpenAI-compatible server at URL; this module's :class:`OneShotHarness` is the program the
   model runs in (one chat request from the host, since verifiers' own harnesses bootstrap with ``uv`` from the
@@ -27,8 +27,8 @@ import verifiers.v1 as vf
 from datasets import Dataset
 from verifiers.v1.trace import AgentInfo, TraceTask
 
-from rewardkit.adapters.trainers.verifiers import task_metric, task_reward, task_rubric
-from rewardkit.compose import build_reward
+from rewardsmith.adapters.trainers.verifiers import task_metric, task_reward, task_rubric
+from rewardsmith.compose import build_reward
 
 #: The rows: question, gold answer and the completion the scoring case puts on the trace.
 ROWS = [
@@ -100,7 +100,7 @@ class OneShotHarness(vf.Harness[vf.HarnessConfig]):
 
 
 def own_verdicts(spec: Any, completions: list[str], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """rewardkit's own verdicts for the same samples, with the gold where math_equivalence reads it."""
+    """rewardsmith's own verdicts for the same samples, with the gold where math_equivalence reads it."""
     columns = {"solution": [r["answer"] or None for r in rows], "prompts": [r["question"] for r in rows]}
     columns = {k: v for k, v in columns.items() if any(x is not None for x in v)}
     results = build_reward(spec).details(completions, **columns)
@@ -122,7 +122,7 @@ def scored(trace: vf.Trace) -> dict[str, Any]:
         "reward": trace.reward,
         "rewards": {k: None if r is None else [r.score, r.weight] for k, r in trace.rewards.items()},
         "metrics": trace.metrics,
-        "reasons": trace.info.get("rewardkit", {}),
+        "reasons": trace.info.get("rewardsmith", {}),
         "errors": [e.model_dump(mode="json") for e in trace.errors],
         "reply": trace.last_reply,
     }
@@ -153,7 +153,7 @@ async def score_case() -> dict[str, Any]:
 
 async def rollout_case(base_url: str) -> dict[str, Any]:
     harness = vf.HarnessConfig(id="verifiers_v1_env")  # this file, importable from its own folder
-    client = vf.EvalClientConfig(base_url=base_url, api_key_var="REWARDKIT_TEST_KEY")
+    client = vf.EvalClientConfig(base_url=base_url, api_key_var="REWARDSMITH_TEST_KEY")
     config = vf.AgentConfig(model="m", harness=harness, runtime=vf.SubprocessConfig(), client=client)
     out: dict[str, Any] = {"tasks": []}
     async with vf.Agent(config) as agent:

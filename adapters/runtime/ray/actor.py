@@ -9,14 +9,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from rewardkit.types import RewardResult
+from rewardsmith.types import RewardResult
 
 
 class RewardActor:
     """Scores chunks with the reward built from ``spec``; ``node_id`` doubles as the readiness check."""
 
     def __init__(self, spec: Any) -> None:
-        from rewardkit.compose import build_reward
+        from rewardsmith.compose import build_reward
 
         self.reward = build_reward(spec)
 

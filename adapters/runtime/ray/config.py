@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from rewardkit.compose import build_reward
-from rewardkit.reward import RewardConfig
+from rewardsmith.compose import build_reward
+from rewardsmith.reward import RewardConfig
 
 
 class RayPoolConfig(RewardConfig):

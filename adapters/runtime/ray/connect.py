@@ -25,7 +25,7 @@ def ray_missing_reason() -> str | None:
     try:
         import ray  # noqa: F401
     except ImportError as exc:
-        return f"ray is not installed ({exc}); pip install 'rewardkit[ray]'"
+        return f"ray is not installed ({exc}); pip install 'rewardsmith[ray]'"
     return None
 
 

@@ -17,10 +17,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.adapters.runtime.ray.actor import start_actor
-from rewardkit.adapters.runtime.ray.config import RayPoolConfig, chunk_bounds
-from rewardkit.groups import chunk_plan, dependency_of
-from rewardkit.types import RewardResult
+from rewardsmith.adapters.runtime.ray.actor import start_actor
+from rewardsmith.adapters.runtime.ray.config import RayPoolConfig, chunk_bounds
+from rewardsmith.groups import chunk_plan, dependency_of
+from rewardsmith.types import RewardResult
 
 logger = logging.getLogger(__name__)
 

@@ -1,11 +1,11 @@
-"""``ray_pool``: any rewardkit reward, its batches fanned out over a pool of Ray actors.
+"""``ray_pool``: any rewardsmith reward, its batches fanned out over a pool of Ray actors.
 
-A drop-in for the reward it wraps: TRL, verl and ``rewardkit score`` call it the same way, it logs under the inner
+A drop-in for the reward it wraps: TRL, verl and ``rewardsmith score`` call it the same way, it logs under the inner
 reward's name, and a batch scored on the pool equals the same batch scored locally, sample for sample, even when
 an actor or a whole node dies mid-batch (its chunks are rerun on live actors). When there is no cluster to score
 on, every sample is ``None`` with the reason — never 0.
 
-    from rewardkit.ray import RayPool
+    from rewardsmith.ray import RayPool
 
     reward = RayPool({"reward": {"name": "math_equivalence", "config": {"workers": 1}},
                       "num_actors": 8, "address": "auto"})
@@ -20,15 +20,15 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from rewardkit.adapters.runtime.ray.config import RayPoolConfig
-from rewardkit.adapters.runtime.ray.connect import ClusterUnavailable, connect
-from rewardkit.compose import build_reward
-from rewardkit.registry import register_reward
-from rewardkit.reward import Reward
-from rewardkit.types import RewardResult
+from rewardsmith.adapters.runtime.ray.config import RayPoolConfig
+from rewardsmith.adapters.runtime.ray.connect import ClusterUnavailable, connect
+from rewardsmith.compose import build_reward
+from rewardsmith.registry import register_reward
+from rewardsmith.reward import Reward
+from rewardsmith.types import RewardResult
 
 if TYPE_CHECKING:  # imported on the first batch at run time, like the rest of the Ray machinery
-    from rewardkit.adapters.runtime.ray.dispatch import ActorSet
+    from rewardsmith.adapters.runtime.ray.dispatch import ActorSet
 
 
 @register_reward("ray_pool")
@@ -64,7 +64,7 @@ class RayPool(Reward[RayPoolConfig]):
         self._lock = threading.Lock()
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        from rewardkit.adapters.runtime.ray.dispatch import BatchRun
+        from rewardsmith.adapters.runtime.ray.dispatch import BatchRun
 
         if not completions:
             return []
@@ -108,7 +108,7 @@ class RayPool(Reward[RayPoolConfig]):
                     self._actors = None
 
     def _actor_set(self) -> ActorSet:
-        from rewardkit.adapters.runtime.ray.dispatch import ActorSet
+        from rewardsmith.adapters.runtime.ray.dispatch import ActorSet
 
         if self._actors is None:
             connect(

@@ -1,11 +1,11 @@
-"""``rewardkit score --ray``: the reward of a scoring run as a pool sized to the cluster it runs on."""
+"""``rewardsmith score --ray``: the reward of a scoring run as a pool sized to the cluster it runs on."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rewardkit.adapters.runtime.ray.connect import connect
-from rewardkit.adapters.runtime.ray.pool import RayPool
+from rewardsmith.adapters.runtime.ray.connect import connect
+from rewardsmith.adapters.runtime.ray.pool import RayPool
 
 
 def cluster_pool(spec: Any, address: str, num_actors: int | None = None, **options: Any) -> RayPool:

@@ -4,7 +4,7 @@ Ray Serve brings what one uvicorn process cannot: replicas on every node of the 
 length, replacement of a replica that dies, and a proxy that spreads requests over the live ones. Each replica
 builds its own app (and so its own warm rewards) from a factory or from reward specs, on the node it lands on.
 
-The reward-hacking monitor (``ServeSettings.monitor``, as ``rewardkit serve --monitor-shadow`` sets it) reaches
+The reward-hacking monitor (``ServeSettings.monitor``, as ``rewardsmith serve --monitor-shadow`` sets it) reaches
 the replicas with the specs form's settings; each replica monitors the samples it scores, so with several
 replicas ``/monitor`` and ``/metrics`` answer for the replica the proxy picked. A factory builds its own app and
 would drop the settings, so it is refused with them rather than served unmonitored.
@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rewardkit.adapters.runtime.ray.connect import ClusterUnavailable, connect
+from rewardsmith.adapters.runtime.ray.connect import ClusterUnavailable, connect
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ class AppSource:
     """What a replica builds its ASGI app from; pickled to every replica, evaluated there (never in the driver).
 
     ``source`` is a zero-argument callable returning an ASGI app, or reward specs for
-    ``rewardkit.adapters.runtime.serve``: a spec file path, or a loaded spec document (one term, a list of terms, or a
+    ``rewardsmith.adapters.runtime.serve``: a spec file path, or a loaded spec document (one term, a list of terms, or a
     mapping with ``rewards:``), served with ``settings`` (a ``ServeSettings`` or its fields as a mapping).
     """
 
@@ -38,7 +38,7 @@ class AppSource:
     def build(self) -> Any:
         if callable(self.source):
             return self.source()
-        from rewardkit.adapters.runtime.serve import ServeSettings, build_served, create_app, load_served
+        from rewardsmith.adapters.runtime.serve import ServeSettings, build_served, create_app, load_served
 
         served = load_served(self.source) if isinstance(self.source, (str, Path)) else build_served(self.source)
         settings = self.settings
@@ -66,7 +66,7 @@ def serve_on_ray(
     *,
     settings: Any = None,
     address: str | None = None,
-    name: str = "rewardkit",
+    name: str = "rewardsmith",
     route_prefix: str = "/",
     ray_actor_options: Mapping[str, Any] | None = None,
     proxy_location: str | None = None,
@@ -80,7 +80,7 @@ def serve_on_ray(
         app_factory_or_specs: a zero-argument callable returning an ASGI app (e.g. ``lambda:
             create_app(...)``; it is pickled and called on each replica), or reward specs — a YAML/JSON spec file
             path or a loaded spec document — which each replica turns into
-            ``rewardkit.adapters.runtime.serve.create_app(build_served(specs), settings)``.
+            ``rewardsmith.adapters.runtime.serve.create_app(build_served(specs), settings)``.
         replicas: fixed number of replicas (ignored when ``autoscaling_config`` is given).
         autoscaling_config: passed to Ray Serve unchanged (``min_replicas``, ``max_replicas``,
             ``target_ongoing_requests``, ...); replaces ``replicas``.
@@ -152,7 +152,7 @@ def replica_settings(source: Any, settings: Any, monitor: Any = None) -> Any:
         return None
     if settings is None and monitor is None:
         return None
-    from rewardkit.adapters.runtime.serve.settings import ServeSettings
+    from rewardsmith.adapters.runtime.serve.settings import ServeSettings
 
     if isinstance(settings, ServeSettings):
         if monitor is None:

@@ -1,4 +1,4 @@
-"""``rewardkit serve``: rewards over HTTP, natively (``/v1/score``) and in OpenRLHF's protocol (``/get_reward``).
+"""``rewardsmith serve``: rewards over HTTP, natively (``/v1/score``) and in OpenRLHF's protocol (``/get_reward``).
 
 Layers, each usable on its own (a Ray Serve deployment reuses all but the runner):
 
@@ -10,11 +10,11 @@ Layers, each usable on its own (a Ray Serve deployment reuses all but the runner
 - :mod:`.runner` — uvicorn with drain on SIGTERM.
 """
 
-from rewardkit.adapters.runtime.serve.app import create_app
-from rewardkit.adapters.runtime.serve.scoring import BadRequest, ScoringJob, openrlhf_batch, prepare, score
-from rewardkit.adapters.runtime.serve.service import RewardService
-from rewardkit.adapters.runtime.serve.settings import ServeSettings
-from rewardkit.adapters.runtime.serve.specs import ServedReward, build_served, load_served
+from rewardsmith.adapters.runtime.serve.app import create_app
+from rewardsmith.adapters.runtime.serve.scoring import BadRequest, ScoringJob, openrlhf_batch, prepare, score
+from rewardsmith.adapters.runtime.serve.service import RewardService
+from rewardsmith.adapters.runtime.serve.settings import ServeSettings
+from rewardsmith.adapters.runtime.serve.specs import ServedReward, build_served, load_served
 
 __all__ = [
     "BadRequest",

@@ -27,15 +27,15 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
-from rewardkit.adapters.runtime.serve.admission import QueueFull
-from rewardkit.adapters.runtime.serve.metrics import CONTENT_TYPE
-from rewardkit.adapters.runtime.serve.middleware import GuardMiddleware
-from rewardkit.adapters.runtime.serve.protocol import OpenRLHFRequest, OpenRLHFResponse, ScoreRequest, ScoreResponse
-from rewardkit.adapters.runtime.serve.scoring import BadRequest, openrlhf_batch, openrlhf_payload
-from rewardkit.adapters.runtime.serve.service import RewardService
-from rewardkit.adapters.runtime.serve.settings import ServeSettings
-from rewardkit.adapters.runtime.serve.specs import ServedReward
-from rewardkit.reward import Reward
+from rewardsmith.adapters.runtime.serve.admission import QueueFull
+from rewardsmith.adapters.runtime.serve.metrics import CONTENT_TYPE
+from rewardsmith.adapters.runtime.serve.middleware import GuardMiddleware
+from rewardsmith.adapters.runtime.serve.protocol import OpenRLHFRequest, OpenRLHFResponse, ScoreRequest, ScoreResponse
+from rewardsmith.adapters.runtime.serve.scoring import BadRequest, openrlhf_batch, openrlhf_payload
+from rewardsmith.adapters.runtime.serve.service import RewardService
+from rewardsmith.adapters.runtime.serve.settings import ServeSettings
+from rewardsmith.adapters.runtime.serve.specs import ServedReward
+from rewardsmith.reward import Reward
 
 logger = logging.getLogger(__name__)
 
@@ -51,14 +51,14 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         # Sync rewards run in this pool (asyncio.to_thread), sized by the settings, not by the CPU count.
-        executor = ThreadPoolExecutor(max_workers=service.settings.threads, thread_name_prefix="rewardkit-score")
+        executor = ThreadPoolExecutor(max_workers=service.settings.threads, thread_name_prefix="rewardsmith-score")
         asyncio.get_running_loop().set_default_executor(executor)
         # Before uvicorn listens (it awaits the lifespan first): nothing answers, not even /healthz, until every
         # served reward has started its pools, so "ready" means the first request is scored warm.
         await asyncio.to_thread(service.warm_up)
         yield
 
-    app = FastAPI(title="rewardkit reward server", lifespan=lifespan)
+    app = FastAPI(title="rewardsmith reward server", lifespan=lifespan)
     app.state.service = service
     app.add_middleware(GuardMiddleware, service=service)
 

@@ -6,7 +6,7 @@ the reward's *open* batch instead: the batch waits at most ``batch_wait_ms`` for
 worker slot, keeps taking requests until it has its slot or ``max_batch`` samples, and is then scored as one
 :class:`~.scoring.ScoringJob` (``chunk_size`` samples per reward call, in the scoring threads). A request is
 never split; one larger than ``max_batch`` is a batch of its own. A reward that declares a batch dependency
-(:meth:`~rewardkit.reward.Reward.batch_dependency`) gets one request per batch, chunked by whole groups.
+(:meth:`~rewardsmith.reward.Reward.batch_dependency`) gets one request per batch, chunked by whole groups.
 
 Admission stays per request: a request is admitted (or refused with 429) on arrival and counts as queued until
 its batch holds a slot; a batch holds its slot until all of its work has settled, deadline overruns included.
@@ -21,11 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardkit.adapters.runtime.serve.admission import Admission
-from rewardkit.adapters.runtime.serve.scoring import ScoringJob
-from rewardkit.groups import dependency_of
-from rewardkit.reward import Reward
-from rewardkit.types import RewardResult
+from rewardsmith.adapters.runtime.serve.admission import Admission
+from rewardsmith.adapters.runtime.serve.scoring import ScoringJob
+from rewardsmith.groups import dependency_of
+from rewardsmith.reward import Reward
+from rewardsmith.types import RewardResult
 
 
 @dataclass(eq=False)

@@ -12,7 +12,7 @@ import re
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from rewardkit.types import RewardResult
+from rewardsmith.types import RewardResult
 
 MAX_REASON_KINDS = 50
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
@@ -34,32 +34,37 @@ class ServeMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
-            "rewardkit_requests", "HTTP requests answered", ["endpoint", "status"], registry=self.registry
+            "rewardsmith_requests", "HTTP requests answered", ["endpoint", "status"], registry=self.registry
         )
-        self.in_flight = Gauge("rewardkit_requests_in_flight", "requests being handled", registry=self.registry)
-        self.queue_depth = Gauge("rewardkit_queue_depth", "requests waiting for a worker", registry=self.registry)
-        self.busy_workers = Gauge("rewardkit_busy_workers", "worker slots held by scoring work", registry=self.registry)
+        self.in_flight = Gauge("rewardsmith_requests_in_flight", "requests being handled", registry=self.registry)
+        self.queue_depth = Gauge("rewardsmith_queue_depth", "requests waiting for a worker", registry=self.registry)
+        self.busy_workers = Gauge(
+            "rewardsmith_busy_workers", "worker slots held by scoring work", registry=self.registry
+        )
         self.latency = Histogram(
-            "rewardkit_request_latency_seconds",
+            "rewardsmith_request_latency_seconds",
             "request latency",
             ["endpoint"],
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
         self.sample_latency = Histogram(
-            "rewardkit_sample_latency_seconds",
+            "rewardsmith_sample_latency_seconds",
             "seconds per scored sample (its chunk's time)",
             ["reward"],
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
-        self.samples = Counter("rewardkit_samples", "samples answered", ["reward", "outcome"], registry=self.registry)
+        self.samples = Counter("rewardsmith_samples", "samples answered", ["reward", "outcome"], registry=self.registry)
         self.unscorable = Counter(
-            "rewardkit_unscorable", "unscorable samples by kind of reason", ["reward", "reason"], registry=self.registry
+            "rewardsmith_unscorable",
+            "unscorable samples by kind of reason",
+            ["reward", "reason"],
+            registry=self.registry,
         )
-        self.rejected = Counter("rewardkit_rejected", "requests refused", ["why"], registry=self.registry)
+        self.rejected = Counter("rewardsmith_rejected", "requests refused", ["why"], registry=self.registry)
         self.batch_samples = Histogram(
-            "rewardkit_batch_samples",
+            "rewardsmith_batch_samples",
             "samples per scored batch (concurrent requests coalesced)",
             ["reward"],
             buckets=BATCH_BUCKETS,

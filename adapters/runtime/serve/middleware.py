@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from rewardkit.adapters.runtime.serve.service import RewardService
+from rewardsmith.adapters.runtime.serve.service import RewardService
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

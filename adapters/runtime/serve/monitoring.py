@@ -1,12 +1,12 @@
-"""Reward-hacking signals for trainers that score over HTTP (verl, OpenRLHF): :mod:`rewardkit.monitor` in the server.
+"""Reward-hacking signals for trainers that score over HTTP (verl, OpenRLHF): :mod:`rewardsmith.monitor` in the server.
 
 The server cuts the stream of samples it scores for a monitored reward into batches of ``sample`` completions (a
 larger request is one batch) and feeds each batch, with its scores and columns, to one
-:class:`~rewardkit.monitor.HackMonitor` per reward; the monitor shadow-scores every ``every``-th batch and tests its
+:class:`~rewardsmith.monitor.HackMonitor` per reward; the monitor shadow-scores every ``every``-th batch and tests its
 signals. That work runs on one thread of its own, never on the event loop nor in the scoring pool; when the shadow
 falls behind, a batch is dropped (counted) rather than queued without bound, so monitoring never slows scoring.
 
-Each signal is a gauge ``rewardkit_monitor_<signal>{reward=...}`` on ``/metrics``; ``GET /monitor`` shows the same
+Each signal is a gauge ``rewardsmith_monitor_<signal>{reward=...}`` on ``/metrics``; ``GET /monitor`` shows the same
 as JSON, and the alarm is logged once each time it turns on.
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
-from rewardkit.monitor import HackMonitor, MonitorConfig
-from rewardkit.types import RewardResult
+from rewardsmith.monitor import HackMonitor, MonitorConfig
+from rewardsmith.types import RewardResult
 
 logger = logging.getLogger(__name__)
 
@@ -39,14 +39,14 @@ class _ServerSaysIt(logging.Filter):
         return not (ours and str(record.msg).startswith("reward hacking alarm"))
 
 
-THREAD_PREFIX = "rewardkit-monitor"
+THREAD_PREFIX = "rewardsmith-monitor"
 _QUIET = _ServerSaysIt()
-logging.getLogger("rewardkit.monitor.monitor").addFilter(_QUIET)  # idempotent: a filter is added once
+logging.getLogger("rewardsmith.monitor.monitor").addFilter(_QUIET)  # idempotent: a filter is added once
 
 
 def gauge_name(metric: str) -> str:
-    """``monitor/precision_low`` → ``rewardkit_monitor_precision_low``."""
-    return "rewardkit_" + _UNSAFE.sub("_", metric)
+    """``monitor/precision_low`` → ``rewardsmith_monitor_precision_low``."""
+    return "rewardsmith_" + _UNSAFE.sub("_", metric)
 
 
 class _Stream:
@@ -89,10 +89,13 @@ class ServeMonitor:
         self._pending = 0
         self._pending_lock = threading.Lock()
         self.batches = Counter(
-            "rewardkit_monitor_batches", "scored batches handed to the monitor", ["reward"], registry=registry
+            "rewardsmith_monitor_batches", "scored batches handed to the monitor", ["reward"], registry=registry
         )
         self.dropped = Counter(
-            "rewardkit_monitor_dropped", "batches dropped because the shadow fell behind", ["reward"], registry=registry
+            "rewardsmith_monitor_dropped",
+            "batches dropped because the shadow fell behind",
+            ["reward"],
+            registry=registry,
         )
         for name in self.streams:
             self._gauge("monitor/alarm").labels(name).set(0.0)
@@ -154,7 +157,7 @@ class ServeMonitor:
             check = len(stream.monitor.history) - 1
             raised = [a for a in stream.monitor.alarms if a.check == check]
             logger.warning(
-                "rewardkit serve: reward hacking alarm on reward %r (%s): %s",
+                "rewardsmith serve: reward hacking alarm on reward %r (%s): %s",
                 stream.name,
                 ", ".join(a.signal for a in raised),
                 "; ".join(a.message for a in raised),
@@ -166,7 +169,7 @@ class ServeMonitor:
             gauge = self._gauges.get(metric)
             if gauge is None:
                 gauge = Gauge(
-                    gauge_name(metric), f"rewardkit.monitor signal {metric}", ["reward"], registry=self.registry
+                    gauge_name(metric), f"rewardsmith.monitor signal {metric}", ["reward"], registry=self.registry
                 )
                 self._gauges[metric] = gauge
             return gauge

@@ -1,4 +1,4 @@
-"""``rewardkit serve`` as a child process: start it on a free port, wait until it is ready, stop it.
+"""``rewardsmith serve`` as a child process: start it on a free port, wait until it is ready, stop it.
 
 For scripts that need a real server next to them (benchmarks, tests, a notebook): the server runs exactly as
 from the shell, in its own process, and this object only starts, signals and reaps it.
@@ -40,7 +40,7 @@ class ServerProcess:
         self.startup_timeout_s = startup_timeout_s
         self.url = ""
         self.process: subprocess.Popen[str] | None = None
-        self._dir = tempfile.TemporaryDirectory(prefix="rewardkit-serve-")
+        self._dir = tempfile.TemporaryDirectory(prefix="rewardsmith-serve-")
         self.stderr_path = Path(self._dir.name) / "stderr.log"
 
     def __enter__(self) -> ServerProcess:
@@ -55,7 +55,7 @@ class ServerProcess:
         if not isinstance(spec_path, (str, Path)):
             spec_path = Path(self._dir.name) / "spec.yaml"
             spec_path.write_text(yaml.safe_dump(self.spec))
-        command = [sys.executable, "-m", "rewardkit", "serve", "--spec", str(spec_path), "--host", self.host]
+        command = [sys.executable, "-m", "rewardsmith", "serve", "--spec", str(spec_path), "--host", self.host]
         if "--port" not in self.args:
             command += ["--port", "0"]
         env = {**os.environ, **(self.env or {})}
@@ -86,7 +86,7 @@ class ServerProcess:
         finally:
             selector.close()
         self.kill()
-        raise RuntimeError(f"rewardkit serve did not become ready: {self.stderr()[-2000:]}")
+        raise RuntimeError(f"rewardsmith serve did not become ready: {self.stderr()[-2000:]}")
 
     def stderr(self) -> str:
         return self.stderr_path.read_text() if self.stderr_path.exists() else ""

@@ -1,4 +1,4 @@
-"""The wire shapes: rewardkit's native ``/v1/score`` and OpenRLHF's ``/get_reward``.
+"""The wire shapes: rewardsmith's native ``/v1/score`` and OpenRLHF's ``/get_reward``.
 
 OpenRLHF's remote reward client (``openrlhf/utils/agent.py``, ``SingleTurnAgentExecutor``) posts
 ``{"query": [...], "prompts": [...], "labels": [...]}`` where ``query`` is the decoded prompt + response

@@ -17,11 +17,11 @@ from typing import Any, TextIO
 
 import uvicorn
 
-from rewardkit.adapters.runtime.serve.app import create_app
-from rewardkit.adapters.runtime.serve.service import RewardService
-from rewardkit.adapters.runtime.serve.settings import ServeSettings
-from rewardkit.adapters.runtime.serve.specs import ServedReward
-from rewardkit.reward import Reward
+from rewardsmith.adapters.runtime.serve.app import create_app
+from rewardsmith.adapters.runtime.serve.service import RewardService
+from rewardsmith.adapters.runtime.serve.settings import ServeSettings
+from rewardsmith.adapters.runtime.serve.specs import ServedReward
+from rewardsmith.reward import Reward
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class DrainingServer(uvicorn.Server):
 def run_server(
     rewards: Mapping[str, Reward | ServedReward], settings: ServeSettings, announce: TextIO | None = sys.stdout
 ) -> int:
-    """Serve until drained; prints ``rewardkit serve: ready on http://HOST:PORT`` once the server listens."""
+    """Serve until drained; prints ``rewardsmith serve: ready on http://HOST:PORT`` once the server listens."""
     service = RewardService(rewards, settings)
     app = create_app(service)
     config = uvicorn.Config(
@@ -83,7 +83,7 @@ def run_server(
     sock = config.bind_socket()
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    ready_line = f"rewardkit serve: ready on http://{shown}:{port} (rewards: {', '.join(service.rewards)})\n"
+    ready_line = f"rewardsmith serve: ready on http://{shown}:{port} (rewards: {', '.join(service.rewards)})\n"
     server = DrainingServer(config, service, ready_line, announce)
     try:
         server.run(sockets=[sock])

@@ -18,10 +18,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rewardkit.adapters.options import unscorable_as
-from rewardkit.groups import chunk_plan
-from rewardkit.reward import Reward, rows_from_columns
-from rewardkit.types import RewardResult, completion_text, describe_non_text
+from rewardsmith.adapters.options import unscorable_as
+from rewardsmith.groups import chunk_plan
+from rewardsmith.reward import Reward, rows_from_columns
+from rewardsmith.types import RewardResult, completion_text, describe_non_text
 
 
 class BadRequest(ValueError):

@@ -12,14 +12,14 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rewardkit.adapters.runtime.serve.admission import Admission
-from rewardkit.adapters.runtime.serve.batching import MicroBatcher, wait_entry
-from rewardkit.adapters.runtime.serve.metrics import ServeMetrics
-from rewardkit.adapters.runtime.serve.scoring import BadRequest, prepare
-from rewardkit.adapters.runtime.serve.settings import ServeSettings
-from rewardkit.adapters.runtime.serve.specs import ServedReward
-from rewardkit.reward import Reward, warm_up_all
-from rewardkit.types import RewardResult
+from rewardsmith.adapters.runtime.serve.admission import Admission
+from rewardsmith.adapters.runtime.serve.batching import MicroBatcher, wait_entry
+from rewardsmith.adapters.runtime.serve.metrics import ServeMetrics
+from rewardsmith.adapters.runtime.serve.scoring import BadRequest, prepare
+from rewardsmith.adapters.runtime.serve.settings import ServeSettings
+from rewardsmith.adapters.runtime.serve.specs import ServedReward
+from rewardsmith.reward import Reward, warm_up_all
+from rewardsmith.types import RewardResult
 
 
 class UnknownReward(BadRequest):
@@ -60,7 +60,7 @@ class RewardService:
         config = self.settings.monitor
         if config is None:
             return None
-        from rewardkit.adapters.runtime.serve.monitoring import ServeMonitor
+        from rewardsmith.adapters.runtime.serve.monitoring import ServeMonitor
 
         watched = list(self.settings.monitor_rewards or self.rewards)
         unknown = [name for name in watched if name not in self.rewards]

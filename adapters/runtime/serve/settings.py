@@ -6,8 +6,8 @@ import os
 
 from pydantic import ConfigDict, Field
 
-from rewardkit.adapters.options import UnscorableScore
-from rewardkit.monitor.config import MonitorConfig
+from rewardsmith.adapters.options import UnscorableScore
+from rewardsmith.monitor.config import MonitorConfig
 
 #: End-of-turn markers a decoded OpenRLHF ``query`` may end with (it is decoded with special tokens kept).
 DEFAULT_EOS_MARKERS = (
@@ -61,7 +61,7 @@ class ServeSettings(UnscorableScore):
     eos_markers: tuple[str, ...] = Field(DEFAULT_EOS_MARKERS, description="stripped from the end of an OpenRLHF query")
     log_level: str = Field("warning", description="uvicorn log level")
     monitor: MonitorConfig | None = Field(
-        None, description="reward-hacking monitor (rewardkit.monitor) over the scored samples; None: off"
+        None, description="reward-hacking monitor (rewardsmith.monitor) over the scored samples; None: off"
     )
     monitor_rewards: tuple[str, ...] | None = Field(
         None, description="served rewards the monitor watches (None: every served reward)"

@@ -3,12 +3,12 @@
 A spec file holds one term (``name:`` + ``config:``, optionally ``gate``/``label``), a list of terms, or a
 training spec's mapping ``rewards: [...]`` (its ``async`` key and term weights are the trainer's business and
 are ignored here). Each term is served under its logged name (``label`` when given). The adapter options
-(:mod:`rewardkit.adapters.options`) may sit beside a term's keys; the server reads three: ``label_column``, the
+(:mod:`rewardsmith.adapters.options`) may sit beside a term's keys; the server reads three: ``label_column``, the
 column OpenRLHF's ``labels`` fill (default: the reward's one required column, e.g. ``solution`` for
 ``math_equivalence``, ``tests`` for ``code_tests``), ``unscorable_score``, what ``/get_reward`` reports for this
 reward's unscorable samples (default: the server's ``--unscorable-score``), and ``whole_batch``, which keeps a
 request in one reward call. It is rarely needed: a reward whose score depends
-on the other samples declares it (:meth:`~rewardkit.reward.Reward.batch_dependency`), and the server then
+on the other samples declares it (:meth:`~rewardsmith.reward.Reward.batch_dependency`), and the server then
 never merges its requests and chunks them by whole groups (``llm_judge_group``) or not at all (a ``batch``
 reward); other rewards are scored in chunks, so deadline and timings are per sample::
 
@@ -29,10 +29,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rewardkit.adapters.options import options_of, split_options
-from rewardkit.compose import RewardTerm, as_term
-from rewardkit.groups import dependency_of
-from rewardkit.reward import ConfigError, Reward
+from rewardsmith.adapters.options import options_of, split_options
+from rewardsmith.compose import RewardTerm, as_term
+from rewardsmith.groups import dependency_of
+from rewardsmith.reward import ConfigError, Reward
 
 #: Column OpenRLHF's labels go to when a reward declares no single required column.
 FALLBACK_LABEL_COLUMN = "label"

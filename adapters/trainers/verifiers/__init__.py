@@ -1,4 +1,4 @@
-"""verifiers adapters: rewardkit rewards inside a verifiers environment.
+"""verifiers adapters: rewardsmith rewards inside a verifiers environment.
 
 - verifiers 0.4 (the v1 task API): :func:`task_reward`, :func:`task_metric` and :func:`task_rubric` give a v1
   ``Task`` its ``@vf.reward``/``@vf.metric`` members (:mod:`.tasks`).

@@ -1,13 +1,13 @@
-"""rewardkit rewards as the reward functions of a ``verifiers`` ``Rubric`` (verifiers 0.1.3 to 0.3).
+"""rewardsmith rewards as the reward functions of a ``verifiers`` ``Rubric`` (verifiers 0.1.3 to 0.3).
 
 verifiers' ``Rubric(funcs=[...], weights=[...])`` (``vf.Rubric`` in verifiers 0.1.3 to 0.3; 0.4 replaced it with the
 v1 task API) calls each function once per rollout, passing only the keyword arguments its signature names, or all of
 them when it takes ``**kwargs``: ``prompt``, ``completion``, ``answer``, ``info``, ``state``, ``task``, ``parser`` and
 the dataset's other columns. It awaits the result when it is awaitable and adds ``weight * float(result)``.
-:func:`reward_func` gives such a function (async, picklable) for one rewardkit reward spec::
+:func:`reward_func` gives such a function (async, picklable) for one rewardsmith reward spec::
 
     import verifiers as vf
-    from rewardkit.adapters.trainers.verifiers import rubric
+    from rewardsmith.adapters.trainers.verifiers import rubric
 
     rb = rubric([{"name": "math_equivalence"}, {"name": "think_format", "weight": 0.2}])
     env = vf.SingleTurnEnv(dataset=ds, rubric=rb)
@@ -19,7 +19,7 @@ for ``code_tests``, the reference column of a judge; ``answer_column`` overrides
 default) leaves that column to the other sources.
 
 A Rubric needs a number, so an unscorable sample (missing gold, sandbox failure, judge abstention) scores
-``unscorable_score`` (default 0.0) and is logged with its reason; ``state["rewardkit"][name]`` keeps every score and
+``unscorable_score`` (default 0.0) and is logged with its reason; ``state["rewardsmith"][name]`` keeps every score and
 reason of the rollout.
 """
 
@@ -30,9 +30,9 @@ import logging
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from rewardkit.compose import build_reward
-from rewardkit.reward import Reward
-from rewardkit.types import RewardResult
+from rewardsmith.compose import build_reward
+from rewardsmith.reward import Reward
+from rewardsmith.types import RewardResult
 
 from .terms import VerifiersOptions, check_distinct, gold_column, options_of, plain_data, plain_messages, spec_terms
 
@@ -45,7 +45,7 @@ INSTALL_HINT = "pip install 'verifiers>=0.1.3,<0.4'"
 
 
 class VerifiersReward:
-    """One rewardkit reward with the call shape of a verifiers reward function (async, one rollout per call)."""
+    """One rewardsmith reward with the call shape of a verifiers reward function (async, one rollout per call)."""
 
     def __init__(self, spec: Any, options: VerifiersOptions | Mapping[str, Any] | None = None) -> None:
         self.options = options_of(options)
@@ -69,7 +69,7 @@ class VerifiersReward:
         result = await self.adetail(prompt, completion, answer=answer, info=info, task=task, **columns)
         if isinstance(state, MutableMapping):
             try:
-                state.setdefault("rewardkit", {})[self.__name__] = {"score": result.score, "reason": result.reason}
+                state.setdefault("rewardsmith", {})[self.__name__] = {"score": result.score, "reason": result.reason}
             except Exception:  # a state that refuses the record must not cost the score
                 logger.debug("could not record the reason in the rollout state", exc_info=True)
         score = self.options.as_number(result.score)
@@ -103,7 +103,7 @@ class VerifiersReward:
 
 
 def reward_func(spec: Any, *, answer_column: str | None = None, unscorable_score: float = 0.0) -> VerifiersReward:
-    """A verifiers reward function for one rewardkit spec (a name, ``{name, config}``, a term or a Reward).
+    """A verifiers reward function for one rewardsmith spec (a name, ``{name, config}``, a term or a Reward).
 
     >>> fn = reward_func("math_equivalence")
     >>> await fn(completion=[{"role": "assistant", "content": "\\\\boxed{4}"}], answer="4")  # doctest: +SKIP
@@ -116,7 +116,7 @@ def rubric(specs: Any, *, parser: Any = None, **options: Any) -> Any:
     """A ``verifiers.Rubric`` with one function per term, weighted by the terms' ``weight``.
 
     ``specs``: a spec, a list of specs, a mapping with ``rewards: [...]`` or a YAML/JSON spec file (the
-    :class:`~rewardkit.compose.RewardTerm` grammar). A term may also carry ``answer_column`` and
+    :class:`~rewardsmith.compose.RewardTerm` grammar). A term may also carry ``answer_column`` and
     ``unscorable_score``, which override ``options`` (the same two keys) for that term. ``parser`` is handed to
     the Rubric.
     """
@@ -149,7 +149,7 @@ def rubric_class() -> type:
         raise ImportError(
             f"verifiers {_version(verifiers)} has no Rubric (0.4 replaced it with v1 tasks): give the v1 Task "
             "task_reward(...)/task_metric(...) attributes or a task_rubric(...) base from "
-            f"rewardkit.adapters.trainers.verifiers, or {INSTALL_HINT} for rubric()"
+            f"rewardsmith.adapters.trainers.verifiers, or {INSTALL_HINT} for rubric()"
         ) from None
 
 

@@ -1,14 +1,14 @@
-"""rewardkit rewards as the rewards and metrics of a verifiers 0.4 (v1 API) ``Task``.
+"""rewardsmith rewards as the rewards and metrics of a verifiers 0.4 (v1 API) ``Task``.
 
 verifiers 0.4 scores a rollout with its task's ``@vf.reward(weight=...)`` and ``@vf.metric`` members:
 ``Task.score`` finds them on the class, calls each with the arguments its signature names (``task``: the row's
 ``TaskData``; ``trace``: the rollout's ``Trace``), records a reward as ``Reward(score, weight)`` in
 ``trace.rewards`` (``trace.reward`` is their weighted sum) and a metric, unweighted, in ``trace.metrics``.
-:func:`task_reward` and :func:`task_metric` give such a member for one rewardkit spec; :func:`task_rubric` gives a
+:func:`task_reward` and :func:`task_metric` give such a member for one rewardsmith spec; :func:`task_rubric` gives a
 base class with one weighted reward per term of a spec list (what a legacy ``Rubric`` scored)::
 
     import verifiers.v1 as vf
-    from rewardkit.adapters.trainers.verifiers import task_metric, task_reward, task_rubric
+    from rewardsmith.adapters.trainers.verifiers import task_metric, task_reward, task_rubric
 
     class MathData(vf.TaskData):
         answer: str
@@ -28,7 +28,7 @@ What the reward sees: the rollout's sampled assistant messages as the completion
 ``TaskData`` fields beyond verifiers' own, where ``answer`` also fills the reward's gold column (``solution`` for
 ``math_equivalence``, ``tests`` for ``code_tests``; ``answer_column`` overrides) unless the data has a field of
 that name. verifiers needs a number, so an unscorable sample scores ``unscorable_score`` (default 0.0); the
-metric ``<name>_unscorable`` (1.0 or 0.0, so its mean is the unscorable rate) and ``trace.info["rewardkit"][name]``
+metric ``<name>_unscorable`` (1.0 or 0.0, so its mean is the unscorable rate) and ``trace.info["rewardsmith"][name]``
 (score and reason) say which and why.
 """
 
@@ -38,8 +38,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from rewardkit.compose import build_reward, spec_weight
-from rewardkit.types import RewardResult
+from rewardsmith.compose import build_reward, spec_weight
+from rewardsmith.types import RewardResult
 
 from .terms import VerifiersOptions, check_distinct, gold_column, options_of, plain_data, plain_messages, spec_terms
 
@@ -57,7 +57,7 @@ TASK_DATA_FIELDS = frozenset(
 
 
 class TaskReward:
-    """One rewardkit reward with the call shape of a v1 task reward or metric: ``await fn(task, trace)``."""
+    """One rewardsmith reward with the call shape of a v1 task reward or metric: ``await fn(task, trace)``."""
 
     def __init__(
         self, spec: Any, options: VerifiersOptions | Mapping[str, Any] | None = None, *, name: str | None = None
@@ -109,7 +109,7 @@ class TaskReward:
 
     def record(self, trace: Any, result: RewardResult) -> None:
         try:
-            trace.info.setdefault("rewardkit", {})[self.__name__] = {"score": result.score, "reason": result.reason}
+            trace.info.setdefault("rewardsmith", {})[self.__name__] = {"score": result.score, "reason": result.reason}
             trace.record_metric(f"{self.__name__}_unscorable", float(result.score is None))
         except Exception:  # a trace that refuses the record must not cost the score
             logger.debug("could not record the reason on the trace", exc_info=True)
@@ -124,7 +124,7 @@ def task_reward(
     answer_column: str | None = None,
     unscorable_score: float = 0.0,
 ) -> TaskReward:
-    """A ``@vf.reward``-marked member for one rewardkit spec; ``weight`` defaults to the spec's ``weight``."""
+    """A ``@vf.reward``-marked member for one rewardsmith spec; ``weight`` defaults to the spec's ``weight``."""
     fn = TaskReward(spec, {"answer_column": answer_column, "unscorable_score": unscorable_score}, name=name)
     return v1_api().reward(fn, weight=spec_weight(spec) if weight is None else weight, priority=priority)
 
@@ -137,14 +137,14 @@ def task_metric(
     answer_column: str | None = None,
     unscorable_score: float = 0.0,
 ) -> TaskReward:
-    """A ``@vf.metric``-marked member (recorded, not summed into the reward) for one rewardkit spec."""
+    """A ``@vf.metric``-marked member (recorded, not summed into the reward) for one rewardsmith spec."""
     fn = TaskReward(spec, {"answer_column": answer_column, "unscorable_score": unscorable_score}, name=name)
     return v1_api().metric(fn, priority=priority)
 
 
-def task_rubric(specs: Any, *, class_name: str = "RewardkitRubric", **options: Any) -> type:
+def task_rubric(specs: Any, *, class_name: str = "RewardsmithRubric", **options: Any) -> type:
     """A base class holding one weighted ``@vf.reward`` per term of ``specs`` (the spec grammar of
-    :func:`~rewardkit.adapters.trainers.verifiers.rubric`), for ``class MyTask(task_rubric([...]), vf.Task[MyData])``.
+    :func:`~rewardsmith.adapters.trainers.verifiers.rubric`), for ``class MyTask(task_rubric([...]), vf.Task[MyData])``.
     ``options`` (``answer_column``, ``unscorable_score``) apply to every term unless the term sets its own."""
     vf = v1_api()
     made = spec_terms(specs, "verifiers task_rubric", TaskReward, **options)
@@ -154,12 +154,12 @@ def task_rubric(specs: Any, *, class_name: str = "RewardkitRubric", **options: A
     if taken:
         raise ValueError(f"verifiers task_rubric: {', '.join(map(repr, taken))} would hide vf.Task members; label it")
     members = {fn.__name__: vf.reward(fn, weight=weight) for fn, weight in made}
-    members["__doc__"] = f"rewardkit rewards as weighted verifiers task rewards: {', '.join(names)}"
+    members["__doc__"] = f"rewardsmith rewards as weighted verifiers task rewards: {', '.join(names)}"
     return type(class_name, (), members)
 
 
 def prompt_messages(task: Any) -> Any:
-    """The task's prompt as rewardkit's ``prompts`` column, its system prompt first."""
+    """The task's prompt as rewardsmith's ``prompts`` column, its system prompt first."""
     prompt = plain_messages(getattr(task, "prompt", None), text_role="user")
     system = getattr(task, "system_prompt", None)
     if not system:

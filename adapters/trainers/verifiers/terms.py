@@ -1,5 +1,5 @@
 """What both verifiers adapters share: the spec grammar read into terms, per-term options, gold columns and
-messages turned into the plain dicts rewardkit reads. Needs no verifiers install."""
+messages turned into the plain dicts rewardsmith reads. Needs no verifiers install."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rewardkit.adapters.options import AdapterOptions, split_options
-from rewardkit.adapters.options import options_of as adapter_options
-from rewardkit.compose import as_term, spec_weight
-from rewardkit.reward import ConfigError, Reward
+from rewardsmith.adapters.options import AdapterOptions, split_options
+from rewardsmith.adapters.options import options_of as adapter_options
+from rewardsmith.compose import as_term, spec_weight
+from rewardsmith.reward import ConfigError, Reward
 
 T = TypeVar("T")
 
-#: The verifiers adapters' options are the adapter options (:mod:`rewardkit.adapters.options`): they read
+#: The verifiers adapters' options are the adapter options (:mod:`rewardsmith.adapters.options`): they read
 #: ``answer_column`` and ``unscorable_score``, and accept the others so one spec file serves every adapter.
 VerifiersOptions = AdapterOptions
 
@@ -62,7 +62,7 @@ def check_distinct(names: list[str], what: str) -> None:
 
 
 def plain_messages(value: Any, text_role: str = "assistant") -> Any:
-    """A prompt or completion as rewardkit reads it: text as is, messages as dicts (verifiers' message models
+    """A prompt or completion as rewardsmith reads it: text as is, messages as dicts (verifiers' message models
     dumped; its completion-format ``text`` role read as ``text_role``)."""
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
         return _plain_message(value, text_role) if _is_model(value) else value

@@ -1,3 +1,0 @@
-from rewardkit.cli.main import main
-
-raise SystemExit(main())

@@ -1,0 +1,3 @@
+from rewardsmith.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,159 @@
+"""``rewardsmith audit reward`` as a library call: plan the attack completions, score what is not scored yet, report.
+
+Every scored completion is one record of an append-only :class:`~rewardsmith.store.KeyedStore` (``verdicts.jsonl``)
+keyed by the spec, the attack, the row and the completion, so a rerun (after a kill, or with more attacks) scores
+only what is missing and an edited spec is scored afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardsmith.hackaudit.attacks import Attack, select_attacks
+from rewardsmith.hackaudit.controls import CONTROL, honest_controls, row_context
+from rewardsmith.hackaudit.spec_kinds import SpecProfile, profile_spec
+
+VERDICTS_FILE = "verdicts.jsonl"
+BATCH = 64
+
+
+@dataclass(frozen=True)
+class PlannedCompletion:
+    key: str
+    attack: str
+    family: str
+    row: int
+    variant: int
+    completion: str
+
+
+@dataclass
+class RewardAuditOutcome:
+    metrics: dict[str, Any]
+    paths: dict[str, Path]
+    scored_now: int
+    reused: int
+
+    @property
+    def flagged(self) -> list[str]:
+        return self.metrics["flagged"]
+
+    @property
+    def controls_failing(self) -> bool:
+        return bool(self.metrics["controls_failing"])
+
+
+def load_raw_spec(source: str | os.PathLike[str] | dict | list) -> Any:
+    if isinstance(source, (dict, list)):
+        return source
+    import yaml
+
+    path = Path(source)
+    if not path.exists():
+        raise FileNotFoundError(f"no such reward spec file: {path}")
+    return yaml.safe_load(path.read_text())
+
+
+def spec_digest(raw_spec: Any) -> str:
+    return hashlib.sha256(json.dumps(raw_spec, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def plan(rows: list[dict[str, Any]], attacks: list[Attack], profile: SpecProfile, digest: str, seed: int = 0):
+    """Every completion to score: the honest controls, then each attack's variants, row by row."""
+    out: list[PlannedCompletion] = []
+    for index, row in enumerate(rows):
+        ctx = row_context(row, profile, seed=seed)
+        generated: list[tuple[str, str, list[str]]] = [(CONTROL, "control", honest_controls(ctx))]
+        generated += [(a.name, a.family, a.generate(ctx)) for a in attacks]
+        for name, family, completions in generated:
+            for variant, text in enumerate(completions):
+                blob = json.dumps([digest, name, index, variant, text, seed])
+                key = hashlib.sha256(blob.encode()).hexdigest()[:24]
+                out.append(PlannedCompletion(key, name, family, index, variant, text))
+    return out
+
+
+def _batches(items: list[PlannedCompletion], size: int) -> Iterator[list[PlannedCompletion]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def run_reward_audit(
+    spec: str | os.PathLike[str] | dict | list,
+    data: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    attacks: str = "all",
+    max_fp: float = 0.0,
+    threshold: float = 1.0,
+    min_control: float = 1.0,
+    seed: int = 0,
+    progress: bool = False,
+) -> RewardAuditOutcome:
+    """Score every applicable attack (and the honest controls) with ``spec`` on ``data``; write the report."""
+    from rewardsmith.adapters.spec import load_spec
+    from rewardsmith.data import read_records
+    from rewardsmith.hackaudit.report import build_metrics, write_reward_report
+    from rewardsmith.store import KeyedStore
+
+    raw = load_raw_spec(spec)
+    reward = load_spec(raw).combined()
+    profile = profile_spec(raw)
+    chosen = select_attacks(attacks, profile.kinds)
+    rows = read_records(data)
+    if not rows:
+        raise ValueError(f"{data}: no rows to audit on")
+    digest = spec_digest(raw)
+    planned = plan(rows, chosen, profile, digest, seed=seed)
+    out = Path(out)
+    scored_now = 0
+    with KeyedStore(out / VERDICTS_FILE) as store:
+        pending = [p for p in planned if p.key not in store]
+        reused = len(planned) - len(pending)
+        from tqdm import tqdm
+
+        with tqdm(total=len(pending), desc="scoring attacks", unit="completion", disable=not progress) as bar:
+            for batch in _batches(pending, BATCH):
+                batch_rows = [rows[p.row] for p in batch]
+                columns = {k: [r.get(k) for r in batch_rows] for k in batch_rows[0] if k != "completion"}
+                results = reward.details([p.completion for p in batch], **columns)
+                for item, result in zip(batch, results, strict=True):
+                    store.append(
+                        item.key,
+                        {
+                            "attack": item.attack,
+                            "family": item.family,
+                            "row": item.row,
+                            "variant": item.variant,
+                            "completion": item.completion,
+                            "score": result.score,
+                            "reason": result.reason,
+                        },
+                    )
+                scored_now += len(batch)
+                bar.update(len(batch))
+        records = [store.get(p.key) for p in planned]
+    run_info = {
+        "spec": str(spec) if not isinstance(spec, (dict, list)) else "<inline>",
+        "spec_digest": digest,
+        "data": str(data),
+        "n_rows": len(rows),
+        "kinds": profile.kinds,
+        "rewards": profile.reward_names,
+        "threshold": threshold,
+        "max_fp": max_fp,
+        "min_control": min_control,
+        "attacks_selected": [a.name for a in chosen],
+        "scored_now": scored_now,
+        "reused": reused,
+    }
+    descriptions = {a.name: a.description for a in chosen}
+    metrics = build_metrics([r for r in records if r is not None], run_info, descriptions)
+    paths = write_reward_report(out, metrics, [r for r in records if r is not None])
+    return RewardAuditOutcome(metrics=metrics, paths=paths, scored_now=scored_now, reused=reused)

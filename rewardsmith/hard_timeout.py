@@ -1,0 +1,483 @@
+"""Run picklable functions in worker processes with a hard per-call timeout.
+
+Why not ``signal.alarm`` (what math-verify does): it only works in the main thread of the main
+interpreter, and it cannot interrupt a long C call (``10**10**10``). Here each call runs in a separate
+worker process; on overrun the worker's process group is killed and a fresh one is started in the
+background, so the caller gets :data:`CallStatus.TIMEOUT` after ``timeout_s`` plus a few milliseconds,
+from any thread and from inside spawned or daemonic processes.
+
+Two budgets, because they bound different things. ``timeout_s`` bounds the *work* of a call: it starts
+when a worker takes the call, so a slow start-up (5-9 s for python + sympy on a loaded 2-core machine)
+never turns a call that would have finished into a timeout. Waiting for a ready worker (a cold pool, one
+whose workers were just killed, all workers busy) has its own bound, ``startup_timeout_s`` (60 s): past
+it the call answers TIMEOUT with ``started=False`` and a reason naming ``startup_timeout_s``. So a call
+never takes longer than ``startup_timeout_s + timeout_s`` plus the kill. A spare process is kept started
+beyond ``workers``, so that a call right after a kill normally finds a ready worker.
+
+Workers are plain ``python -m rewardsmith.hard_timeout`` subprocesses talking over a socketpair (no
+``multiprocessing``: no re-import of the caller's ``__main__``, no "daemonic processes are not allowed
+to have children"). Functions travel by reference, so they must be importable module-level functions.
+
+>>> pool = HardTimeoutPool(workers=2, timeout_s=1.0)
+>>> pool.call(pow, 2, 10).value
+1024
+>>> pool.close()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import functools
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+#: How long a fresh worker may take to import its preload modules and say it is ready, and how long a call
+#: may wait for a ready worker.
+DEFAULT_STARTUP_TIMEOUT_S = 60.0
+
+
+class CallStatus(str, enum.Enum):
+    OK = "ok"
+    ERROR = "error"  # the function raised; ``error`` holds "Type: message"
+    TIMEOUT = "timeout"  # the worker overran and was killed
+    CRASHED = "crashed"  # the worker died (segfault, memory limit, os._exit) or could not start
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What became of one call: never an exception, always one of :class:`CallStatus`."""
+
+    status: CallStatus
+    value: Any = None
+    error: str = ""
+    elapsed_s: float = 0.0
+    started: bool = True  # False when no worker was ready in time (or none could start): the call never ran
+
+    @property
+    def ok(self) -> bool:
+        return self.status is CallStatus.OK
+
+
+class _Worker:
+    """One worker subprocess and its end of the socketpair; used by one caller thread at a time."""
+
+    def __init__(self, preload: Sequence[str], memory_limit_mb: int | None, startup_timeout_s: float) -> None:
+        parent_sock, child_sock = socket.socketpair()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        args = [sys.executable, "-m", "rewardsmith.hard_timeout", str(child_sock.fileno()), ",".join(preload)]
+        args.append(str(memory_limit_mb or 0))
+        try:
+            self.proc = subprocess.Popen(
+                args,
+                pass_fds=[child_sock.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,  # its own process group, so a kill takes any children too
+            )
+        finally:
+            child_sock.close()
+        self.conn = Connection(parent_sock.detach())
+        if not self.conn.poll(startup_timeout_s):
+            self.kill()
+            raise RuntimeError(f"worker did not start within {startup_timeout_s:.0f} s")
+        try:
+            self.conn.recv_bytes()
+        except (EOFError, OSError) as exc:
+            self.kill()
+            raise RuntimeError(f"worker exited during start-up (exit code {self.proc.poll()})") from exc
+
+    def run(self, payload: bytes, timeout_s: float) -> CallOutcome:
+        start = time.monotonic()
+        try:
+            self.conn.send_bytes(payload)
+            if not self.conn.poll(timeout_s):
+                self.kill(wait=False)
+                return CallOutcome(
+                    CallStatus.TIMEOUT, error=f"timeout after {timeout_s:g} s", elapsed_s=time.monotonic() - start
+                )
+            reply = self.conn.recv_bytes()
+        except (EOFError, OSError) as exc:
+            self.kill()
+            code = self.proc.poll()
+            return CallOutcome(
+                CallStatus.CRASHED,
+                error=f"worker died (exit code {code}): {type(exc).__name__}",
+                elapsed_s=time.monotonic() - start,
+            )
+        elapsed = time.monotonic() - start
+        try:
+            status, value = pickle.loads(reply)
+        except Exception as exc:  # e.g. a result class this process cannot import
+            return CallOutcome(
+                CallStatus.ERROR, error=f"result not readable: {type(exc).__name__}: {exc}", elapsed_s=elapsed
+            )
+        if status == "ok":
+            return CallOutcome(CallStatus.OK, value=value, elapsed_s=elapsed)
+        return CallOutcome(CallStatus.ERROR, error=value, elapsed_s=elapsed)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None and not self.conn.closed
+
+    def kill(self, wait: bool = True) -> None:
+        """SIGKILL the worker's process group; ``wait=False`` leaves the reaping (slow for a big heap) to later."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+        with contextlib.suppress(OSError):
+            self.conn.close()
+        if wait:
+            self.reap()
+
+    def reap(self) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+
+
+def _spawn_worker(
+    preload: tuple[str, ...],
+    memory_limit_mb: int | None,
+    startup_timeout_s: float,
+    warm_call: tuple[Callable[..., Any], tuple[Any, ...]] | None,
+) -> _Worker:
+    """Start one worker and run its warm-up call; raises when it cannot start."""
+    worker = _Worker(preload, memory_limit_mb, startup_timeout_s)
+    if warm_call is not None:
+        fn, args = warm_call
+        worker.run(pickle.dumps((fn, tuple(args)), protocol=pickle.HIGHEST_PROTOCOL), startup_timeout_s)
+        if not worker.alive:
+            worker.kill()
+            raise RuntimeError("worker died during its warm-up call")
+    return worker
+
+
+def _reap_later(worker: _Worker) -> None:
+    try:
+        threading.Thread(target=worker.reap, daemon=True).start()
+    except RuntimeError:  # no new threads at interpreter shutdown; the OS reaps it with us
+        pass
+
+
+class _Workers:
+    """The processes of one pool generation: idle ones, busy ones and those being started.
+
+    Keeps ``target`` processes alive (the pool's workers plus spares) by starting replacements in
+    background threads, ``parallel_starts`` at a time. Replaced wholesale on close and after fork,
+    so a start that finishes late lands in a closed generation and is killed.
+    """
+
+    def __init__(self, spawn: Callable[[], _Worker], target: int, parallel_starts: int) -> None:
+        self.spawn = spawn
+        self.target = target
+        self.parallel_starts = parallel_starts
+        self.cond = threading.Condition()
+        self.idle: list[_Worker] = []
+        self.live: list[_Worker] = []
+        self.starting = 0
+        self.failures = 0
+        self.last_error = ""
+        self.closed = False
+
+    def top_up(self) -> None:
+        """Start missing processes in the background (call with ``cond`` held)."""
+        missing = self.target - len(self.live) - self.starting
+        while not self.closed and missing > 0 and self.starting < self.parallel_starts:
+            try:
+                threading.Thread(target=self._start_one, daemon=True).start()
+            except RuntimeError:  # interpreter shutting down
+                return
+            self.starting += 1
+            missing -= 1
+
+    def _start_one(self) -> None:
+        try:
+            worker: _Worker | None = self.spawn()
+            error = ""
+        except Exception as exc:
+            worker, error = None, f"{type(exc).__name__}: {exc}"
+        with self.cond:
+            self.starting -= 1
+            if worker is None:
+                self.failures += 1
+                self.last_error = error
+            elif self.closed:
+                worker.kill(wait=False)
+                _reap_later(worker)
+            else:
+                self.live.append(worker)
+                self.idle.append(worker)
+                self.top_up()  # a failure does not retry by itself: the next caller does
+            self.cond.notify_all()
+
+    def acquire(self, deadline: float) -> tuple[_Worker | None, str]:
+        """A ready worker, or ``(None, why)`` when none is ready by ``deadline`` or starting failed."""
+        with self.cond:
+            failures_before = self.failures
+            while True:
+                while self.idle:
+                    worker = self.idle.pop()
+                    if worker.alive:
+                        return worker, ""
+                    self._drop(worker)
+                if self.failures > failures_before and self.starting == 0:
+                    return None, f"could not start worker: {self.last_error}"
+                self.top_up()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None, "timeout"
+                self.cond.wait(remaining)
+
+    def release(self, worker: _Worker) -> None:
+        with self.cond:
+            if worker.alive and not self.closed:
+                self.idle.append(worker)
+            else:
+                self._drop(worker)
+                self.top_up()
+            self.cond.notify_all()
+
+    def _drop(self, worker: _Worker) -> None:
+        with contextlib.suppress(ValueError):
+            self.live.remove(worker)
+        worker.kill(wait=False)
+        _reap_later(worker)
+
+    def wait_full(self, timeout_s: float) -> None:
+        """Start every missing process and wait until all are ready (or a start fails, or time is up)."""
+        deadline = time.monotonic() + timeout_s
+        with self.cond:
+            failures_before = self.failures
+            while len(self.live) < self.target and not self.closed:
+                if self.failures > failures_before and self.starting == 0:
+                    return
+                self.top_up()
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                self.cond.wait(remaining)
+
+    def close(self) -> None:
+        with self.cond:
+            self.closed = True
+            doomed = list(self.live)
+            self.live.clear()
+            self.idle.clear()
+            self.cond.notify_all()
+        for worker in doomed:
+            worker.kill()
+
+
+class HardTimeoutPool:
+    """A lazily started pool of worker processes; no call works longer than ``timeout_s`` or waits longer than
+    ``startup_timeout_s`` for a worker.
+
+    Args:
+        workers: worker processes, and the calls :meth:`map` runs at once (default ``os.cpu_count()``).
+        timeout_s: per-call limit on the work, from when a worker takes the call (an overrun is killed).
+        preload: modules each worker imports before it reports ready (so the first call is not slow).
+        warm_call: ``(fn, args)`` run once in each new worker before it takes calls (lazy caches, parsers);
+            it runs in the background, before the worker counts as ready.
+        memory_limit_mb: ``RLIMIT_AS`` of each worker; an allocation past it fails inside the worker.
+        startup_timeout_s: how long a worker may take to start, and how long a call may wait for a ready
+            worker; a call that finds none in time ends as :data:`CallStatus.TIMEOUT` with ``started=False``.
+        spares: processes kept started beyond ``workers``, so that a call arriving right after a kill
+            finds a ready worker instead of waiting for a replacement to start (1-2 s here).
+
+    The pool pickles as its configuration only (no processes), so objects that hold one stay picklable.
+    A pool inherited through ``fork`` notices the new pid and starts its own workers.
+    """
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        timeout_s: float = 5.0,
+        preload: Sequence[str] = (),
+        warm_call: tuple[Callable[..., Any], tuple[Any, ...]] | None = None,
+        memory_limit_mb: int | None = None,
+        startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+        spares: int = 1,
+    ) -> None:
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
+        if startup_timeout_s <= 0:
+            raise ValueError(f"startup_timeout_s must be > 0, got {startup_timeout_s}")
+        n = workers if workers is not None else (os.cpu_count() or 1)
+        if n < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        if spares < 0:
+            raise ValueError(f"spares must be >= 0, got {spares}")
+        self.workers = n
+        self.timeout_s = float(timeout_s)
+        self.preload = tuple(preload)
+        self.warm_call = warm_call
+        self.memory_limit_mb = memory_limit_mb
+        self.startup_timeout_s = startup_timeout_s
+        self.spares = spares
+        self._reset()
+
+    _SETTINGS = ("workers", "timeout_s", "preload", "warm_call", "memory_limit_mb", "startup_timeout_s", "spares")
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._generation: _Workers | None = None
+        self._finalizer: weakref.finalize | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self._SETTINGS}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("spares", 1)
+        self._reset()
+
+    # -- public API ------------------------------------------------------------------------------
+    def call(self, fn: Callable[..., Any], *args: Any, timeout_s: float | None = None) -> CallOutcome:
+        """Run ``fn(*args)`` in a worker; never raises.
+
+        ``timeout_s`` (default: the pool's) bounds the work from when a worker takes the call; waiting for a
+        ready worker is bounded by ``startup_timeout_s`` on its own, so a cold start costs time, not the result.
+        """
+        budget = self.timeout_s if timeout_s is None else timeout_s
+        start = time.monotonic()
+        try:
+            payload = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            return CallOutcome(CallStatus.ERROR, error=f"cannot send call: {type(exc).__name__}: {exc}")
+        generation = self._ensure_generation()
+        worker, why = generation.acquire(start + self.startup_timeout_s)
+        if worker is None:
+            elapsed = time.monotonic() - start
+            if why == "timeout":
+                error = f"no worker ready within startup_timeout_s={self.startup_timeout_s:g} s"
+                return CallOutcome(CallStatus.TIMEOUT, error=error, elapsed_s=elapsed, started=False)
+            return CallOutcome(CallStatus.CRASHED, error=why, elapsed_s=elapsed, started=False)
+        try:
+            outcome = worker.run(payload, budget)
+        except Exception as exc:
+            worker.kill(wait=False)
+            outcome = CallOutcome(CallStatus.CRASHED, error=f"worker failed: {type(exc).__name__}: {exc}")
+        finally:  # the worker always goes back (or is replaced), whatever happened (even KeyboardInterrupt)
+            generation.release(worker)
+        if outcome.status is CallStatus.TIMEOUT:
+            outcome = CallOutcome(
+                CallStatus.TIMEOUT, error=f"timeout after {budget:g} s", elapsed_s=time.monotonic() - start
+            )
+        return outcome
+
+    def map(
+        self, fn: Callable[..., Any], arg_tuples: Iterable[Sequence[Any]], timeout_s: float | None = None
+    ) -> list[CallOutcome]:
+        """``[call(fn, *args) for args in arg_tuples]``, running up to ``workers`` calls at once."""
+        items = [tuple(a) for a in arg_tuples]
+        if not items:
+            return []
+        if len(items) == 1 or self.workers == 1:
+            return [self.call(fn, *a, timeout_s=timeout_s) for a in items]
+        with ThreadPoolExecutor(max_workers=min(self.workers, len(items))) as executor:
+            return list(executor.map(lambda a: self.call(fn, *a, timeout_s=timeout_s), items))
+
+    def warm_up(self) -> None:
+        """Start every worker (and spare) now and wait until they are ready; otherwise they start on first use."""
+        self._ensure_generation().wait_full(self.startup_timeout_s * (self.workers + self.spares))
+
+    def close(self) -> None:
+        """Kill every worker; the pool starts new ones if used again."""
+        with self._lock:
+            if self._finalizer is not None:
+                self._finalizer()
+            self._reset()
+
+    # -- internals -------------------------------------------------------------------------------
+    def _ensure_generation(self) -> _Workers:
+        with self._lock:
+            if self._pid != os.getpid():  # inherited through fork: the parent's workers are not ours
+                if self._finalizer is not None:
+                    self._finalizer.detach()
+                self._reset()
+            if self._generation is None:
+                spawn = functools.partial(
+                    _spawn_worker, self.preload, self.memory_limit_mb, self.startup_timeout_s, self.warm_call
+                )
+                target = self.workers + self.spares
+                parallel = max(1, min(target, (os.cpu_count() or 1) // 2))
+                self._generation = _Workers(spawn, target, parallel)
+                self._finalizer = weakref.finalize(self, _Workers.close, self._generation)
+            return self._generation
+
+
+# -- worker side -------------------------------------------------------------------------------
+def _die_with_parent() -> None:
+    """Exit when the parent goes away (its end of the socket also closes, which ends an idle worker).
+
+    ``PR_SET_PDEATHSIG`` is not used: it fires when the *thread* that started the worker exits,
+    and workers are started from short-lived threads.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _serve(fd: int, preload: str, memory_limit_mb: int) -> None:
+    _die_with_parent()
+    if memory_limit_mb > 0:
+        try:
+            import resource
+
+            limit = memory_limit_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ImportError, ValueError, OSError):
+            pass
+    import importlib
+
+    for name in filter(None, preload.split(",")):
+        importlib.import_module(name)
+    conn = Connection(fd)
+    try:
+        conn.send_bytes(b"ready")
+    except OSError:
+        return  # the parent is gone
+    while True:
+        try:
+            request = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        try:
+            fn, args = pickle.loads(request)
+            reply = ("ok", fn(*args))
+        except BaseException as exc:  # report everything, including SystemExit and MemoryError
+            reply = ("error", f"{type(exc).__name__}: {exc}"[:2000])
+        try:
+            data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            data = pickle.dumps(("error", f"result not picklable: {type(exc).__name__}"))
+        try:
+            conn.send_bytes(data)
+        except OSError:
+            return
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]), sys.argv[2], int(sys.argv[3]))
