@@ -88,9 +88,10 @@ class AssertTest:
 class Checker:
     """How a stdio test's output is judged when exact lines are too strict (a "special judge").
 
-    ``tokens``: whitespace-separated tokens equal. ``float``: tokens equal, numbers within ``abs_tol`` or
-    ``rel_tol``. ``program``: a Python checker from the dataset, run in its own sandboxed process that never sees
-    the solution (``python3 checker.py input.txt output.txt answer.txt``, testlib's order; exit 0 accepts).
+    ``tokens``: whitespace-separated tokens equal. ``float``: tokens equal, numbers the expected output writes as
+    floats (``0.5``, ``1e-9``) within ``abs_tol`` or ``rel_tol``; integers, ``nan``, ``inf`` exactly
+    (:mod:`.stdout_match`). ``program``: a Python checker from the dataset, run in its own sandboxed process that
+    never sees the solution (``python3 checker.py input.txt output.txt answer.txt``, testlib's order; exit 0 accepts).
     """
 
     kind: str  # "tokens" | "float" | "program"

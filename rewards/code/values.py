@@ -115,7 +115,12 @@ def decode_plain(obj: Any, depth: int = 0, budget: _Budget | None = None) -> Any
 
 
 def strict_equal(actual: Any, expected: Any, rel_tol: float = 1e-9) -> bool:
-    """Type-strict equality: ``True != 1``, ``1 != 1.0``, ``(1,) != [1]``; floats within ``rel_tol``."""
+    """Type-strict equality: ``True != 1``, ``1 != 1.0``, ``(1,) != [1]``; floats within ``rel_tol``.
+
+    Dict keys and set members are compared type-strictly too, and exactly (no float tolerance: a key is found
+    by hash): Python's own ``==`` finds ``{True: 'a'}`` equal to ``{1: 'a'}`` and ``{1, 2.0}`` equal to
+    ``{1.0, 2}``, which would let a wrong type pass wherever the expected value holds a dict or a set.
+    """
     if type(actual) is not type(expected):
         return False
     if type(expected) is float:
@@ -127,10 +132,49 @@ def strict_equal(actual: Any, expected: Any, rel_tol: float = 1e-9) -> bool:
             return False
         return all(strict_equal(a, e, rel_tol) for a, e in zip(actual, expected, strict=True))
     if type(expected) is dict:
-        return actual.keys() == expected.keys() and all(strict_equal(actual[k], expected[k], rel_tol) for k in expected)
+        keys = _matching_members(actual.keys(), expected.keys())
+        return keys is not None and all(
+            strict_equal(actual[keys[i]], v, rel_tol) for i, v in enumerate(expected.values())
+        )
     if type(expected) in (set, frozenset):
-        return actual == expected and {type(v) for v in actual} == {type(v) for v in expected}
+        return _matching_members(actual, expected) is not None
     return actual == expected
+
+
+def _matching_members(actual: Any, expected: Any) -> list[Any] | None:
+    """For each member of ``expected`` (a set or dict keys), the member of ``actual`` it strictly equals, or ``None``
+    when some member has no strict match. Python's hash lookup finds the one member ``==`` to it (a set never
+    holds two ``==`` members), so this is linear; the strict comparison then decides it."""
+    if len(actual) != len(expected):
+        return None
+    try:
+        index = {member: member for member in actual}
+    except TypeError:
+        return None
+    nans = [m for m in actual if type(m) is float and math.isnan(m)]
+    found = []
+    for member in expected:
+        twin = nans[0] if type(member) is float and math.isnan(member) and nans else index.get(member, _MISSING)
+        if twin is _MISSING or not _strict_key(twin, member):
+            return None
+        found.append(twin)
+    return found
+
+
+_MISSING = object()
+
+
+def _strict_key(actual: Any, expected: Any) -> bool:
+    """Exact, type-strict equality of hashable members (recursing into tuples and frozensets)."""
+    if type(actual) is not type(expected):
+        return False
+    if type(expected) is float and math.isnan(expected):
+        return math.isnan(actual)
+    if type(expected) is tuple:
+        return len(actual) == len(expected) and all(_strict_key(a, e) for a, e in zip(actual, expected, strict=True))
+    if type(expected) is frozenset:
+        return _matching_members(actual, expected) is not None
+    return bool(actual == expected)
 
 
 def python_equal(actual: Any, expected: Any) -> bool:
