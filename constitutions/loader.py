@@ -13,9 +13,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
-from rewardsmith.constitutions.schema import Constitution, ConstitutionError, parse_constitution
+from rewardsmith.constitutions.schema import SLUG, Constitution, ConstitutionError, parse_constitution
 
 LIBRARY = "library"
 
@@ -27,7 +25,9 @@ def bundled_names() -> list[str]:
 
 
 def bundled_text(name: str) -> str:
-    """The YAML text of a bundled constitution."""
+    """The YAML text of a bundled constitution (a plain name: ``../x`` cannot reach other package files)."""
+    if not SLUG.fullmatch(name):
+        raise ConstitutionError(f"no bundled constitution {name!r}; bundled: {', '.join(bundled_names())}")
     entry = resources.files("rewardsmith.constitutions").joinpath(LIBRARY).joinpath(f"{name}.yaml")
     if not entry.is_file():
         raise ConstitutionError(f"no bundled constitution {name!r}; bundled: {', '.join(bundled_names())}")
@@ -52,13 +52,18 @@ def read_source(name_or_path: str | Path) -> tuple[str, str]:
 
 
 def parse_text(text: str, source: str) -> Constitution:
+    """Validate a constitution's YAML text; a YAML mistake is one line, ``source:line:column: not valid YAML: ...``.
+
+    The text is read by the bounded reader (:mod:`rewardsmith.yaml_files`): a constitution is often someone
+    else's file, and a deep or alias-bombed document must end in that one line, not a traceback.
+    """
+    from rewardsmith.reward import ConfigError
+    from rewardsmith.yaml_files import read_yaml_text
+
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "<yaml>"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConstitutionError(f"{source}: {where}: invalid YAML ({problem})") from None
+        data = read_yaml_text(text, source)
+    except ConfigError as exc:
+        raise ConstitutionError(str(exc)) from None
     return parse_constitution(data, source)
 
 

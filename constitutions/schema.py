@@ -157,10 +157,15 @@ def check_constitution_template(kind: str, text: str) -> None:
     import jinja2
     from jinja2 import meta
 
+    from rewardsmith.judges.templates import _environment
+
     try:
-        names = meta.find_undeclared_variables(jinja2.Environment().parse(text))
+        # the bounded sandbox's parse: a plain environment folds constants such as 9 ** (9 ** 9) while analysing
+        names = meta.find_undeclared_variables(_environment().parse(text)) - {"_bounded_concat"}
     except jinja2.TemplateSyntaxError as exc:
         raise ValueError(f"{kind}: not a valid jinja template (line {exc.lineno}: {exc.message})") from None
+    except RecursionError:  # ((((... thousands deep: jinja's parser recurses
+        raise ValueError(f"{kind}: not a valid jinja template (nested too deeply)") from None
     unknown = names - TEMPLATE_FIELDS[kind]
     if unknown:
         raise ValueError(f"{kind}: unknown variable(s) {sorted(unknown)}; allowed: {sorted(TEMPLATE_FIELDS[kind])}")

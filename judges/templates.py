@@ -18,6 +18,7 @@ from typing import Any
 
 from rewardsmith.judges.base import Message
 
+_PACKAGED_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$", flags=re.MULTILINE)
 
 
@@ -35,7 +36,8 @@ def template_text(name_or_path: str) -> str:
     if path.suffix and path.is_file():
         return path.read_text(encoding="utf-8")
     packaged = resources.files("rewardsmith.judges") / "prompts" / f"{name_or_path}.jinja"
-    if packaged.is_file():
+    # a packaged name is a plain name: "../../x" must not reach other files as "<x>.jinja"
+    if _PACKAGED_NAME.fullmatch(name_or_path) and packaged.is_file():
         return packaged.read_text(encoding="utf-8")
     raise TemplateError(f"no prompt template {name_or_path!r}: not a file, and not one of {packaged_templates()}")
 
@@ -47,17 +49,9 @@ def packaged_templates() -> list[str]:
 
 @functools.cache
 def _environment():
-    from jinja2 import StrictUndefined
-    from jinja2.exceptions import SecurityError
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    from rewardsmith.judges.template_sandbox import BoundedSandbox
 
-    class FailFastSandbox(ImmutableSandboxedEnvironment):
-        # jinja's sandbox returns an undefined value for a refused attribute, and a later ``|attr`` on that
-        # value turns the refusal into a plain "undefined" error; refusing at once keeps the reason.
-        def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
-            raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe")
-
-    return FailFastSandbox(undefined=StrictUndefined, keep_trailing_newline=False, autoescape=False)
+    return BoundedSandbox()
 
 
 @functools.lru_cache(maxsize=64)
@@ -75,7 +69,7 @@ def unsafe_accesses(source: str) -> list[str]:
 
     try:
         tree = _environment().parse(source)
-    except TemplateSyntaxError:
+    except (TemplateSyntaxError, RecursionError, MemoryError):
         return []  # reported by the render
     found = [f".{node.attr}" for node in tree.find_all(nodes.Getattr) if node.attr.startswith("_")]
     for node in tree.find_all(nodes.Getitem):
@@ -89,16 +83,28 @@ def unsafe_accesses(source: str) -> list[str]:
 
 
 def render_source(source: str, *, name: str = "template", **variables: Any) -> str:
-    """Render jinja text in the immutable sandbox; any failure is a :class:`TemplateError` naming ``name``."""
+    """Render jinja text in the bounded sandbox; any failure is one :class:`TemplateError` naming ``name``.
+
+    Every failure, not only jinja's own (``1/0``, a float overflow, a parser recursing on ``((((…``), is caught:
+    a template is hostile input, and its author must not be able to raise into a trainer.
+    """
     from jinja2 import TemplateError as JinjaError
     from jinja2.exceptions import SecurityError
 
+    from rewardsmith.judges.template_sandbox import TemplateBoundError, render_bounded
+
     try:
-        return _compiled(source).render(**variables)
+        return render_bounded(_compiled(source), variables)
+    except TemplateBoundError as exc:
+        raise TemplateError(f"{name} exceeds a template bound and was stopped: {exc}") from None
     except SecurityError as exc:
         raise UnsafeTemplateError(f"{name} tries unsafe access and was stopped by the sandbox: {exc}") from None
     except JinjaError as exc:
         raise TemplateError(f"{name} failed to render: {exc}") from None
+    except RecursionError:
+        raise TemplateError(f"{name} failed to render: nested too deeply") from None
+    except Exception as exc:  # ZeroDivisionError, OverflowError, TypeError, MemoryError, ... from template code
+        raise TemplateError(f"{name} failed to render: {type(exc).__name__}: {exc}") from None
 
 
 def check_source(source: str, *, name: str = "template", **sample: Any) -> str:

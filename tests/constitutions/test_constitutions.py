@@ -74,7 +74,7 @@ BROKEN = [
     ),
     ("name: x\ndescription: d\nprinciples: []\n", ["c.yaml", "principles", "at least 1"]),
     ("- just\n- a list\n", ["c.yaml", "expected a mapping"]),
-    ("name: [unclosed\n", ["c.yaml", "line", "invalid YAML"]),
+    ("name: [unclosed\n", ["c.yaml:2:1", "not valid YAML"]),
     (
         VALID + "templates:\n  critique: '{{ critique_request }} {{ nonsense }}'\n",
         ["templates", "critique", "unknown variable", "nonsense"],
