@@ -218,6 +218,10 @@ class PairsPipeline:
             store.append(drop.key, self.drop_record(drop))
             if progress is not None:
                 progress.add("dropped")
+        if todo:  # a dead endpoint or a refused key: one line now, not one failure per pair after its retries
+            from rewardsmith.audit.preflight import acheck_judge
+
+            await acheck_judge(self.judge)
         semaphore = asyncio.Semaphore(self.config.concurrency)
 
         async def one(task: PairTask) -> None:

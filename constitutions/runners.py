@@ -12,8 +12,10 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from rewardsmith.audit.preflight import check_judge
 from rewardsmith.bridge import run_sync
 from rewardsmith.constitutions.export import EXPORT_FORMATS
 from rewardsmith.constitutions.generate import GenerationConfig, agenerate
@@ -78,6 +80,7 @@ def fill_candidates(
         return items, 0
     if generation.k < 2:
         raise ValueError("--k must be at least 2 to make pairs")
+    check_judge(SimpleNamespace(client=policy), role="policy")  # before every prompt meets a dead endpoint
     bar = RunProgress(len(missing), "generating candidates", _accountant(policy), enabled=progress)
     with KeyedStore(out / STATE / "candidates.jsonl") as store:
         try:
@@ -105,6 +108,8 @@ def run_pairs(
 
     ``judge`` is a :class:`~rewardsmith.judges.pairwise.PairwiseJudge` (see :func:`build_pairwise_judge`);
     ``policy`` (a chat client) writes candidates for prompts that have fewer than two. Rerun to resume.
+    A policy with candidates to write, and the judge with pairs to judge, are each asked once first: an endpoint
+    that cannot answer raises :class:`~rewardsmith.audit.preflight.JudgeUnavailable` naming it and the fix.
     """
     from rewardsmith.constitutions.pairs import PairsPipeline, export_pairs, pair_tasks, planned_keys, prompt_drops
 

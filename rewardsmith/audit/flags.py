@@ -126,3 +126,29 @@ def flags(m: Mapping[str, Any], t: Thresholds) -> list[dict[str, str]]:
     if ab and ab.value >= t.abstain:
         add("abstain", "medium", f"abstains on {ab.value * 100:.0f}% of items")
     return found
+
+
+def coverage_problem(m: Mapping[str, Any]) -> str | None:
+    """The headline when the audit judged too little to say anything: nothing judged, or most tasks failed.
+
+    An audit whose judge answered nothing has no verdicts, so no bias can be flagged; "no bias flagged" would
+    then read as a clean bill of health for a judge that was never heard. ``None`` when the verdicts cover
+    the audit (failures, if any, a minority).
+    """
+    info = m.get("run") or {}
+    runs = info.get("runs") or [{}]
+    latest = runs[-1] if isinstance(runs[-1], Mapping) else {}
+    failed = int(info.get("failed_now") or 0)
+    tasks = int(latest.get("tasks") or 0)
+    errors = latest.get("errors") or []
+    first = f"; first error: {errors[0]}" if errors else ""
+    judged, items = int(m.get("n_judged") or 0), int(m.get("n_items") or 0)
+    if judged == 0:
+        why = f"{failed} of {tasks} judge tasks failed{first}" if failed else "the run holds no verdicts"
+        return f"NOTHING JUDGED: no verdict for any of the {items} items ({why}); fix the judge and rerun"
+    if tasks and failed * 2 > tasks:
+        return (
+            f"MOST OF THE AUDIT NOT JUDGED: {failed} of {tasks} judge tasks failed{first}; the findings rest on "
+            f"{judged} of {items} items; fix the judge and rerun the same command to retry them"
+        )
+    return None

@@ -107,6 +107,9 @@ def run_audit(
     position bias is reported as zero by construction instead of being tested.
     The report's plots need the ``audit`` extra (matplotlib): without it this refuses before judging anything,
     naming the install, rather than failing after the judging (:class:`~rewardsmith.cli.extras.MissingExtra`).
+    Before any judging the judge is asked once: an endpoint that cannot answer raises
+    :class:`~rewardsmith.audit.preflight.JudgeUnavailable` naming it and the fix. A run whose verdicts cover
+    nothing (or less than half of its tasks) says so at the head of its summary and report.
     """
     from rewardsmith.audit.runner import AuditRunner
     from rewardsmith.heldout.leakage import record_audited_set
@@ -118,7 +121,10 @@ def run_audit(
     if self_generate > 0 and getattr(judge, "client", None) is None:
         raise ValueError(f"judge {judge.model!r} has no model client to write its own answers (self_generate)")
     if self_generate > 0:
+        from rewardsmith.audit.preflight import check_judge
         from rewardsmith.audit.selfgen import own_generation_items
+
+        check_judge(judge)  # before the judge writes its own answers (the runner then need not ask again)
 
         own = own_generation_items(items, judge.client, self_generate, seed=seed)
         added = len(own)
@@ -131,6 +137,7 @@ def run_audit(
         concurrency=concurrency,
         question=question,
         progress=progress,
+        preflight=self_generate <= 0,
     )
     record_audited_set(runner.items, name=set_name)
     summary = runner.run()

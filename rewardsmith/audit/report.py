@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from rewardsmith.audit.flags import coverage_problem
 from rewardsmith.audit.stats import Estimate, sigmoid
 
 METRICS_FILE = "metrics.json"
@@ -137,12 +138,21 @@ def _flag_rule(m: Mapping[str, Any]) -> str:
     )
 
 
+def no_findings_line(m: Mapping[str, Any]) -> str:
+    """What the findings say when nothing is flagged: "no bias flagged" only when the verdicts cover the audit."""
+    problem = coverage_problem(m)
+    return "no bias flagged" if problem is None else f"no finding can be trusted: {problem}"
+
+
 def render_markdown(m: Mapping[str, Any]) -> str:
     lines = ["# Judge bias audit", ""]
+    problem = coverage_problem(m)
+    if problem:
+        lines += [f"**{problem}**", ""]
     lines += [f"- **{k}**: {v}" for k, v in _header(m)]
     lines += ["", "## Findings", ""]
     found = m.get("flags") or []
-    lines += [f"- **{f['severity'].upper()}** {f['message']}" for f in found] or ["- no bias flagged"]
+    lines += [f"- **{f['severity'].upper()}** {f['message']}" for f in found] or [f"- {no_findings_line(m)}"]
     lines += ["", _flag_rule(m)]
     lines += [
         "",
@@ -309,6 +319,9 @@ def render_html(m: Mapping[str, Any]) -> str:
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>Judge bias audit</title>"
         f"<style>{_CSS}</style></head><body><h1>Judge bias audit</h1>"
     ]
+    problem = coverage_problem(m)
+    if problem:
+        parts.append(f"<div class='flag high' id='coverage'><b>{esc(problem)}</b></div>")
     parts.append(
         "<table class='meta'>"
         + "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in _header(m))
@@ -319,7 +332,11 @@ def render_html(m: Mapping[str, Any]) -> str:
     parts += [
         f"<div class='flag {esc(f['severity'])}'><b>{esc(f['severity'].upper())}</b> {esc(f['message'])}</div>"
         for f in found
-    ] or ["<div class='flag ok'>No bias flagged.</div>"]
+    ] or (
+        ["<div class='flag ok'>No bias flagged.</div>"]
+        if problem is None
+        else [f"<div class='flag high'>{esc(no_findings_line(m))}</div>"]
+    )
     parts.append(f"<p>{esc(_flag_rule(m))}</p>")
     plots = [
         ("bias-bars", plot_bias_bars(m), "Share of decisions driven by each bias, with its 95% interval."),

@@ -8,6 +8,8 @@ transport really judged (``judged_by``, one entry per run: the embedded judge's 
 in-process fallback with the crash that caused it and whether it switched midway), and ``judge`` names the model
 that did (``judge_configured`` the one asked for, which a rerun must match). A rerun with the same directory skips
 keys already there, so an interrupted audit continues where it stopped and a finished one costs no judge call.
+Before it judges, the runner asks the judge once (:mod:`rewardsmith.audit.preflight`): an endpoint that cannot
+answer fails the run at once, with the endpoint and the fix, instead of failing every task after its retries.
 Verdicts whose endpoint failed (an order with source ``error``) are not written: infrastructure failures
 are retried on the next run, never scored as bias.
 """
@@ -122,6 +124,7 @@ class AuditRunner:
         concurrency: int = 4,
         question: str | None = None,
         progress: bool = True,
+        preflight: bool = True,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -132,6 +135,8 @@ class AuditRunner:
         self.concurrency = concurrency
         self.question = question
         self.progress = progress
+        #: ask the judge once before judging (:func:`~rewardsmith.audit.preflight.check_judge`)
+        self.preflight = preflight
         self.set_hash = set_hash(self.items)
 
     def run(self) -> RunSummary:
@@ -150,6 +155,10 @@ class AuditRunner:
         )
         if not pending:
             return summary
+        if self.preflight:  # a dead endpoint or a refused key: one line now, not every task's retries
+            from rewardsmith.audit.preflight import acheck_judge
+
+            await acheck_judge(self.judge)
         try:
             return await self._judge_pending(pending, summary, len(tasks))
         finally:

@@ -229,8 +229,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from rewardsmith.judges.accounting import UsageReport
 
         print(UsageReport.model_validate(usage).summary())
-    _print_findings(outcome.metrics, outcome.paths)
-    return report_failures(summary.failed, "judge task(s)")
+    covered = _print_findings(outcome.metrics, outcome.paths)
+    return max(report_failures(summary.failed, "judge task(s)"), 0 if covered else 1)
 
 
 def _reward_model_judge(args: argparse.Namespace) -> Any:
@@ -278,12 +278,20 @@ def _question(value: str | None, constitution: Any) -> str | None:
     return by_id.get(value, value)
 
 
-def _print_findings(metrics: dict[str, Any], paths: dict[str, Path]) -> None:
+def _print_findings(metrics: dict[str, Any], paths: dict[str, Path]) -> bool:
+    """Print the findings; False when the audit judged too little for them to mean anything (the headline says)."""
+    from rewardsmith.audit.flags import coverage_problem
+    from rewardsmith.audit.report import no_findings_line
+
+    problem = coverage_problem(metrics)
+    if problem:
+        print(problem, file=sys.stderr)
     for flag in metrics.get("flags", []):
         print(f"[{flag['severity']}] {flag['message']}")
     if not metrics.get("flags"):
-        print("no bias flagged")
+        print(no_findings_line(metrics))
     print(f"report: {paths['html']}  metrics: {paths['metrics']}  summary: {paths['summary']}")
+    return problem is None
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -292,8 +300,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     metrics, paths = write_outputs(
         Path(args.run_dir), compare=args.compare, self_model=args.self_model, n_boot=args.n_boot
     )
-    _print_findings(metrics, paths)
-    return 0
+    return 0 if _print_findings(metrics, paths) else 1
 
 
 def cmd_make_set(args: argparse.Namespace) -> int:

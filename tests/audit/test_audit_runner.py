@@ -25,6 +25,13 @@ from tests.support.audit_scripted_judge import ScriptedJudge
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def judge_requests(server):
+    """The requests an endpoint received, less each run's one check request (:mod:`rewardsmith.audit.preflight`)."""
+    from rewardsmith.audit.preflight import PROBE_MESSAGES
+
+    return [request for request in server.requests if request["messages"] != PROBE_MESSAGES]
+
+
 def scripted(items, **kwargs):
     return ScriptedJudge({it.prompt: it.gold_response for it in items}, **kwargs)
 
@@ -140,7 +147,7 @@ def test_endpoint_failures_are_not_recorded_and_are_retried_on_resume(tmp_path, 
     client = make_client(
         "openai", model="fault-judge", base_url=fault_server.base_url, api_key="x", max_retries=0, timeout=2.0
     )
-    fault_server.push("500", "500")  # the first item's two orders fail
+    fault_server.push_when(items[0].prompt, "500", "500")  # the first item's two orders fail
     out = tmp_path / "run"
     summary = AuditRunner(PairwiseJudge(client), items, out, concurrency=1, progress=False).run()
     assert (summary.judged, summary.failed) == (2, 1)
@@ -185,7 +192,7 @@ def test_cli_audit_against_a_real_http_judge(tmp_path, fault_server, capsys):
         p.name for p in out.iterdir()
     }
     requests = len(fault_server.requests)
-    assert requests == 2 * 16  # 8 baseline + 8 perturbed comparisons, two orders each
+    assert requests == 1 + 2 * 16  # the check request; 8 baseline + 8 perturbed comparisons, two orders each
 
     assert main(argv) == 0  # resumed: nothing left to judge, nothing sent
     assert len(fault_server.requests) == requests
@@ -281,8 +288,9 @@ def test_cli_audit_judges_as_configured_for_rlaif(tmp_path, fault_server, capsys
     out = tmp_path / "run"
     configured = ["--constitution", "helpful-harmless", "--question", principle.id, "--cot", "--no-verify"]
     assert main(audit_argv(fault_server, tmp_path / "set.jsonl", out, *configured)) == 0
-    asked = [request["messages"] for request in fault_server.requests]
-    assert len(asked) == 4 and all("logprobs" not in request for request in fault_server.requests)
+    judged = judge_requests(fault_server)
+    asked = [request["messages"] for request in judged]
+    assert len(asked) == 4 and all("logprobs" not in request for request in judged)
     assert all(principle.comparison in messages[-1]["content"] for messages in asked)
     assert all("Verdict: A" in messages[-1]["content"] for messages in asked)  # the CoT template
     assert all(constitution.examples.comparison[0].prompt in str(messages) for messages in asked)  # few-shot
@@ -306,8 +314,10 @@ def test_cli_audit_judges_as_configured_for_rlaif(tmp_path, fault_server, capsys
         )
         == 0
     )
-    asked = fault_server.requests[4:]
-    assert all("logprobs" not in r and "Which is right?" in r["messages"][-1]["content"] for r in asked)
+    asked = judge_requests(fault_server)[4:]
+    assert len(asked) == 4 and all(
+        "logprobs" not in r and "Which is right?" in r["messages"][-1]["content"] for r in asked
+    )
 
 
 def test_cli_audits_a_reward_model(tmp_path, tiny_rm_dir, capsys):

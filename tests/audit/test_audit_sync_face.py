@@ -27,7 +27,7 @@ def test_audit_run_gives_the_same_run_wherever_it_is_called(where, tmp_path):
             return summary.total, summary.reused, summary.judged, summary.failed
 
         assert where(audit) == (6, 0, 6, 0)  # 3 baselines + 3 with the cue
-        assert len(server.requests) == 12  # both presentation orders of each
+        assert len(server.requests) == 1 + 12  # the check request, then both presentation orders of each
         assert where(audit) == (6, 6, 0, 0)
     verdicts = load_verdicts(out)
     assert len(verdicts) == 6

@@ -51,7 +51,8 @@ def revise_pipeline(server: FaultServer, out: Path) -> Any:
 
 
 def pairs_with_generated_candidates(server: FaultServer, out: Path) -> Any:
-    server.push("answer:first", "answer:second")  # the policy's two samples; the judge's orders then answer "A"
+    # the policy's check request and two samples; the judge's check and orders then answer "A"
+    server.push("answer:OK", "answer:first", "answer:second")
     client = _client(server)
     outcome = run_pairs(
         BARE,
