@@ -309,6 +309,7 @@ def plan_program(source: str, defined: frozenset[str] = frozenset()) -> ProgramP
     modules = tuple(sorted(n for n in free if n in sys.stdlib_module_names and n not in dir(builtins)))
     sites = _Sites(user_names)
     replay_tree = sites.visit(ast.parse(source))  # unparsed to text (and compiled from it): no locations needed
+    _unmangle(replay_tree)
     replay = ast.unparse(replay_tree)
     # SyntaxError (e.g. `return` outside a function): the test is unusable. The probe differs from the replay only
     # in its asserts (each an equivalent `with` statement), so it compiles wherever the replay does.
@@ -316,3 +317,22 @@ def plan_program(source: str, defined: frozenset[str] = frozenset()) -> ProgramP
     probe = ast.unparse(_NonFatalAsserts().visit(replay_tree))
     untrusted = "; ".join(dict.fromkeys(sites.problems)) or _untrusted_reason(tree, user_names)
     return ProgramPlan(source, replay, probe, tuple(sites.chains), modules, untrusted or None)
+
+
+def _unmangle(tree: ast.Module) -> None:
+    """Inside a class body Python rewrites ``__rk_replay`` to ``_Class__rk_replay`` (private name mangling), so a
+    test class whose methods call the solution (pytest ``Test*`` classes, ``unittest.TestCase``) would raise
+    ``NameError``. Each class's mangled spelling is bound to the harness's function at module level."""
+    classes = sorted({n.name.lstrip("_") for n in ast.walk(tree) if isinstance(n, ast.ClassDef)} - {""})
+    aliases = [
+        ast.Assign([ast.Name(f"_{name}{helper}", ast.Store())], ast.Name(helper, ast.Load()), lineno=0)
+        for name in classes
+        for helper in ("__rk_replay", "__rk_assuming")
+    ]
+    head = 0  # after a docstring and ``from __future__`` imports, which must come first
+    for index, statement in enumerate(tree.body):
+        docstring = index == 0 and isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+        if not (docstring or (isinstance(statement, ast.ImportFrom) and statement.module == "__future__")):
+            break
+        head = index + 1
+    tree.body[head:head] = aliases
