@@ -20,8 +20,9 @@ APPS / LiveCodeBench        ``{"inputs": [...], "outputs": [...]}`` (+ ``"fn_nam
 An ``asserts`` entry holding several assert statements becomes one test per assert; an entry that also holds
 other statements (setup lines) is one *program* test, as is a whole HumanEval ``check`` (run as
 ``check(<entry_point>)``; ``fn_name`` is accepted for ``entry_point``; a HumanEval ``prompt`` supplies the
-helpers the check calls, minus the entry point itself). A KodCode pytest module gives one program test per
-``test_`` function (per parameter set of ``pytest.mark.parametrize``), see :mod:`.pytest_tests`.
+helpers the check calls, minus the entry point itself). A KodCode pytest module gives one program test per test
+pytest would collect (functions, ``Test*`` and ``unittest.TestCase`` methods, each parameter set), or is refused
+whole when it uses a construct the trusted harness cannot reproduce exactly, see :mod:`.pytest_tests`.
 """
 
 from __future__ import annotations

@@ -301,7 +301,7 @@ def _refuse_environment(module: ast.Module) -> None:
 def _check_module(name: str) -> None:
     root = name.split(".")[0]
     if root == SOLUTION_MODULE:
-        raise PytestFormatError(f"imports {name} (only 'solution' itself is translated)")
+        raise PytestFormatError(f"imports {name} below the top level or from a submodule (not translated)")
     if root not in sys.stdlib_module_names and root != "pytest":
         raise PytestFormatError(f"imports {name} (the trusted check has the standard library only)")
 
