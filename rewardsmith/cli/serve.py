@@ -113,7 +113,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ValueError(
             f"rewardsmith serve needs the 'serve' extra (pip install 'rewardsmith[serve]'): {exc}"
         ) from None
-    from rewardsmith.adapters.runtime.serve.specs import load_served
+    from rewardsmith.adapters.runtime.serve.specs import check_openrlhf_labels, load_served
 
     try:
         settings = settings_from_args(args)
@@ -123,6 +123,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     rewards = load_served(args.spec)
     if settings.openrlhf_reward and settings.openrlhf_reward not in rewards:
         raise ValueError(f"--openrlhf-reward {settings.openrlhf_reward!r} is not served; served: {', '.join(rewards)}")
+    check_openrlhf_labels(rewards, settings.openrlhf_reward)  # before Ray Serve's replicas would each refuse
     if args.ray:
         return _serve_on_ray(args, settings)
     return run_server(rewards, settings)

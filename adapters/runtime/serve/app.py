@@ -123,7 +123,12 @@ def create_app(
             payload = await _parse(request, OpenRLHFRequest)
             served_name, served = service.openrlhf_reward(name)
             completions, columns, notes = openrlhf_batch(
-                payload.query, payload.prompts, payload.labels, served.label_column, service.settings.eos_markers
+                payload.query,
+                payload.prompts,
+                payload.labels,
+                served.label_columns,
+                service.settings.eos_markers,
+                served.label_problem,
             )
             results, _ = await service.score(served_name, completions, columns, None, arrived)
         except (BadRequest, QueueFull) as exc:

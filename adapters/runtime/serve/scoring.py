@@ -190,13 +190,16 @@ def openrlhf_batch(
     query: Sequence[Any],
     prompts: Sequence[Any] | None,
     labels: Sequence[Any] | None,
-    label_column: str,
+    label_column: str | Sequence[str],
     eos_markers: Sequence[str],
+    label_problem: str | None = None,
 ) -> tuple[list[Any], dict[str, list[Any]], list[str | None]]:
     """Completions, columns and per-sample notes from an OpenRLHF request.
 
-    ``prompts`` become the ``prompt`` column; ``labels`` fill ``label_column``, or, when every label is a
-    mapping, become one column per key (so a label can carry several columns).
+    ``prompts`` become the ``prompt`` column; ``labels`` fill ``label_column`` (every one of several: a route's
+    targets each read their own), or, when every label is a mapping, become one column per key (so a label can
+    carry several columns). ``label_problem`` says why plain labels have no column for this reward: they are
+    then refused with it rather than put where no part reads them.
     """
     n = len(query)
     for key, values in (("prompts", prompts), ("labels", labels)):
@@ -216,8 +219,11 @@ def openrlhf_batch(
             keys = list(dict.fromkeys(k for label in labels for k in label))
             for key in keys:
                 columns[str(key)] = [label.get(key) for label in labels]
+        elif label_problem and labels:
+            raise BadRequest(label_problem, status=422)
         else:
-            columns[label_column] = list(labels)
+            for column in [label_column] if isinstance(label_column, str) else label_column:
+                columns[column] = list(labels)
     return completions, columns, notes
 
 

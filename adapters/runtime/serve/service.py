@@ -8,6 +8,7 @@ codes over :meth:`RewardService.score`.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,9 +18,11 @@ from rewardsmith.adapters.runtime.serve.batching import MicroBatcher, wait_entry
 from rewardsmith.adapters.runtime.serve.metrics import ServeMetrics
 from rewardsmith.adapters.runtime.serve.scoring import BadRequest, prepare
 from rewardsmith.adapters.runtime.serve.settings import ServeSettings
-from rewardsmith.adapters.runtime.serve.specs import ServedReward
+from rewardsmith.adapters.runtime.serve.specs import ServedReward, check_openrlhf_labels
 from rewardsmith.reward import Reward, warm_up_all
 from rewardsmith.types import RewardResult
+
+logger = logging.getLogger(__name__)
 
 
 class UnknownReward(BadRequest):
@@ -35,6 +38,11 @@ class RewardService:
             raise ValueError("a reward server needs at least one reward")
         self.settings = settings or ServeSettings()
         self.rewards: dict[str, ServedReward] = {name: ServedReward.wrap(r) for name, r in rewards.items()}
+        check_openrlhf_labels(self.rewards, self.settings.openrlhf_reward)
+        behind_get_reward = self.settings.openrlhf_reward or next(iter(self.rewards))
+        for name, served in self.rewards.items():
+            if served.label_problem and name != behind_get_reward:
+                logger.warning("POST /get_reward/%s refuses plain labels: %s", name, served.label_problem)
         self.token = self.settings.token()
         self.admission = Admission(self.settings.workers, self.settings.max_queue, self.settings.max_batch)
         self.metrics = ServeMetrics()
