@@ -85,25 +85,39 @@ class RewardSpec(BaseModel):
         return WeightedSum(rewards=built, weights=self.reward_weights())
 
 
-def load_spec(source: RewardSpec | Mapping[str, Any] | list[Any] | str | Path) -> RewardSpec:
+def load_spec(
+    source: RewardSpec | Mapping[str, Any] | list[Any] | str | Path,
+    *,
+    base_dir: str | Path | None = None,
+    allow_imports: bool = False,
+) -> RewardSpec:
     """A :class:`RewardSpec` from a spec, a dict, a bare list of terms, or a YAML/JSON file path.
+
+    A file is untrusted (:mod:`rewardsmith.spec_files`): its file references (``template:``, ``*_file:``) must stay
+    inside its own folder, and it may not make the loader import a module (``pydantic_model: "pkg.mod:Model"``)
+    unless that module is already imported or ``allow_imports=True``. Both are checked on the whole document before
+    any reward is built. A dict or list given in code is the caller's own and is taken as it is, unless
+    ``base_dir`` says which folder it came from (then it is checked like a file from there).
 
     >>> load_spec(["think_format", {"name": "tag_count", "weight": 0.5}]).reward_weights()
     [1.0, 0.5]
     """
     if isinstance(source, RewardSpec):
         return source
+    label = "reward spec"
     if isinstance(source, (str, Path)):
-        import yaml
+        from rewardsmith.spec_files import read_spec_file
 
-        path = Path(source)
-        if not path.exists():
-            raise FileNotFoundError(f"no such reward spec file: {path}")
-        source = yaml.safe_load(path.read_text())
+        label = str(source)
+        source = read_spec_file(source, allow_imports=allow_imports)
+    elif base_dir is not None:
+        from rewardsmith.spec_files import confine_spec
+
+        source = confine_spec(source, base_dir, source=label, allow_imports=allow_imports)
     if isinstance(source, list):
         source = {"rewards": source}
     if not isinstance(source, Mapping):
-        raise ConfigError(f"a reward spec is a mapping with 'rewards', got {type(source).__name__}")
+        raise ConfigError(f"{label}: a reward spec is a mapping with 'rewards', got {type(source).__name__}")
     try:
         return RewardSpec.model_validate(dict(source))
     except ValidationError as exc:
@@ -111,7 +125,8 @@ def load_spec(source: RewardSpec | Mapping[str, Any] | list[Any] | str | Path) -
             f"{'.'.join(str(p) for p in err['loc']) or '<spec>'}: {str(err['msg']).removeprefix('Value error, ')}"
             for err in exc.errors()
         )
-        raise ConfigError(f"invalid reward spec: {problems}") from None
+        prefix = f"{label}: " if label != "reward spec" else ""
+        raise ConfigError(f"{prefix}invalid reward spec: {problems}") from None
 
 
 __all__ = ["RewardSpec", "RewardTerm", "load_spec"]

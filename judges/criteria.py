@@ -30,7 +30,6 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from rewardsmith.bridge import run_sync
@@ -72,7 +71,9 @@ class Rubric(BaseModel):
 
 def load_rubric(path: str | Path) -> Rubric:
     """A rubric from a YAML file: ``criteria: [{id, description, weight, required}, ...]`` (``name`` optional)."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    from rewardsmith.yaml_files import read_yaml_file
+
+    data = read_yaml_file(path, "rubric file")
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a rubric file is a mapping with a 'criteria' list")
     data.setdefault("name", Path(path).stem)

@@ -305,12 +305,9 @@ def load_mapping(mapping: VerlMapping | Mapping[str, Any] | str | Path | None) -
     if isinstance(mapping, VerlMapping):
         return mapping
     if isinstance(mapping, (str, Path)):
-        import yaml
+        from rewardsmith.yaml_files import read_yaml_file
 
-        path = Path(mapping)
-        if not path.exists():
-            raise FileNotFoundError(f"no such verl mapping file: {path}")
-        mapping = yaml.safe_load(path.read_text()) or {}
+        mapping = read_yaml_file(mapping, "verl mapping file") or {}
     try:
         return VerlMapping.model_validate(dict(mapping))
     except (ValidationError, TypeError, ValueError) as exc:

@@ -50,14 +50,12 @@ class RewardAuditOutcome:
 
 
 def load_raw_spec(source: str | os.PathLike[str] | dict | list) -> Any:
+    """The spec document: as given, or a file read as untrusted (:mod:`rewardsmith.spec_files`; one-line errors)."""
     if isinstance(source, (dict, list)):
         return source
-    import yaml
+    from rewardsmith.spec_files import read_spec_file
 
-    path = Path(source)
-    if not path.exists():
-        raise FileNotFoundError(f"no such reward spec file: {path}")
-    return yaml.safe_load(path.read_text())
+    return read_spec_file(source)
 
 
 def spec_digest(raw_spec: Any) -> str:

@@ -90,12 +90,9 @@ def _is_model(value: Any) -> bool:
 
 def _entries(specs: Any, what: str) -> list[Any]:
     if isinstance(specs, Path) or (isinstance(specs, str) and specs.endswith((".yaml", ".yml", ".json"))):
-        import yaml
+        from rewardsmith.spec_files import read_spec_file
 
-        path = Path(specs)
-        if not path.exists():
-            raise FileNotFoundError(f"no such reward spec file: {path}")
-        specs = yaml.safe_load(path.read_text())
+        specs = read_spec_file(specs)  # untrusted: file references confined, imports refused, one-line errors
     if isinstance(specs, Mapping) and "rewards" in specs:
         specs = specs["rewards"]
     entries = list(specs) if isinstance(specs, (list, tuple)) else [specs]
