@@ -200,8 +200,10 @@ class RegexMatchConfig(RewardConfig):
     multiline: bool = Field(False, description="re.MULTILINE: ^ and $ match at line breaks")
     dotall: bool = Field(False, description="re.DOTALL: . matches newlines")
     max_chars: int = Field(20_000, gt=0, description="longer completions are not matched (see overlong_score)")
-    overlong_score: float | None = Field(None, description="score for completions over max_chars (None: unscorable)")
-    timeout_s: float = Field(1.0, gt=0, description="abort a runaway match after this long (unscorable)")
+    overlong_score: float | None = Field(
+        0.0, description="score for completions over max_chars (None leaves them unscored, and so unpunished)"
+    )
+    timeout_s: float = Field(1.0, gt=0, description="abort a runaway match after this long (scores 0.0)")
 
 
 @register_reward("regex_match")
@@ -210,8 +212,11 @@ class RegexMatch(Reward[RegexMatchConfig]):
 
     Formula: ``1.0 if re.<mode>(pattern, completion) else 0.0``. The pattern is compiled once; an
     invalid one is a :class:`ConfigError`. Catastrophic backtracking is bounded twice: completions
-    longer than ``max_chars`` are not matched (``overlong_score``, default unscorable), and with the
-    ``regex`` package installed a match running past ``timeout_s`` is aborted and unscorable.
+    longer than ``max_chars`` are not matched (``overlong_score``, default 0.0), and with the
+    ``regex`` package installed a match running past ``timeout_s`` is aborted and scores 0.0. Both are the
+    completion's doing, so both are its verdict: a trainer ignores ``None``, and a completion that could escape
+    its 0.0 by being long or by making the engine backtrack would be taught to do so. (Backtracking runs away
+    while the engine exhausts the ways *not* to match; a match that exists is found early.)
 
     >>> RegexMatch(pattern="answer: [0-9]+$")(["so the answer: 4", "answer: four"])
     [1.0, 0.0]
@@ -238,7 +243,7 @@ class RegexMatch(Reward[RegexMatchConfig]):
         try:
             found = matcher(text, timeout=self.config.timeout_s) if _regex_engine is not None else matcher(text)
         except TimeoutError:
-            return RewardResult.unscorable(f"pattern timed out after {self.config.timeout_s}s")
+            return RewardResult(score=0.0, reason=f"no match found within timeout_s={self.config.timeout_s}s")
         if found is None:
             return RewardResult(score=0.0, reason=f"no {self.config.mode} match")
         return RewardResult(score=1.0, reason=f"{self.config.mode} match {found.group()[:80]!r}")
@@ -252,7 +257,7 @@ class JsonSchemaConfig(RewardConfig):
         "auto",
         description="auto: the last ```json (or unlabelled) fenced block if any, else the whole completion",
     )
-    max_chars: int = Field(1_000_000, gt=0, description="longer completions are unscorable")
+    max_chars: int = Field(1_000_000, gt=0, description="longer completions are not parsed and score 0.0")
 
     @model_validator(mode="after")
     def _one_source(self) -> JsonSchemaConfig:
@@ -349,6 +354,8 @@ class JsonSchema(Reward[JsonSchemaConfig]):
     fenced ```` ```json ```` (or unlabelled) block, else the whole completion. Parsing is strict JSON:
     ``NaN``, ``Infinity``, ``1e999`` and numbers over ``MAX_NUMBER_CHARS`` characters score 0.0. An invalid schema or an
     unimportable model is a :class:`ConfigError`; the reason names the failing field (``$.items[0].qty``).
+    A completion over ``max_chars`` or nested too deeply to parse or validate scores 0.0: what the completion
+    makes uncheckable is its own verdict, never ``None`` (which a trainer ignores).
 
     >>> r = JsonSchema(json_schema={"type": "object", "required": ["x"], "properties": {"x": {"type": "integer"}}})
     >>> r(['{"x": 1}', 'here: ```json\\n{"x": "1"}\\n```', "x=1"])
@@ -360,8 +367,8 @@ class JsonSchema(Reward[JsonSchemaConfig]):
         self.model = import_model(self.config.pydantic_model) if self.config.pydantic_model else None
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        if len(completion) > self.config.max_chars:
-            return RewardResult.unscorable(f"{len(completion)} chars > max_chars={self.config.max_chars}")
+        if len(completion) > self.config.max_chars:  # too big to check is the completion's doing: its 0.0
+            return RewardResult(score=0.0, reason=f"{len(completion)} chars > max_chars={self.config.max_chars}")
         candidate = extract_json_text(completion, self.config.extract)
         if candidate is None:
             return RewardResult(score=0.0, reason="no fenced JSON block")
@@ -376,6 +383,12 @@ class JsonSchema(Reward[JsonSchemaConfig]):
         return self._validate(data)
 
     def _validate(self, data: Any) -> RewardResult:
+        try:
+            return self._validated(data)
+        except RecursionError:  # a recursive schema walked down a completion nested too deeply
+            return RewardResult(score=0.0, reason="JSON nested too deeply to validate")
+
+    def _validated(self, data: Any) -> RewardResult:
         if self.model is not None:
             try:
                 self.model.model_validate(data)

@@ -6,7 +6,11 @@
   presentation orders and averaged (see :class:`~rewardsmith.judges.pairwise.PairwiseJudge`).
 
 A judge that abstains (unparseable or truncated answer) or an endpoint that fails after retries gives
-``None`` with the reason, never 0.0: an infrastructure failure must not look like a bad completion.
+``None`` with the reason, never 0.0: an infrastructure failure must not look like a bad completion. A completion
+longer than ``max_completion_chars`` is not sent and scores 0.0: what the completion's own size makes uncheckable
+is its verdict (a trainer ignores ``None``, so a completion that escaped to it by overflowing the judge's context
+would be taught to). Keep ``max_completion_chars`` within the judge's context: a request the endpoint still
+refuses for its length is the configuration's failure, ``None``.
 Scoring is async (all samples of a batch in flight, bounded by the client's ``concurrency``); each
 sample is bounded by ``sample_timeout`` seconds, so a stuck endpoint cannot stall a training step.
 
@@ -30,6 +34,9 @@ from rewardsmith.registry import register_reward
 from rewardsmith.reward import ConfigError, Reward, RewardConfig
 from rewardsmith.types import RewardResult, completion_text, prompt_text
 
+#: default ``max_completion_chars`` of the judge rewards: about 8k tokens, inside a common judge's context
+MAX_COMPLETION_CHARS = 32_000
+
 
 class LLMJudgeConfig(RewardConfig):
     mode: Literal["rubric", "pairwise"] = Field("rubric", description="pointwise rubric score or pairwise vs reference")
@@ -42,12 +49,22 @@ class LLMJudgeConfig(RewardConfig):
     use_logprobs: bool = Field(True, description="soft scores from option-token log-probs when available")
     chain_of_thought: bool = Field(False, description="pairwise mode: reason first, clamp the verdict to 0.4/0.6")
     sample_timeout: float = Field(180.0, gt=0, description="seconds per sample before it is unscorable")
+    max_completion_chars: int = Field(
+        MAX_COMPLETION_CHARS, gt=0, description="longer completions are not sent to the judge and score 0.0"
+    )
 
     @model_validator(mode="after")
     def _mode_fields(self) -> LLMJudgeConfig:
         if self.mode == "rubric" and self.chain_of_thought:
             raise ValueError("chain_of_thought applies to mode='pairwise' only")
         return self
+
+
+def too_long_for_judge(completion: str, limit: int) -> RewardResult | None:
+    """The 0.0 of a completion too long to show the judge, or ``None`` when it fits."""
+    if len(completion) <= limit:
+        return None
+    return RewardResult(score=0.0, reason=f"{len(completion)} chars > max_completion_chars={limit}: not judged")
 
 
 class JudgeClientMixin:
@@ -89,6 +106,10 @@ class LLMJudge(JudgeClientMixin, Reward[LLMJudgeConfig]):
         self._strategy_for_check()
 
     _TRANSIENT = ("_client", "_strategy")
+
+    def gold_columns(self) -> tuple[str, ...]:
+        """The reference column in pairwise mode; a rubric reads no gold."""
+        return (self.config.reference_column,) if self.config.mode == "pairwise" else ()
 
     def _strategy_for_check(self) -> None:
         """Render the template once so a bad template or rubric fails at construction, not mid-training."""
@@ -138,6 +159,8 @@ class LLMJudge(JudgeClientMixin, Reward[LLMJudgeConfig]):
     async def _ascore_one(self, completion: str | None, row: dict[str, Any]) -> RewardResult:
         if completion is None:
             return RewardResult.unscorable("completion is not text")
+        if (overlong := too_long_for_judge(completion, self.config.max_completion_chars)) is not None:
+            return overlong
         prompt = prompt_text(row.get("prompt")) or ""
         try:
             return await asyncio.wait_for(self._judge(prompt, completion, row), timeout=self.config.sample_timeout)

@@ -30,7 +30,7 @@ from rewardsmith.judges.clients.factory import JudgeClientConfig, ManagedChatCli
 from rewardsmith.judges.criteria import Criterion, Rubric, load_rubric
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import ConfigError, Reward, RewardConfig
-from rewardsmith.rewards.judge import JudgeClientMixin
+from rewardsmith.rewards.judge import MAX_COMPLETION_CHARS, JudgeClientMixin, too_long_for_judge
 from rewardsmith.types import RewardResult, completion_text, prompt_text
 
 
@@ -47,6 +47,9 @@ class RubricRewardConfig(RewardConfig):
     structured: bool = Field(True, description="send the answer's JSON Schema as response_format")
     max_tokens: int = Field(384, ge=8)
     sample_timeout: float = Field(180.0, gt=0, description="seconds per sample before it is unscorable")
+    max_completion_chars: int = Field(
+        MAX_COMPLETION_CHARS, gt=0, description="longer completions are not sent to the judge and score 0.0"
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> RubricRewardConfig:
@@ -92,6 +95,8 @@ class LLMRubric(JudgeClientMixin, Reward[RubricRewardConfig]):
     async def _one(self, judge: Any, completion: str | None, row: dict[str, Any]) -> RewardResult:
         if completion is None:
             return RewardResult.unscorable("completion is not text")
+        if (overlong := too_long_for_judge(completion, self.config.max_completion_chars)) is not None:
+            return overlong
         prompt = prompt_text(row.get("prompt")) or ""
         reference = None
         if self.config.reference_column is not None:

@@ -36,7 +36,7 @@ from rewardsmith.groups import BatchDependency
 from rewardsmith.judges.clients.factory import JudgeClientConfig, ManagedChatClient
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import ConfigError, Reward, RewardConfig
-from rewardsmith.rewards.judge import JudgeClientMixin
+from rewardsmith.rewards.judge import MAX_COMPLETION_CHARS, JudgeClientMixin, too_long_for_judge
 from rewardsmith.types import RewardResult, prompt_text
 
 
@@ -52,6 +52,9 @@ class GroupJudgeConfig(RewardConfig):
     max_tokens: int = Field(512, ge=16, description="answer budget per presentation")
     structured: bool = Field(True, description="send the answer's JSON Schema as response_format")
     group_timeout: float = Field(300.0, gt=0, description="seconds per group before its completions are unscorable")
+    max_completion_chars: int = Field(
+        MAX_COMPLETION_CHARS, gt=0, description="longer completions are not shown to the judge and score 0.0"
+    )
 
 
 @register_reward("llm_judge_group")
@@ -106,6 +109,12 @@ class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
     ) -> list[RewardResult]:
         if any(completions[i] is None for i in members):
             return [RewardResult.unscorable("a completion of the group is not text") for _ in members]
+        # a completion too long to show scores 0.0 and the rest of its group is judged without it
+        overlong = {i: too_long_for_judge(str(completions[i]), self.config.max_completion_chars) for i in members}
+        shown = [i for i in members if overlong[i] is None]
+        if len(shown) < len(members):
+            judged = iter(await self._judge_group(judge, completions, rows, shown) if shown else [])
+            return [overlong[i] or next(judged) for i in members]
         prompt = prompt_text(rows[members[0]].get("prompt")) or ""
         try:
             verdict = await asyncio.wait_for(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import logging
 import math
 import re
 from collections.abc import Awaitable, Mapping
@@ -23,6 +24,8 @@ from rewardsmith.groups import merge_groups
 from rewardsmith.registry import get_reward, register_reward
 from rewardsmith.reward import ConfigError, ConfigT, Reward, RewardConfig
 from rewardsmith.types import RewardResult
+
+logger = logging.getLogger(__name__)
 
 
 class RewardTerm(BaseModel):
@@ -389,8 +392,23 @@ class Route(_Composite[RouteConfig]):
     ) -> list[RewardResult]:
         target = self._target(index)
         if target is None:
-            return [RewardResult.unscorable(self._unrouted(rows[i].get(self.config.column))) for i in idx]
+            column = self.config.column
+            if all(column not in row for row in rows):  # nothing to route by: a configuration error, said once
+                return [RewardResult.unscorable(self._no_column(rows)) for _ in idx]
+            return [RewardResult.unscorable(self._unrouted(rows[i].get(column))) for i in idx]
         return await _scores(target, [completions[i] for i in idx], [rows[i] for i in idx], inline)
+
+    def _no_column(self, rows: list[dict[str, Any]]) -> str:
+        """Why every row went unrouted when the data has no routing column, with the fix; logged once."""
+        arrived = ", ".join(sorted({str(c) for row in rows for c in row})) or "none"
+        reason = (
+            f"the data has no column {self.config.column!r} to route by: set column to the column that names each "
+            f"row's task, or give a default (columns that arrived: {arrived})"
+        )
+        if not self.__dict__.get("_warned_no_column"):
+            self.__dict__["_warned_no_column"] = True
+            logger.warning("reward %s: every sample unscorable: %s", self.__name__, reason)
+        return reason
 
     def _unrouted(self, value: Any) -> str:
         column = self.config.column

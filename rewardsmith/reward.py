@@ -6,7 +6,9 @@ the trainer relies on: plain and conversational completions, aligned dataset col
 arrays, pandas Series, tensors), per-sample reasons logged through TRL's ``log_extra``, and the promise
 that nothing ever raises into training. Samples the base can answer itself never reach the family: a
 completion without text ("completion is int, not text") and a declared ``required_columns`` entry the
-caller passed misaligned ("column 'solution' has 1 value for 2 completions").
+caller passed misaligned ("column 'solution' has 1 value for 2 completions"). A gold column that did not arrive,
+or arrived empty in every row, is named in each unscorable sample's reason with the setting that fixes it, and
+logged once per reward instance: a trainer ignores ``None``, so a misnamed column would otherwise train on nothing.
 """
 
 from __future__ import annotations
@@ -181,7 +183,63 @@ class Reward(Generic[ConfigT]):
             except Exception as exc:  # a family bug must not kill training
                 logger.exception("reward %s failed on a batch", self.name)
                 scored = [RewardResult.unscorable(f"internal error: {type(exc).__name__}: {exc}") for _ in todo]
-        return _merge(early, todo, scored, rows)
+        return self._missing_columns_named(_merge(early, todo, scored, rows), rows)
+
+    def column_setting(self, column: str) -> str | None:
+        """The config field that names ``column`` (``gold_column``, ``tests_column``, ``reference_column``), so a
+        reason can quote the setting that fixes a missing column; ``None`` when no field names it."""
+        for field, value in self.config:
+            if value == column and field.endswith("column"):
+                return field
+        return None
+
+    def _missing_columns_named(self, results: list[RewardResult], rows: list[dict[str, Any]]) -> list[RewardResult]:
+        """Unscorable samples whose gold column did not arrive (or arrived empty) say so, with the fix.
+
+        A dataset without the gold column (GSM8K ships ``answer``, not ``solution``) makes every sample
+        unscorable; a trainer ignores ``None`` and trains on nothing. So each such reason names the columns that
+        did arrive and the setting that fixes it, and the first batch where it happens logs one warning per
+        reward instance and column. Composites leave this to the rewards they hold (each names its own setting).
+        """
+        if not rows or _held_rewards(self):
+            return results
+        try:
+            columns = tuple(self.gold_columns())
+        except Exception:  # a broken declaration must not cost the batch
+            return results
+        out = list(results)
+        for column in columns:
+            blank = [result.score is None and _blank(row, column) for result, row in zip(out, rows, strict=True)]
+            # the whole batch blank and unscorable is the column's doing; a single row, when its reason says so
+            hit = [i for i, b in enumerate(blank) if b and (all(blank) or _mentions(out[i].reason, column))]
+            if not hit:
+                continue
+            fix, warning = self._column_fix(column, rows)
+            for i in hit:
+                out[i] = out[i].model_copy(update={"reason": f"{out[i].reason}; {fix}"})
+            warned: set[str] = self.__dict__.setdefault("_warned_columns", set())
+            if warning and column not in warned:
+                warned.add(column)
+                logger.warning(
+                    "reward %s: %d of %d samples unscorable: %s", self.__name__, len(hit), len(rows), warning
+                )
+        return out
+
+    def _column_fix(self, column: str, rows: list[dict[str, Any]]) -> tuple[str, str | None]:
+        """The fix a reason quotes for a blank ``column``, and the batch-wide warning (``None`` when only some rows
+        are blank: a row without gold is that row's problem, not a misconfiguration)."""
+        setting = self.column_setting(column)
+        arrived = sorted({c for row in rows for c in row})
+        remedy = (
+            f"set {setting} to the column that holds it" if setting else f"pass the column {column!r}"
+        ) + f" (columns that arrived: {', '.join(arrived) or 'none'})"
+        if all(column not in row for row in rows):
+            fix = f"the data has no column {column!r}: {remedy}"
+            return fix, fix
+        if all(_blank(row, column) for row in rows):
+            fix = f"column {column!r} is empty in every row: {remedy}"
+            return fix, fix
+        return f"column {column!r} is missing or empty in this row", None
 
     # -- internals -------------------------------------------------------------------------------
     def _screen(
@@ -406,6 +464,16 @@ def _explained(result: RewardResult, row: Mapping[str, Any]) -> RewardResult:
     cause = [note for column, note in misaligned.items() if note in notes and _mentions(result.reason, column)]
     reason = f"{'; '.join(cause)} ({result.reason})" if cause else f"{result.reason}; {'; '.join(notes)}"
     return result.model_copy(update={"reason": reason})
+
+
+def _blank(row: Mapping[str, Any], column: str) -> bool:
+    """``column`` is absent from ``row`` (and not misaligned, which has its own reason) or holds nothing."""
+    if column not in row:
+        return column_problem(row, column) is None
+    value = row[column]
+    return value is None or (
+        isinstance(value, (str, list, tuple, dict)) and not (value.strip() if isinstance(value, str) else value)
+    )
 
 
 def _mentions(text: str, word: str) -> bool:

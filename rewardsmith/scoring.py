@@ -80,7 +80,7 @@ def score_file(
                         SCORER_KEY: scorer,
                     }
                 )
-                tally.add(result.score)
+                tally.add(result.score, result.reason)
             append_jsonl(out, rows)
             bar.update(len(batch))
     out.touch()  # an empty data file still gives an (empty) output
@@ -88,15 +88,17 @@ def score_file(
 
 
 class ScoreTally:
-    """Running counts for the summary line (resumed rows included)."""
+    """Running counts for the summary line (resumed rows included), and why samples were unscorable."""
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
         self.sum = 0.0
+        self.reasons: Counter[str] = Counter()
 
-    def add(self, score: float | None) -> None:
+    def add(self, score: float | None, reason: Any = None) -> None:
         if score is None:
             self.counts["unscorable"] += 1
+            self.reasons[reason if isinstance(reason, str) and reason else "no reason given"] += 1
         else:
             self.counts["scored"] += 1
             self.sum += score
@@ -107,8 +109,30 @@ class ScoreTally:
 
     def summary(self) -> str:
         scored = self.counts["scored"]
-        mean = self.sum / scored if scored else float("nan")
-        return f"{scored} scored (mean {mean:.4f}), {self.counts['unscorable']} unscorable"
+        mean = f"{self.sum / scored:.4f}" if scored else "n/a: nothing scored"
+        return f"{scored} scored (mean {mean}), {self.counts['unscorable']} unscorable"
+
+    def failure(self) -> str | None:
+        """One line saying how many samples were unscorable and why (the commonest reasons first), or ``None``
+        when every sample scored. A run that scored nothing says so first: its mean is no measurement at all."""
+        unscorable = self.counts["unscorable"]
+        if not unscorable:
+            return None
+        head = (
+            f"nothing was scorable: all {unscorable} samples unscorable"
+            if not self.counts["scored"]
+            else f"{unscorable} of {self.total} samples unscorable"
+        )
+        common = self.reasons.most_common(3)
+        why = "; ".join(f"{count}x {_short(reason)}" for reason, count in common)
+        rest = unscorable - sum(count for _, count in common)
+        return f"{head}: {why}" + (f"; {rest} with other reasons" if rest else "")
+
+
+def _short(reason: str, limit: int = 300) -> str:
+    """A reason on one line, cut to ``limit`` characters."""
+    flat = " ".join(reason.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def scorer_id(reward: str, config: dict[str, Any], completion_column: str) -> str:
@@ -147,5 +171,5 @@ def previous_scores(out: Path, table: Any, completion_column: str, scorer: str, 
                 f"{out}: row {index} was scored from a different completion; use --overwrite or another --out"
             )
         done.add(index)
-        tally.add(score)
+        tally.add(score, row.get("reason"))
     return done

@@ -108,6 +108,9 @@ class InstructionFollowing(Reward[InstructionFollowingConfig]):
             return constraints_from_ifeval(row[self.config.instruction_column], row.get(self.config.kwargs_column))
         if row.get(self.config.ground_truth_column) is not None:
             return constraints_from_ground_truth(row[self.config.ground_truth_column])
+        arrived = ", ".join(sorted(str(c) for c in row)) or "none"
         raise ConstraintError(
-            f"row has no {self.config.instruction_column!r} or {self.config.ground_truth_column!r} column"
+            f"row has no {self.config.instruction_column!r} or {self.config.ground_truth_column!r} column: set "
+            f"instruction_column (IFEval) or ground_truth_column (RLVR) to the column that holds the constraints "
+            f"(columns that arrived: {arrived})"
         )

@@ -1,11 +1,14 @@
 """``rewardsmith score``: score a data file with a reward, appending per batch and resuming.
 
-The work is :func:`rewardsmith.scoring.score_file`; this module only parses arguments.
+The work is :func:`rewardsmith.scoring.score_file`; this module parses arguments and sets the exit status: 0 when
+every sample was scored, 1 (with one line on stderr: how many were unscorable and the commonest reasons) otherwise,
+2 for a usage or data error.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from rewardsmith.cli.main import load_config_arg
@@ -60,6 +63,11 @@ def cmd_score(args: argparse.Namespace) -> int:
         if pool is not None:
             pool.close()
     print(f"{tally.total} samples: {tally.summary()} -> {args.out}")
+    failure = tally.failure()
+    if failure is not None:
+        # a trainer ignores None: a run whose samples went unscored must not pass for a measurement
+        print(f"rewardsmith: {failure}", file=sys.stderr)
+        return 1
     return 0
 
 

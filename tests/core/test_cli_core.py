@@ -92,7 +92,8 @@ def test_score_with_config_and_composite(tmp_path):
     proc = run_cli(*args, cwd=tmp_path)
     assert proc.returncode == 2 and "was scored by 'think_format@" in proc.stderr  # never mixes two scorers
     proc = run_cli(*args, "--overwrite", cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # unrouted rows are unscorable: the run says how many, and why
+    assert proc.stderr.strip().splitlines()[-1].startswith("rewardsmith: 9 of 30 samples unscorable: ")
     scored = [json.loads(line) for line in out.read_text().splitlines()]
     by_task = {task: [r["score"] for r in scored if r["task"] == task] for task in ("json", "code", "chat")}
     assert by_task["json"] == [1.0, 0.0]
@@ -247,7 +248,7 @@ def test_score_killed_mid_run_keeps_its_batches_and_resumes(tmp_path):
     rerun = run_cli(*args, cwd=tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     assert f"resuming: {len(written)} of 6 rows" in rerun.stdout
-    assert "6 samples: 0 scored (mean nan), 6 unscorable" in rerun.stdout
+    assert "6 samples: 6 scored (mean 0.0000), 0 unscorable" in rerun.stdout
     final = scored_lines(out)
     assert sorted(r["row_index"] for r in final) == list(range(6)) and final[: len(written)] == written
-    assert all(r["score"] is None and "timed out" in r["reason"] for r in final)
+    assert all(r["score"] == 0.0 and "timeout_s=0.4" in r["reason"] for r in final)

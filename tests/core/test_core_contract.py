@@ -458,7 +458,7 @@ def test_custom_config_is_validated_once():
 
 
 # -- composition -------------------------------------------------------------------------------------------
-UNSCORABLE_IF_LONG = {"name": "regex_match", "config": {"pattern": "4", "max_chars": 30}}
+UNSCORABLE_IF_LONG = {"name": "regex_match", "config": {"pattern": "4", "max_chars": 30, "overlong_score": None}}
 LONG_GOOD = "<think>" + "x" * 40 + "</think> 4"
 
 # (config, completion, expected)

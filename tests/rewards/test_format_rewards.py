@@ -154,7 +154,8 @@ REGEX_TABLE = [
     ({"pattern": "^4$"}, "x\n4\ny", 0.0),
     ({"pattern": "a.b", "dotall": True}, "a\nb", 1.0),
     ({"pattern": "a.b"}, "a\nb", 0.0),
-    ({"pattern": "x", "max_chars": 5}, "xxxxxx", None),
+    ({"pattern": "x", "max_chars": 5}, "xxxxxx", 0.0),  # too long to match is the completion's 0.0
+    ({"pattern": "x", "max_chars": 5, "overlong_score": None}, "xxxxxx", None),
     ({"pattern": "x", "max_chars": 5, "overlong_score": 0.0}, "xxxxxx", 0.0),
     ({"pattern": "x", "max_chars": 5}, "  xxxxx  ", 1.0),  # length counted after strip
 ]
@@ -172,7 +173,7 @@ def test_regex_match_aborts_catastrophic_backtracking():
     start = time.perf_counter()
     [result] = reward.details(["a" * 5000 + "b"])
     assert time.perf_counter() - start < 3.0
-    assert result.score is None and "timed out" in result.reason
+    assert result.score == 0.0 and "no match found within timeout_s=0.2s" in result.reason
 
 
 @pytest.mark.parametrize(
@@ -246,7 +247,7 @@ JSON_TABLE = [
     ({"json_schema": PERSON_SCHEMA, "extract": "fenced"}, '{"name": "B", "age": 2}', 0.0, "no fenced JSON block"),
     ({"json_schema": PERSON_SCHEMA, "extract": "whole"}, f'{FENCE}json\n{{"name": "B", "age": 2}}\n{FENCE}', 0.0, ""),
     ({"json_schema": True}, "[1, 2]", 1.0, "valid"),
-    ({"json_schema": PERSON_SCHEMA, "max_chars": 10}, '{"name": "Ada", "age": 36}', None, "max_chars"),
+    ({"json_schema": PERSON_SCHEMA, "max_chars": 10}, '{"name": "Ada", "age": 36}', 0.0, "max_chars"),
     ({"pydantic_model": PERSON_MODEL}, '{"name": "Ada", "age": 36}', 1.0, "valid Person"),
     ({"pydantic_model": PERSON_MODEL}, '{"name": "Ada", "age": "old"}', 0.0, "$.age"),
     ({"pydantic_model": PERSON_MODEL}, '{"age": 3}', 0.0, "$.name: Field required"),

@@ -103,7 +103,7 @@ def test_cosine_length_uses_tokens_when_trainer_passes_ids():
 
 def test_cosine_length_keeps_unscorable_unscorable():
     """The wrapped reward's None stays None (open-r1 turns an unparsable gold into 1.0)."""
-    wrapped = {"name": "regex_match", "config": {"pattern": "42", "max_chars": 10}}
+    wrapped = {"name": "regex_match", "config": {"pattern": "42", "max_chars": 10, "overlong_score": None}}
     reward = get_reward("cosine_length", {"correctness": wrapped, "max_length": 100})
     results = reward.details(["42" + "x" * 50, "42", None])
     assert [r.score for r in results] == [None, pytest.approx(1.0, abs=1e-3), None]
