@@ -86,6 +86,10 @@ def locate_json_error(path: Path) -> str | None:
                 json.loads(text)
             except json.JSONDecodeError as exc:
                 return f"line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
+            except RecursionError:
+                return "nested too deeply to read"
+            except ValueError as exc:
+                return f"a number too long to read ({str(exc).split(':')[0]})"
             return None
     return _first_bad_line(path)
 
@@ -103,6 +107,10 @@ def _first_bad_line(path: Path) -> str | None:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 return f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})"
+            except RecursionError:  # a row thousands of levels deep: the reader's own error is a traceback
+                return f"line {lineno}: nested too deeply to read"
+            except ValueError as exc:  # an integer past Python's int-from-text digit limit
+                return f"line {lineno}: a number too long to read ({str(exc).split(':')[0]})"
             if not isinstance(row, dict):
                 return f"line {lineno}: a JSON {type(row).__name__}, not an object (one row per line)"
     return None

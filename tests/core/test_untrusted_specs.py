@@ -216,3 +216,21 @@ def test_cli_audit_reward_prints_the_yaml_mistake_in_one_line(tmp_path):
         "(while parsing a block collection)"
     ), done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("row", "fragment"),
+    [
+        ('{"prompt": ' + "[" * 5000 + "]" * 5000 + ', "solution": "1"}', "line 2: nested too deeply to read"),
+        ('{"prompt": "p", "solution": ' + "7" * 5000 + "}", "line 2: a number too long to read"),
+    ],
+    ids=["deep", "digits"],
+)
+def test_hostile_data_row_is_one_error_naming_file_and_line(tmp_path, row, fragment):
+    from rewardsmith.data import read_records
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"prompt": "p", "solution": "1"}\n' + row + "\n")
+    with pytest.raises(ValueError) as caught:
+        read_records(path)
+    assert str(caught.value) == f"{path}: {fragment}" or str(caught.value).startswith(f"{path}: {fragment}")
