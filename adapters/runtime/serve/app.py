@@ -154,6 +154,10 @@ async def _parse(request: Request, model: type[M]) -> M:
         data = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadRequest(f"body is not valid JSON: {exc}", status=400) from None
+    except RecursionError:  # a body thousands of levels deep: the client's mistake, not the server's
+        raise BadRequest("body is nested too deeply to read", status=400) from None
+    except ValueError as exc:  # a number past Python's int-from-text digit limit
+        raise BadRequest(f"body holds a number too long to read ({str(exc).split(':')[0]})", status=400) from None
     if not isinstance(data, dict):
         raise BadRequest(f"body must be a JSON object, got {type(data).__name__}", status=400)
     try:
