@@ -1,34 +1,40 @@
-"""Benchmark: rewardsmith's ``math_equivalence`` against math-verify, same run, same pairs.
+"""Benchmark: rewardsmith's ``math_equivalence`` against math-verify at equal cores, same run, same pairs.
 
-Two baselines: math-verify configured correctly (the gold wrapped in ``$…$``, default extraction on both
-sides: ``verify(parse(f"${gold}$"), parse(completion))``) and open-r1's ``accuracy_reward`` configuration.
-Workloads (``--workload``), each GRPO-shaped (one gold scored against ``--generations`` completions), each
-pair carrying the verdict it should get:
+At each core count N (``--cores 1,2,4,16``) both sides get N processes: rewardsmith with ``workers=N`` (the whole
+pipeline, extraction to sympy, runs in its workers), math-verify in a fork pool of N processes, each running
+``verify(parse(f"${gold}$"), parse(completion))`` per pair (math-verify configured correctly: the gold wrapped in
+``$…$``, default extraction on both sides), which is what a user of math-verify does with N cores. Both score the
+same pairs in the same batches (``--batch``, a trainer step). Workloads (``--workload``, several comma-separated),
+each GRPO-shaped (one gold scored against ``--generations`` completions), each pair carrying the verdict it should
+get:
 
 - ``mixed``: integers, fractions, expressions, intervals, sets, tuples and completions with no answer;
-- ``hard``: only pairs that need the symbolic stage (factorisations, pi, radicals, logs, trig), right and wrong;
+- ``hard`` (symbolic-only): only pairs that need the symbolic stage (factorisations, pi, radicals, logs, trig),
+  right and wrong;
 - ``math500``: answer types drawn in proportions chosen to resemble MATH-500's golds (about half integers,
   then fractions, radicals, expressions, tuples, intervals, text/choices; an approximation, not measured on
   the dataset), written the way MATH writes them (``10,\\!000``, ``\\$``, ``^\\circ``, ``\\dfrac``).
 
-Prints completions/s, p50/p99/max latency per completion and accuracy for each, the throughput ratios, and
-the per-pair latency ratio against correctly configured math-verify (rewardsmith's single-call time on warm
-workers / math-verify's time on the same pair): its median, p99 and slowest pair.
+Prints, per workload and N: completions/s of each side, their ratio and each side's accuracy; then rewardsmith's
+scaling from the smallest to the largest N and where its verdicts and math-verify's differ (with
+``--open-r1``, also against open-r1's ``accuracy_reward`` configuration). ``--latency`` adds the per-pair latency
+ratio (one completion per call, warm workers, against one math-verify call on the same pair).
 
-    python bench/math_reward.py                          # mixed, 1,000 pairs
-    python bench/math_reward.py --workload hard --pairs 200
-    python bench/math_reward.py --workload math500 --pairs 400
-    python bench/math_reward.py --pairs 2000 --towers 1  # add exponent-tower completions
+    python bench/math_reward.py --cores 1,2,4,16 --workload mixed,hard       # the equal-cores table
+    python bench/math_reward.py --workload math500 --pairs 400 --cores 2
+    python bench/math_reward.py --quick                                       # seconds: a smoke run (CI)
 
-``--towers`` adds ``\\boxed{10^{10^{10}}}`` completions: on the main thread the baselines spend their
-5 s SIGALRM timeout on each (off the main thread TRL switches that alarm off and the power runs for
-minutes); rewardsmith settles it by size without evaluating it.
+``--towers`` adds ``\\boxed{10^{10^{10}}}`` completions: in a pool process math-verify's 5 s SIGALRM timeout
+stops each (off the main thread, as in TRL, that alarm is off and the power runs for minutes); rewardsmith
+settles it by size without evaluating it.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import multiprocessing
+import os
 import random
 import statistics
 import sys
@@ -312,123 +318,186 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def _run_baseline(fn, pairs: list[Pair]) -> tuple[list[float | None], list[float], float]:
-    """Sequential in the main thread, where math-verify's SIGALRM timeouts work."""
-    scores, latencies = [], []
-    start = time.perf_counter()
-    for p in pairs:
-        t = time.perf_counter()
-        scores.append(fn(p.completion, p.gold))
-        latencies.append(time.perf_counter() - t)
-    return scores, latencies, time.perf_counter() - start
+def _batches(pairs: list[Pair], batch: int) -> list[list[Pair]]:
+    return [pairs[i : i + batch] for i in range(0, len(pairs), batch)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="mixed")
-    parser.add_argument("--pairs", type=int, default=1000)
-    parser.add_argument("--generations", type=int, default=8, help="completions per gold (GRPO num_generations)")
-    parser.add_argument("--batch", type=int, default=64, help="completions per reward call")
-    parser.add_argument("--workers", type=int, default=None, help="rewardsmith worker processes (default: all cores)")
-    parser.add_argument("--towers", type=int, default=0, help="exponent-tower completions to add")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--show", type=int, default=15, help="disagreements and slowest pairs to print")
-    args = parser.parse_args(argv)
+def _quiet() -> None:
     logging.disable(logging.WARNING)  # math-verify logs every timeout and parse failure
 
+
+def _score_pair(args: tuple[str, str, str]) -> float | None:
+    """One pair in a math-verify pool process: ``math_verify_accuracy`` or ``open_r1_accuracy``."""
+    kind, completion, gold = args
+    return (open_r1_accuracy if kind == "open-r1" else math_verify_accuracy)(completion, gold)
+
+
+def run_math_verify_pool(
+    pairs: list[Pair], cores: int, batch: int, kind: str = "math-verify"
+) -> tuple[list[float | None], float]:
+    """math-verify in a fork pool of ``cores`` processes, batch by batch; scores and seconds (pool start excluded:
+    the processes fork from this one, where math-verify is already imported and warm)."""
+    math_verify_accuracy(_box("x^2"), "x^2")
+    open_r1_accuracy(_box("1"), "1")
+    with multiprocessing.get_context("fork").Pool(cores, initializer=_quiet) as pool:
+        pool.map(_score_pair, [(kind, _box("1"), "1")] * (4 * cores), chunksize=1)  # every process up
+        scores: list[float | None] = []
+        start = time.perf_counter()
+        for chunk in _batches(pairs, batch):
+            scores.extend(pool.map(_score_pair, [(kind, p.completion, p.gold) for p in chunk]))
+        return scores, time.perf_counter() - start
+
+
+def run_rewardsmith(pairs: list[Pair], cores: int, batch: int) -> tuple[list[float | None], float, float, list[str]]:
+    """``math_equivalence`` with ``workers=cores``, batch by batch; scores, seconds, worker start (once) and reasons."""
     from rewardsmith.rewards.math.reward import MathEquivalence
 
-    pairs = workload(args.pairs, args.generations, args.towers, args.seed, args.workload)
-    counts: dict[str, int] = {}
-    for p in pairs:
-        counts[p.category] = counts.get(p.category, 0) + 1
-    print(
-        f"workload {args.workload}: {len(pairs)} pairs, {args.generations} per gold: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-    )
+    reward = MathEquivalence(workers=cores)
+    try:
+        start = time.perf_counter()
+        reward.warm_up()
+        started = time.perf_counter() - start
+        results = []
+        start = time.perf_counter()
+        for chunk in _batches(pairs, batch):
+            results.extend(reward.details([p.completion for p in chunk], solution=[p.gold for p in chunk]))
+        seconds = time.perf_counter() - start
+    finally:
+        reward.close()
+    return [r.score for r in results], seconds, started, [r.reason for r in results]
 
-    # Everything warm: rewardsmith's workers started (a once-per-process cost, printed), math-verify imported.
-    reward = MathEquivalence(workers=args.workers)
-    start = time.perf_counter()
-    reward.pool.warm_up()
-    print(f"rewardsmith worker start: {time.perf_counter() - start:.1f} s for {reward.pool.workers} workers (once)")
-    open_r1_accuracy(_box("1"), "1")
-    math_verify_accuracy(_box("x^2"), "x^2")
 
-    # rewardsmith, throughput: batched like a trainer step.
-    start = time.perf_counter()
-    results = []
-    for i in range(0, len(pairs), args.batch):
-        chunk = pairs[i : i + args.batch]
-        results.extend(reward.details([p.completion for p in chunk], solution=[p.gold for p in chunk]))
-    ours_s = time.perf_counter() - start
-    ours = [r.score for r in results]
-    symbolic = sum("sympy" in r.reason or "timeout" in r.reason for r in results)
-    print(f"rewardsmith decided {len(results) - symbolic} pairs in-process and {symbolic} with sympy workers")
-    # rewardsmith, latency: one completion per call, a fresh reward (empty caches) on warm workers.
-    single = MathEquivalence(workers=args.workers)
-    single.pool.warm_up()
-    ours_lat = []
-    for p in pairs:
-        t = time.perf_counter()
-        single([p.completion], solution=[p.gold])
-        ours_lat.append(time.perf_counter() - t)
-    reward.close()
-    single.close()
+def _accuracy(scores: list[float | None], pairs: list[Pair]) -> float:
+    return sum(s == p.expected for s, p in zip(scores, pairs, strict=True)) / len(pairs)
 
-    mv, mv_lat, mv_s = _run_baseline(math_verify_accuracy, pairs)
-    r1, r1_lat, r1_s = _run_baseline(open_r1_accuracy, pairs)
 
-    n = len(pairs)
-    print(f"\n{'':28}{'completions/s':>14}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}{'accuracy':>10}")
-    for name, seconds, lat, scores in (
-        ("rewardsmith", ours_s, ours_lat, ours),
-        ("math-verify (gold in $…$)", mv_s, mv_lat, mv),
-        ("open-r1 math-verify", r1_s, r1_lat, r1),
-    ):
-        accuracy = sum(s == p.expected for s, p in zip(scores, pairs, strict=True)) / n
-        print(
-            f"{name:28}{n / seconds:14.1f}{1000 * statistics.median(lat):10.2f}"
-            f"{1000 * _percentile(lat, 0.99):10.2f}{1000 * max(lat):10.1f}{accuracy:10.1%}"
-        )
-    print(
-        f"\nthroughput ratio vs math-verify (gold in $…$): {mv_s / ours_s:.1f}x; "
-        f"vs open-r1's config: {r1_s / ours_s:.1f}x"
-    )
-    # Per pair: first occurrences only, so neither side's caches (rewardsmith's verdicts, math-verify's parses) hide
-    # the cost of a pair seen for the first time.
+def equal_cores(pairs: list[Pair], cores: list[int], batch: int) -> dict[int, dict[str, object]]:
+    """Both sides at each core count; prints one row per count as it is measured."""
+    print(f"{'cores':>5}{'rewardsmith/s':>15}{'math-verify pool/s':>20}{'ratio':>8}{'accuracy':>18}{'start':>9}")
+    rows: dict[int, dict[str, object]] = {}
+    for n in cores:
+        mv, mv_s = run_math_verify_pool(pairs, n, batch)
+        ours, ours_s, started, reasons = run_rewardsmith(pairs, n, batch)
+        ours_rate, mv_rate = len(pairs) / ours_s, len(pairs) / mv_s
+        rows[n] = {"ours": ours, "mv": mv, "ours_rate": ours_rate, "mv_rate": mv_rate, "reasons": reasons}
+        accuracy = f"{_accuracy(ours, pairs):.1%} / {_accuracy(mv, pairs):.1%}"
+        print(f"{n:5d}{ours_rate:15.1f}{mv_rate:20.1f}{ours_rate / mv_rate:7.2f}x{accuracy:>18}{started:8.1f}s")
+    return rows
+
+
+def latency(pairs: list[Pair], show: int) -> None:
+    """Per pair, first occurrences only (so neither side's caches hide a pair's first cost): one completion per call
+    on warm workers against one math-verify call in this process."""
+    from rewardsmith.rewards.math.reward import MathEquivalence
+
+    single = MathEquivalence(workers=1)
+    single.warm_up()
     firsts = list({(p.gold, p.completion): i for i, p in reversed(list(enumerate(pairs)))}.values())
+    ours_lat, mv_lat = {}, {}
+    try:
+        for i in firsts:
+            t = time.perf_counter()
+            single([pairs[i].completion], solution=[pairs[i].gold])
+            ours_lat[i] = time.perf_counter() - t
+            t = time.perf_counter()
+            math_verify_accuracy(pairs[i].completion, pairs[i].gold)
+            mv_lat[i] = time.perf_counter() - t
+    finally:
+        single.close()
     ratios = {i: ours_lat[i] / max(mv_lat[i], 1e-6) for i in firsts}
     extra = [ours_lat[i] - mv_lat[i] for i in firsts]
     worst = max(firsts, key=lambda i: ratios[i])
     print(
         f"per-pair latency ratio rewardsmith/math-verify over {len(firsts)} distinct pairs: median "
         f"{statistics.median(ratios.values()):.2f}, p99 {_percentile(list(ratios.values()), 0.99):.2f}, "
-        f"slowest pair {ratios[worst]:.2f} "
-        f"({1000 * ours_lat[worst]:.1f} ms vs {1000 * mv_lat[worst]:.1f} ms); "
+        f"slowest pair {ratios[worst]:.2f} ({1000 * ours_lat[worst]:.1f} ms vs {1000 * mv_lat[worst]:.1f} ms); "
         f"most time over math-verify on one pair: {1000 * max(extra):.1f} ms"
     )
-    print("slowest pairs for rewardsmith (ms rewardsmith / ms math-verify):")
-    for i in sorted(firsts, key=lambda i: -ours_lat[i])[: min(args.show, 5)]:
+    for i in sorted(firsts, key=lambda i: -ours_lat[i])[: min(show, 5)]:
         print(
-            f"  {1000 * ours_lat[i]:8.1f} / {1000 * mv_lat[i]:8.1f}  "
+            f"  {1000 * ours_lat[i]:8.1f} / {1000 * mv_lat[i]:8.1f} ms  "
             f"gold={pairs[i].gold!r:28} {pairs[i].completion[-45:]!r}"
         )
 
-    for base_name, base in (("math-verify (gold in $…$)", mv), ("open-r1 math-verify", r1)):
-        disagreements = [(p, o, b) for p, o, b in zip(pairs, ours, base, strict=True) if o != b]
-        ours_right = sum(o == p.expected for p, o, _ in disagreements)
-        base_right = sum(b == p.expected for p, _, b in disagreements)
+
+def disagreements(pairs: list[Pair], ours: list[float | None], base: list[float | None], name: str, show: int) -> None:
+    found = [(p, o, b) for p, o, b in zip(pairs, ours, base, strict=True) if o != b]
+    ours_right = sum(o == p.expected for p, o, _ in found)
+    base_right = sum(b == p.expected for p, _, b in found)
+    print(f"disagreements with {name}: {len(found)}; rewardsmith right on {ours_right}, {name} right on {base_right}")
+    by_kind: dict[tuple[str, str], int] = {}
+    for p, o, b in found:
+        key = (p.category, f"expected {p.expected} rewardsmith {o} {name} {b}")
+        by_kind[key] = by_kind.get(key, 0) + 1
+    for (category, what), count in sorted(by_kind.items(), key=lambda kv: -kv[1])[:show]:
+        print(f"  {count:4d} x {category:18} {what}")
+
+
+def _cores(text: str) -> list[int]:
+    values = sorted({int(v) for v in text.split(",") if v.strip()})
+    if not values or values[0] < 1:
+        raise argparse.ArgumentTypeError(f"--cores wants counts >= 1, got {text!r}")
+    return values
+
+
+def _default_cores() -> str:
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    counts = [n for n in (1, 2, 4, 8, 16, 32, 64) if n < available] + [available]
+    return ",".join(map(str, counts))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--workload", default="mixed,hard", help=f"comma-separated, of: {', '.join(sorted(WORKLOADS))}")
+    parser.add_argument("--cores", type=_cores, default=None, help="core counts, e.g. 1,2,4,16 (default: 1, 2, 4, ...)")
+    parser.add_argument("--pairs", type=int, default=2000)
+    parser.add_argument("--generations", type=int, default=8, help="completions per gold (GRPO num_generations)")
+    parser.add_argument("--batch", type=int, default=512, help="completions per reward call (a trainer step)")
+    parser.add_argument("--towers", type=int, default=0, help="exponent-tower completions to add")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--show", type=int, default=10, help="disagreement kinds and slowest pairs to print")
+    parser.add_argument("--open-r1", action="store_true", help="also compare verdicts with open-r1's configuration")
+    parser.add_argument("--latency", action="store_true", help="also the per-pair latency ratio (one core each)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run in seconds: 64 pairs, 1 core, mixed")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.pairs, args.batch, args.workload = 64, 32, "mixed"
+        args.cores = args.cores or [1]
+    cores = args.cores or _cores(_default_cores())
+    kinds = [k.strip() for k in args.workload.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in WORKLOADS]
+    if unknown or not kinds:
+        parser.error(f"unknown workload {unknown}; choose from {sorted(WORKLOADS)}")
+    _quiet()
+
+    for kind in kinds:
+        pairs = workload(args.pairs, args.generations, args.towers, args.seed, kind)
+        counts: dict[str, int] = {}
+        for p in pairs:
+            counts[p.category] = counts.get(p.category, 0) + 1
+        label = f"{kind} (symbolic-only)" if kind == "hard" else kind
         print(
-            f"\ndisagreements with {base_name}: {len(disagreements)}; rewardsmith right on {ours_right}, "
-            f"baseline right on {base_right}"
+            f"\nworkload {label}: {len(pairs)} pairs, {args.generations} per gold, batches of {args.batch}: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
         )
-        by_kind: dict[tuple[str, str], int] = {}
-        for p, o, b in disagreements:
-            key = (p.category, f"expected {p.expected} rewardsmith {o} baseline {b}")
-            by_kind[key] = by_kind.get(key, 0) + 1
-        for (category, what), count in sorted(by_kind.items(), key=lambda kv: -kv[1])[: args.show]:
-            print(f"  {count:4d} x {category:18} {what}")
+        rows = equal_cores(pairs, cores, args.batch)
+        low, high = rows[cores[0]], rows[cores[-1]]
+        print(
+            f"rewardsmith {cores[0]} -> {cores[-1]} workers: {high['ours_rate'] / low['ours_rate']:.2f}x completions/s "
+            f"(math-verify pool {cores[0]} -> {cores[-1]}: {high['mv_rate'] / low['mv_rate']:.2f}x)"
+        )
+        verdicts = {tuple(row["ours"]) for row in rows.values()}  # type: ignore[call-overload]
+        if len(verdicts) > 1:
+            print("NOTE: rewardsmith's verdicts differ between core counts (timeouts under load?)")
+        ours = high["ours"]
+        symbolic = sum("sympy" in r or "timeout" in r for r in high["reasons"])  # type: ignore[union-attr]
+        print(f"rewardsmith settled {len(pairs) - symbolic} pairs on the fast paths and {symbolic} with sympy")
+        disagreements(pairs, ours, high["mv"], "math-verify", args.show)  # type: ignore[arg-type]
+        if args.open_r1:
+            r1, _ = run_math_verify_pool(pairs, cores[-1], args.batch, kind="open-r1")
+            disagreements(pairs, ours, r1, "open-r1", args.show)  # type: ignore[arg-type]
+        if args.latency:
+            latency(pairs, args.show)
     return 0
 
 

@@ -18,6 +18,10 @@ Workers are plain ``python -m rewardsmith.hard_timeout`` subprocesses talking ov
 ``multiprocessing``: no re-import of the caller's ``__main__``, no "daemonic processes are not allowed
 to have children"). Functions travel by reference, so they must be importable module-level functions.
 
+A call that does several steps of work (a chunk of completions, each with its comparisons) calls
+:func:`report` at the start of each step: the caller receives the report as it happens and the call's
+clock restarts, so each step gets ``timeout_s`` and, when one overruns, the caller knows which.
+
 >>> pool = HardTimeoutPool(workers=2, timeout_s=1.0)
 >>> pool.call(pow, 2, 10).value
 1024
@@ -47,6 +51,21 @@ from typing import Any
 #: How long a fresh worker may take to import its preload modules and say it is ready, and how long a call
 #: may wait for a ready worker.
 DEFAULT_STARTUP_TIMEOUT_S = 60.0
+
+#: First bytes of a :func:`report` message; a call's final reply is a pickle, which never starts with a zero byte.
+_REPORT_TAG = b"\x00R"
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on: its affinity mask where the OS has one, else ``os.cpu_count()``.
+
+    A process pinned to some cores (``taskset``, a cpuset, a launcher that gives each of several reward
+    instances its own cores) then starts as many workers as it has cores, not as many as the machine has.
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on this OS
+        return os.cpu_count() or 1
 
 
 class CallStatus(str, enum.Enum):
@@ -101,16 +120,21 @@ class _Worker:
             self.kill()
             raise RuntimeError(f"worker exited during start-up (exit code {self.proc.poll()})") from exc
 
-    def run(self, payload: bytes, timeout_s: float) -> CallOutcome:
+    def run(self, payload: bytes, timeout_s: float, on_report: Callable[[Any], None] | None = None) -> CallOutcome:
+        """Send one call and wait for its reply; each :func:`report` from the call restarts the ``timeout_s`` clock."""
         start = time.monotonic()
         try:
             self.conn.send_bytes(payload)
-            if not self.conn.poll(timeout_s):
-                self.kill(wait=False)
-                return CallOutcome(
-                    CallStatus.TIMEOUT, error=f"timeout after {timeout_s:g} s", elapsed_s=time.monotonic() - start
-                )
-            reply = self.conn.recv_bytes()
+            while True:
+                if not self.conn.poll(timeout_s):
+                    self.kill(wait=False)
+                    return CallOutcome(
+                        CallStatus.TIMEOUT, error=f"timeout after {timeout_s:g} s", elapsed_s=time.monotonic() - start
+                    )
+                reply = self.conn.recv_bytes()
+                if not reply.startswith(_REPORT_TAG):
+                    break
+                _deliver(on_report, reply)
         except (EOFError, OSError) as exc:
             self.kill()
             code = self.proc.poll()
@@ -148,6 +172,17 @@ class _Worker:
     def reap(self) -> None:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
+
+
+def _deliver(on_report: Callable[[Any], None] | None, message: bytes) -> None:
+    """Hand one report to the caller's callback; a report it cannot read or a callback that fails costs the report
+    only, never the call (the call's own reply still decides its outcome)."""
+    if on_report is None:
+        return
+    try:
+        on_report(pickle.loads(message[len(_REPORT_TAG) :]))
+    except Exception:
+        pass
 
 
 def _spawn_worker(
@@ -288,7 +323,7 @@ class HardTimeoutPool:
     ``startup_timeout_s`` for a worker.
 
     Args:
-        workers: worker processes, and the calls :meth:`map` runs at once (default ``os.cpu_count()``).
+        workers: worker processes, and the calls :meth:`map` runs at once (default :func:`available_cpus`).
         timeout_s: per-call limit on the work, from when a worker takes the call (an overrun is killed).
         preload: modules each worker imports before it reports ready (so the first call is not slow).
         warm_call: ``(fn, args)`` run once in each new worker before it takes calls (lazy caches, parsers);
@@ -317,7 +352,7 @@ class HardTimeoutPool:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
         if startup_timeout_s <= 0:
             raise ValueError(f"startup_timeout_s must be > 0, got {startup_timeout_s}")
-        n = workers if workers is not None else (os.cpu_count() or 1)
+        n = workers if workers is not None else available_cpus()
         if n < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         if spares < 0:
@@ -348,11 +383,18 @@ class HardTimeoutPool:
         self._reset()
 
     # -- public API ------------------------------------------------------------------------------
-    def call(self, fn: Callable[..., Any], *args: Any, timeout_s: float | None = None) -> CallOutcome:
+    def call(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        timeout_s: float | None = None,
+        on_report: Callable[[Any], None] | None = None,
+    ) -> CallOutcome:
         """Run ``fn(*args)`` in a worker; never raises.
 
         ``timeout_s`` (default: the pool's) bounds the work from when a worker takes the call; waiting for a
         ready worker is bounded by ``startup_timeout_s`` on its own, so a cold start costs time, not the result.
+        Each :func:`report` the call makes is passed to ``on_report`` (in this thread) and restarts its clock.
         """
         budget = self.timeout_s if timeout_s is None else timeout_s
         start = time.monotonic()
@@ -369,7 +411,7 @@ class HardTimeoutPool:
                 return CallOutcome(CallStatus.TIMEOUT, error=error, elapsed_s=elapsed, started=False)
             return CallOutcome(CallStatus.CRASHED, error=why, elapsed_s=elapsed, started=False)
         try:
-            outcome = worker.run(payload, budget)
+            outcome = worker.run(payload, budget, on_report)
         except Exception as exc:
             worker.kill(wait=False)
             outcome = CallOutcome(CallStatus.CRASHED, error=f"worker failed: {type(exc).__name__}: {exc}")
@@ -397,6 +439,17 @@ class HardTimeoutPool:
         """Start every worker (and spare) now and wait until they are ready; otherwise they start on first use."""
         self._ensure_generation().wait_full(self.startup_timeout_s * (self.workers + self.spares))
 
+    @property
+    def live_workers(self) -> int:
+        """Worker processes of this pool started and not killed (idle or busy); 0 before first use, after
+        :meth:`close` and in a process that inherited the pool through ``fork``."""
+        with self._lock:
+            generation = self._generation if self._pid == os.getpid() else None
+        if generation is None:
+            return 0
+        with generation.cond:
+            return len(generation.live)
+
     def close(self) -> None:
         """Kill every worker; the pool starts new ones if used again."""
         with self._lock:
@@ -416,13 +469,24 @@ class HardTimeoutPool:
                     _spawn_worker, self.preload, self.memory_limit_mb, self.startup_timeout_s, self.warm_call
                 )
                 target = self.workers + self.spares
-                parallel = max(1, min(target, (os.cpu_count() or 1) // 2))
+                parallel = max(1, min(target, available_cpus() // 2))
                 self._generation = _Workers(spawn, target, parallel)
                 self._finalizer = weakref.finalize(self, _Workers.close, self._generation)
             return self._generation
 
 
 # -- worker side -------------------------------------------------------------------------------
+#: This worker's connection to its caller, while serving; ``None`` in any other process.
+_REPORT_CONN: Connection | None = None
+
+
+def report(event: Any) -> None:
+    """From inside a call running in a worker: send ``event`` (picklable) to the caller now and restart the
+    call's ``timeout_s`` clock. Outside a worker it does nothing, so the same function also runs in-process."""
+    if _REPORT_CONN is not None:
+        _REPORT_CONN.send_bytes(_REPORT_TAG + pickle.dumps(event, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 def _die_with_parent() -> None:
     """Exit when the parent goes away (its end of the socket also closes, which ends an idle worker).
 
@@ -454,7 +518,8 @@ def _serve(fd: int, preload: str, memory_limit_mb: int) -> None:
 
     for name in filter(None, preload.split(",")):
         importlib.import_module(name)
-    conn = Connection(fd)
+    global _REPORT_CONN
+    conn = _REPORT_CONN = Connection(fd)
     try:
         conn.send_bytes(b"ready")
     except OSError:
@@ -480,4 +545,8 @@ def _serve(fd: int, preload: str, memory_limit_mb: int) -> None:
 
 
 if __name__ == "__main__":
-    _serve(int(sys.argv[1]), sys.argv[2], int(sys.argv[3]))
+    # Served by the imported module, not this ``__main__`` copy: :func:`report`, called by the functions the
+    # worker runs, looks for the connection in ``rewardsmith.hard_timeout``.
+    from rewardsmith.hard_timeout import _serve as serve
+
+    serve(int(sys.argv[1]), sys.argv[2], int(sys.argv[3]))

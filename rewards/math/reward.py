@@ -19,6 +19,7 @@ from rewardsmith.first_use import build_once
 from rewardsmith.hard_timeout import CallStatus, HardTimeoutPool
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import Reward, RewardConfig
+from rewardsmith.rewards.math.blame import settle_failure
 from rewardsmith.rewards.math.extract import Extraction, extract_answer, extract_gold
 from rewardsmith.rewards.math.grade import fast_verdict
 from rewardsmith.rewards.math.judge_fallback import JudgeFallback
@@ -66,9 +67,10 @@ class MathEquivalenceConfig(RewardConfig):
         "machine); past it the sample is unscorable with a reason naming this setting",
     )
     timeout_score: float | None = Field(
-        None,
-        description="score of an answer whose symbolic comparison overran: None = unscorable; a number (e.g. 0.0) "
-        "denies a wrong answer such as \\boxed{1000000!} the escape of being unscorable",
+        0.0,
+        description="score of an answer whose comparison overran or failed while the gold alone is read within "
+        "budget (the answer's own size or cost is to blame, as in \\boxed{99999999999! - 1}); None makes such "
+        "answers unscorable, which a trainer ignores. An overrun the gold causes is always unscorable",
     )
     workers: int | None = Field(None, ge=1, description="worker processes (default: os.cpu_count())")
     memory_limit_mb: int | None = Field(4096, ge=256, description="address-space limit of each worker")
@@ -130,8 +132,9 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
     math-verify collects them; "last"/"first": one box), ``decimal_comma`` (False), ``anchors``,
     ``fallback_last_number``, ``reasoning_end`` ("</think>"), ``rel_tol`` (1e-6), ``timeout_s`` (5),
     ``workers`` (cpu count), ``symbolic`` (True), ``cache_size``, ``correct``/``wrong``, ``timeout_score``
-    (None: an answer whose comparison overran is unscorable; a number scores it so, e.g. 0.0 for a policy
-    that learns to write answers too costly to check). ``timeout_s`` bounds the comparison's work only: a
+    (0.0: the score of an answer whose comparison overran or failed while the gold alone is read in budget, so
+    that an answer too costly to check is wrong, not unscorable; an overrun the gold causes is ``None``).
+    ``timeout_s`` bounds the comparison's work only: a
     cold start waits for a worker, up to ``startup_timeout_s`` (60); a comparison that found no ready worker
     by then is always unscorable, whatever ``timeout_score``. :meth:`warm_up` starts the workers ahead.
     Timeouts are never cached. ``llm_fallback``
@@ -247,9 +250,10 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
             for index, verdict in zip(unsettled, judged, strict=True):
                 gold, answer, gold_clean, _ = compared[index]
                 compared[index] = (gold, answer, gold_clean, verdict)
-        for index, (gold, answer, _, verdict) in compared.items():
+        for index, (gold, answer, gold_clean, verdict) in compared.items():
             if verdict.equal is None and verdict.parts and not self.config.symbolic:
                 verdict = Verdict(None, "needs symbolic comparison, which is off")
+            verdict = settle_failure(verdict, gold_clean, self.pool, self._symbolic_cache)  # whose fault an overrun is
             results[index] = self._result(gold, answer, verdict)
         assert all(r is not None for r in results)
         return cast("list[RewardResult]", results)  # every slot is filled (asserted above)
@@ -298,13 +302,18 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
                     f"timeout: no symbolic worker ready within startup_timeout_s={self.config.startup_timeout_s:g} s",
                 )
             else:
-                verdicts[i] = Verdict(None, f"symbolic comparison failed ({outcome.status.value}: {outcome.error})")
+                verdicts[i] = Verdict(
+                    None,
+                    f"symbolic comparison failed ({outcome.status.value}: {outcome.error})",
+                    failed=outcome.started,
+                )
         return cast("list[Verdict]", verdicts)  # every uncached slot is in todo, and each outcome fills its slot
 
     def _result(self, gold: Extraction, answer: Extraction, verdict: Verdict) -> RewardResult:
         score = None if verdict.equal is None else (self.config.correct if verdict.equal else self.config.wrong)
         reason = f"gold {gold.describe()}; answer {answer.describe()}; {verdict.why}"
-        if verdict.timed_out and self.config.timeout_score is not None:
+        if verdict.answer_to_blame:
             score = self.config.timeout_score
-            reason += f" (scored timeout_score={self.config.timeout_score:g})"
+            shown = "None" if score is None else f"{score:g}"
+            reason += f" (scored timeout_score={shown})"
         return RewardResult(score=score, reason=reason, gold=gold.text, extracted=answer.text)
