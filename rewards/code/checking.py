@@ -111,6 +111,7 @@ class TrustedChecks:
             checks, sample.pending_checks = sample.pending_checks, []
             outcome = results.get(id(sample))
             shipped_results = iter(outcome[0]) if outcome and outcome[0] is not None else None
+            pure = outcome is not None and outcome[3]
             for index, plan, data in checks:
                 if (id(sample), index) in cached:
                     result = cached[(id(sample), index)]
@@ -120,7 +121,7 @@ class TrustedChecks:
                     continue
                 else:
                     result = next(shipped_results)
-                    if isinstance(plan, harness.ProgramPlan) and not data:
+                    if isinstance(plan, harness.ProgramPlan) and not data and pure:
                         self._remember_first(plan, result)
                 if self._apply(sample, index, plan, result):
                     asks.append((sample, index))
@@ -130,6 +131,9 @@ class TrustedChecks:
         return (plan.replay, plan.seed, plan.modules)
 
     def _remember_first(self, plan: harness.ProgramPlan, result: dict) -> None:
+        """Keep a first-round result for every later sample of the same test. Only results of a trusted run that
+        carried no solution value at all are kept (``pure``): the cached value outlives the sample and its sandbox,
+        so nothing a solution sent or did may have taken part in computing it."""
         self._first_rounds[self._first_key(plan)] = result
         while len(self._first_rounds) > FIRST_ROUND_CACHE:
             self._first_rounds.popitem(last=False)
@@ -197,14 +201,17 @@ class TrustedChecks:
             sample.pending_checks.append((index, sample.plans[index], state.table))
 
     # -- one trusted stage -----------------------------------------------------------------------
-    def _stage(self, samples: list[Sample], shipped: dict[int, list]) -> dict[int, tuple[list[dict] | None, str, bool]]:
+    def _stage(
+        self, samples: list[Sample], shipped: dict[int, list]
+    ) -> dict[int, tuple[list[dict] | None, str, bool, bool]]:
         """Run the shipped checks of ``samples``, several samples per process; a failed shared process is retried
-        one sample per process. Returns per sample ``(results, why, provoked)``."""
+        one sample per process. Returns per sample ``(results, why, provoked, pure)``; ``pure``: the process that
+        computed them got no value of any solution."""
         if not samples:
             return {}
         size = max(1, min(self.config.check_batch, -(-len(samples) // self.config.concurrency)))
         groups = [samples[i : i + size] for i in range(0, len(samples), size)]
-        outcomes: dict[int, tuple[list[dict] | None, str, bool]] = {}
+        outcomes: dict[int, tuple[list[dict] | None, str, bool, bool]] = {}
         retry: list[list[Sample]] = []
         for group, (results, why, provoked) in zip(groups, self._stage_groups(groups, shipped), strict=True):
             if results is None and len(group) > 1:
@@ -218,10 +225,11 @@ class TrustedChecks:
     @staticmethod
     def _split(group, shipped, results, why, provoked, outcomes) -> None:
         position = 0
+        pure = not any(data for sample in group for _, _, data in shipped[id(sample)])
         for sample in group:
             count = len(shipped[id(sample)])
             part = None if results is None else results[position : position + count]
-            outcomes[id(sample)] = (part, why, provoked)
+            outcomes[id(sample)] = (part, why, provoked, pure)
             position += count
 
     def _stage_groups(

@@ -1,8 +1,11 @@
 """Test-harness runtime that runs *inside* the sandbox: next to the untrusted solution, or in the trusted process.
 
-Shipped to every run as ``rk_harness.py`` (``harness.py`` on the host reads this file as package data and never
-imports it; the local backend's warm forkserver imports it once). ``main.py`` calls :func:`_rk_main`, which reads
-``rk_spec.json`` and writes ONE nonce-prefixed JSON record straight to fd 1. Modes:
+Shipped to every run of the solution as ``rk_harness.py`` (``harness.py`` on the host reads this file as package
+data and never imports it; the local backend's warm forkserver imports it once). ``main.py`` calls :func:`_rk_main`,
+which reads ``rk_spec.json`` and writes ONE nonce-prefixed JSON record straight to fd 1. The trusted process is
+started differently: ``python3 -s -S -c <this source>`` (relative entries dropped from its path first) with its
+spec on stdin, so it imports and reads nothing from a place a solution could have written (the work directory,
+``/tmp``, user or site paths). Modes:
 
 - next to the solution: ``call`` (one call, its arguments only), ``exprs`` (the solution sub-expressions of a
   simple assert), ``answer`` (the calls a program test asked, in order; see below), ``whole`` (untrusted: the
@@ -349,14 +352,27 @@ def _rk_answer(spec, scope):
     return {"answers": answers}
 
 
-def _rk_main():
-    with open("rk_spec.json") as handle:
-        spec = json.load(handle)
+def _rk_read_stdin():
+    chunks = []
+    while True:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _rk_main(spec_on_stdin=False):
+    # the trusted stage (spec_on_stdin: started by ``python3 -s -S -c``) reads nothing from the work area
+    if spec_on_stdin:
+        spec = json.loads(_rk_read_stdin())
+    else:
+        with open("rk_spec.json") as handle:
+            spec = json.load(handle)
+        try:
+            os.remove("rk_spec.json")
+        except OSError:
+            pass
     prefix = "\n" + spec["nonce"]
-    try:
-        os.remove("rk_spec.json")
-    except OSError:
-        pass
 
     def emit(record):
         data = (prefix + json.dumps(record, allow_nan=False) + "\n").encode()

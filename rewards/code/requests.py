@@ -26,6 +26,9 @@ SPEC_FILE = "rk_spec.json"
 RUNTIME_MODULE = "rk_harness"
 LAUNCHER = f"import os, sys\nsys.path.insert(0, os.getcwd())\nimport {RUNTIME_MODULE}\n{RUNTIME_MODULE}._rk_main()\n"
 
+#: the trusted stage's first statement: only absolute (read-only system) directories stay on its import path
+TRUSTED_PATH = "import sys\nsys.path[:] = [p for p in sys.path if p.startswith('/')]\n"
+
 
 @functools.cache
 def runtime_source() -> str:
@@ -94,8 +97,9 @@ def _check_entry(plan: AssertPlan | ProgramPlan, data: Any) -> dict[str, Any]:
 
 
 def python_check_request(checks: list[tuple[AssertPlan | ProgramPlan, Any]], nonce: str, limits: Limits) -> RunRequest:
-    """The trusted stage: no solution file, only the tests' glue or programs and the solution's answers so far
-    (host-validated values). Each program check reports a verdict, or the calls it still needs answered."""
+    """The trusted stage: no file at all (see :func:`trusted_argv`), only the tests' glue or programs and the
+    solution's answers so far (host-validated values) on stdin. Each program check reports a verdict, or the calls
+    it still needs answered."""
     modules = sorted({m for plan, _ in checks for m in plan.modules})
     spec = {
         "nonce": nonce,
@@ -103,9 +107,17 @@ def python_check_request(checks: list[tuple[AssertPlan | ProgramPlan, Any]], non
         "modules": modules,
         "checks": [_check_entry(plan, data) for plan, data in checks],
     }
-    return RunRequest(
-        argv=["python3", "main.py"], files={**_harness_files(), SPEC_FILE: _spec_file(spec)}, limits=limits
-    )
+    return RunRequest(argv=trusted_argv(), stdin=_spec_file(spec), limits=limits)
+
+
+def trusted_argv() -> list[str]:
+    """How the trusted stage starts: an interpreter without site-packages, ``.pth`` files or user site (``-S -s``)
+    whose first statement drops every relative entry (the working directory) from its path, running the harness
+    given on its command line, its spec read from stdin. Nothing it imports or reads comes from a place a solution
+    can write, so files a solution planted in a reused sandbox (a ``json.py``, a ``sitecustomize``, a spec or a
+    record) never reach it. Not ``-I``: that ignores ``PYTHONHASHSEED`` too, and replays need the fixed seed (a
+    test iterating a set of strings asks its calls in one order in every round)."""
+    return ["python3", "-s", "-S", "-c", f"{TRUSTED_PATH}{runtime_source()}\n_rk_main(spec_on_stdin=True)\n"]
 
 
 def stdio_request(language: str, program: str | bytes, test: StdioTest, limits: Limits) -> RunRequest:

@@ -9,7 +9,10 @@ process, a small bootstrap (``bootstrap_inside.py``, package data) that (1) SIGK
 alive, removes its SysV and POSIX IPC objects and wipes the tmpfs areas, (2) writes the request's files, (3) sets CPU
 and file-size rlimits, (4) runs the program under ``timeout -s KILL`` and (5) cleans up the same way once it ends, so
 neither memory, files nor kernel objects of a run outlive it (a bootstrap killed before that gets a cleanup exec of its
-own). The bootstrap prints a ready token before the program exists, so a program cannot fake an infrastructure
+own). The cleanup is verified, not assumed: a container whose work areas are not empty afterwards (a program can jam
+its area so that deletes fail, and plant files for the next run to import) is discarded, and a run whose bootstrap
+could not start the program in a container runs again in a fresh one, so a neighbour never pays for it. The
+bootstrap prints a ready token before the program exists, so a program cannot fake an infrastructure
 failure. The host keeps its own clock: a run that outlives its wall limit plus a grace period, or floods past the
 output cap, gets its container killed and replaced in the pool. Memory kills are read from the container's cgroup on
 the host, not from anything the program prints.
@@ -61,6 +64,12 @@ _WORK_DIRS = ("/sandbox", "/tmp", "/dev/shm")
 CLEANUP_FAILED = 125  # the bootstrap's exit code when its after-run cleanup did not finish (bootstrap_inside.py)
 
 FETCH_BUDGET_BYTES = 64 << 20  # most bytes fetch_files may bring back from one run
+START_ATTEMPTS = 3  # containers tried for one run whose bootstrap cannot start the program (a dirty container)
+
+
+class _NotStarted(Exception):
+    """The bootstrap failed before the program existed (the container is not clean, or the engine failed): the
+    run is the program's to retry in a fresh container, never its verdict."""
 
 
 @functools.cache
@@ -220,26 +229,32 @@ class DockerSandbox(BatchMixin):
     def run(self, request: RunRequest) -> RunResult:
         if request.limits.network:
             return RunResult(status=RunStatus.SANDBOX_ERROR, message="the docker sandbox never grants network access")
-        try:
-            self._ensure_pool()
-            container = self._idle.get(timeout=self.config.acquire_timeout_s)
-        except queue.Empty:
-            return RunResult(status=RunStatus.SANDBOX_ERROR, message="no free sandbox container in time")
-        except Exception as exc:
-            return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"docker engine or image unavailable: {exc}")
-        healthy = False
-        try:
-            self._fit_limits(container, request.limits)
-            result, healthy = self._exec(container, request)
-            return result
-        except Exception as exc:
-            return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"{type(exc).__name__}: {exc}")
-        finally:
-            container.runs += 1
-            if healthy:
-                self._idle.put(container)
-            else:
-                self._replace(container)
+        why = ""
+        for _ in range(START_ATTEMPTS):
+            try:
+                self._ensure_pool()
+                container = self._idle.get(timeout=self.config.acquire_timeout_s)
+            except queue.Empty:
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message="no free sandbox container in time")
+            except Exception as exc:
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"docker engine or image unavailable: {exc}")
+            healthy = False
+            try:
+                self._fit_limits(container, request.limits)
+                result, healthy = self._exec(container, request)
+                return result
+            except _NotStarted as exc:  # the program never ran: a fresh container runs it instead
+                why = str(exc)
+                logger.warning("sandbox container %s not reusable (%s); replaced", container.handle.short_id, why)
+            except Exception as exc:
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"{type(exc).__name__}: {exc}")
+            finally:
+                container.runs += 1
+                if healthy:
+                    self._idle.put(container)
+                else:
+                    self._replace(container)
+        return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"sandbox bootstrap failed: {why}")
 
     def _fit_limits(self, container: _Container, limits: Limits) -> None:
         if (container.memory_mb, container.pids) == (limits.memory_mb, limits.max_processes):
@@ -296,6 +311,8 @@ class DockerSandbox(BatchMixin):
         ready = stdout.startswith(READY_TOKEN)
         stdout = stdout[len(READY_TOKEN) :] if ready else stdout
         cap = limits.output_bytes
+        if not ready and ending != "eof":  # the bootstrap hung before the program existed: not the program's doing
+            raise _NotStarted(f"the bootstrap did not start the program ({ending})")
         if ending == "deadline":
             return RunResult(
                 status=RunStatus.TIMEOUT,
@@ -315,11 +332,7 @@ class DockerSandbox(BatchMixin):
         exit_code = exec_exit_code(api, exec_id)
         if not ready:
             detail = stderr.decode("utf-8", "replace").strip()[-500:]
-            return RunResult(
-                status=RunStatus.SANDBOX_ERROR,
-                wall_time_s=wall,
-                message=f"sandbox bootstrap failed (exit {exit_code}): {detail}",
-            ), False
+            raise _NotStarted(f"exit {exit_code}: {detail}")
         result = _verdict(exit_code, wall, limits, oom=oom_kills(container.handle.id) > oom_before)
         if exit_code is None or exit_code > 128:  # killed: by its limits, by itself, or with the whole container?
             unexplained = result.status in (RunStatus.RUNTIME_ERROR, RunStatus.SANDBOX_ERROR)
@@ -330,9 +343,10 @@ class DockerSandbox(BatchMixin):
             message = "the docker engine reported no exit code for the run"
             return RunResult(status=RunStatus.SANDBOX_ERROR, wall_time_s=wall, message=message), False
         files = self._fetch(container, request.fetch_files) if request.fetch_files else {}
-        # a signal death may be the bootstrap's own, before its cleanup: then the cleanup runs as an exec of its own
-        bootstrap_may_be_dead = exit_code > 128 or exit_code == CLEANUP_FAILED
-        reusable = (not bootstrap_may_be_dead or self._clean_only(container)) and only_init_left(container.handle.id)
+        # a signal death may be the bootstrap's own, before its cleanup: then the cleanup runs as an exec of its own;
+        # so it does after a fetch, which left the work areas for its read. Reused only when verified clean.
+        needs_cleanup = exit_code > 128 or exit_code == CLEANUP_FAILED or bool(request.fetch_files)
+        reusable = (not needs_cleanup or self._clean_only(container)) and only_init_left(container.handle.id)
         return result.model_copy(update={"stdout": stdout, "stderr": stderr, "files": files}), reusable
 
     def _clean_only(self, container: _Container) -> bool:
@@ -343,14 +357,14 @@ class DockerSandbox(BatchMixin):
             container.handle.id,
             ["python3", "-I", "-S", "-c", _inside_script("bootstrap_inside.py"), json.dumps(spec)],
             user=f"{RUN_UID}:{RUN_UID}",
-            workdir="/sandbox",
+            workdir="/",  # not the work area, which the run may have made unsearchable
         )["Id"]
         api.exec_start(exec_id, demux=True)
         return exec_exit_code(api, exec_id) == 0
 
     def _fetch(self, container: _Container, paths: list[str]) -> dict[str, bytes]:
-        """Read ``paths`` (relative to the work directory) back from the container's tmpfs before the next run
-        wipes it; missing or non-regular files are left out. ``docker cp`` cannot see tmpfs mounts: one exec reads
+        """Read ``paths`` (relative to the work directory) back from the container's tmpfs before the cleanup
+        empties it; missing or non-regular files are left out. ``docker cp`` cannot see tmpfs mounts: one exec reads
         them instead."""
         api = self.client.api
         exec_id = api.exec_create(
@@ -363,7 +377,6 @@ class DockerSandbox(BatchMixin):
                 _inside_script("fetch_inside.py"),
                 json.dumps(paths),
                 str(FETCH_BUDGET_BYTES),
-                json.dumps(list(_WORK_DIRS)),
             ],
             user=f"{RUN_UID}:{RUN_UID}",
             workdir="/sandbox",

@@ -7,12 +7,18 @@ memory file, never from the exec's stream: whether the engine passes the host's 
 timing under load, and a program that reads to EOF (``readFileSync(0)``, ``sys.stdin.read()``) would wait for it
 until its wall limit. Before the program it makes the container as clean as a
 fresh one (:func:`clean_up`: SIGKILL whatever an earlier run left alive, remove its SysV shared memory, message
-queues and semaphores and its POSIX message queues, wipe the work areas), writes the files, sets rlimits,
+queues and semaphores and its POSIX message queues, empty the work areas), writes the files, sets rlimits,
 prints the ready token and runs the program under ``timeout`` as its child, no longer dumpable itself (the
 program, same uid, can neither trace it nor read its memory). When the program ends it cleans up again, so
-nothing of the run outlives it (the work areas are left for the host's ``fetch_files`` read, which empties
-them), and exits with the program's status (a signal death as ``128 + signal``). Exit codes above 128 (or
-:data:`CLEANUP_FAILED`) may also mean the program killed this process before the cleanup: the host then runs
+nothing of the run outlives it (the work areas are left for the host's ``fetch_files`` read, after which the host
+runs the cleanup alone), and exits with the program's status (a signal death as ``128 + signal``).
+
+The cleanup fails closed: a program can leave its area in a state a plain delete cannot undo (its own area made
+unwritable, a tree too deep or too big, a FIFO where a file is expected) and plant files for the next run to
+import. So the cleanup *verifies* its result (every area empty, the run's own area back to mode 0700, no process
+of the uid left) and reports anything else as failure: exit 3 before a run (no ready token: the host retries the
+run in a fresh container) or :data:`CLEANUP_FAILED` after it (the host discards the container). Exit codes above
+128 (or :data:`CLEANUP_FAILED`) may also mean the program killed this process before the cleanup: the host then runs
 ``--clean-only``, this script's other mode. Standard library only.
 """
 
@@ -22,11 +28,15 @@ import json
 import os
 import resource
 import signal
+import stat
 import sys
+import time
 
 IPC_RMID = 0
 PR_SET_DUMPABLE = 4
 CLEANUP_FAILED = 125
+WIPE_BUDGET_S = 5.0  # a tree bigger than this can empty is not waited for: the container is replaced instead
+MAX_DEPTH = 64  # deeper directories are not descended into (their removal fails, and verification sees it)
 
 
 def survivors(me, uid):
@@ -44,18 +54,58 @@ def survivors(me, uid):
     return found
 
 
-def wipe(path):
-    for name in os.listdir(path):
-        full = os.path.join(path, name)
+def empty(area, deadline):
+    """Remove what is under ``area`` (kept itself), directory descriptors all the way down: no path grows with
+    the depth, so neither a long path nor a deep tree stops it. A directory the run made unreadable or
+    unwritable is given back its owner's rights first. Failures are not reported here: :func:`verify` decides."""
+    try:
+        fd = os.open(area, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        empty_fd(fd, 0, deadline)
+    finally:
+        os.close(fd)
+
+
+def empty_fd(fd, depth, deadline):
+    try:
+        names = os.listdir(fd)
+    except OSError:
+        return
+    for name in names:
+        if time.monotonic() > deadline:
+            return
         try:
-            if os.path.isdir(full) and not os.path.islink(full):
-                os.chmod(full, 0o700)
-                wipe(full)
-                os.rmdir(full)
-            else:
-                os.unlink(full)
+            mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+            if not stat.S_ISDIR(mode):
+                os.unlink(name, dir_fd=fd)
+                continue
+            if depth < MAX_DEPTH:
+                os.chmod(name, 0o700, dir_fd=fd)  # a directory, not a link (no other process of the uid is left)
+                child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                try:
+                    empty_fd(child, depth + 1, deadline)
+                finally:
+                    os.close(child)
+            os.rmdir(name, dir_fd=fd)
         except OSError:
-            pass
+            continue
+
+
+def verify(areas, uid):
+    """Why the work areas are not as a fresh container has them (empty; the run's own area 0700), or ''."""
+    for area in areas:
+        try:
+            left = os.listdir(area)
+            info = os.stat(area, follow_symlinks=False)
+        except OSError as exc:
+            return f"{area}: {exc.strerror}"
+        if left:
+            return f"{area}: {len(left)} entries left"
+        if info.st_uid == uid and stat.S_IMODE(info.st_mode) != 0o700:
+            return f"{area}: mode {stat.S_IMODE(info.st_mode):o}"
+    return ""
 
 
 def read_exactly(n):
@@ -108,7 +158,8 @@ def remove_ipc():
 
 
 def clean_up(me, uid, areas):
-    """Kill every process of ``uid`` but this one, remove its kernel objects, empty ``areas``; True when clean."""
+    """Kill every process of ``uid`` but this one, remove its kernel objects, empty ``areas``; True only when
+    verified clean (fail closed: the host then discards the container)."""
     for _ in range(200):
         try:
             os.kill(-1, signal.SIGKILL)
@@ -122,10 +173,36 @@ def clean_up(me, uid, areas):
     if remove_ipc():
         sys.stderr.write("bootstrap: kernel objects of an earlier run cannot be removed\n")
         return False
+    deadline = time.monotonic() + WIPE_BUDGET_S
     for area in areas:
-        if os.path.isdir(area):
-            wipe(area)
+        try:
+            if os.stat(area, follow_symlinks=False).st_uid == uid:
+                os.chmod(area, 0o700)  # the run may have made its own area unwritable or unsearchable
+        except OSError:
+            pass
+        empty(area, deadline)
+    problem = verify(areas, uid) or ("" if not survivors(me, uid) else "a process of the run is back")
+    if problem:
+        sys.stderr.write(f"bootstrap: work area not clean after the run: {problem}\n")
+        return False
     return True
+
+
+def write_files(files):
+    """Write the request's files into the (verified empty) work area; nothing already there is followed or
+    reused: each file is created new (``O_EXCL | O_NOFOLLOW``)."""
+    for path, content in files.items():
+        parent = os.path.dirname(path)
+        if parent:
+            os.makedirs(parent, exist_ok=True)
+        # like the local backend: a file handed in (a compiled binary) can be run
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o700)
+        try:
+            view = memoryview(base64.b64decode(content))
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
 
 
 def main():
@@ -136,13 +213,7 @@ def main():
     if spec.get("clean_only"):
         return
     size = int.from_bytes(read_exactly(8), "big")
-    for path, content in json.loads(read_exactly(size)).items():
-        parent = os.path.dirname(path)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(base64.b64decode(content))
-        os.chmod(path, 0o700)  # like the local backend: a file handed in (a compiled binary) can be run
+    write_files(json.loads(read_exactly(size)))
     program_stdin = stdin_file(read_exactly(int.from_bytes(read_exactly(8), "big")))
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     os.write(1, spec["ready"].encode("latin-1"))

@@ -2,9 +2,9 @@
 
 ``docker cp`` cannot see tmpfs mounts, so the host (``backend.py``) reads this file as package data and runs
 it with ``python3 -I -S -c`` as the run user. argv[1] is a JSON list of paths relative to /sandbox, argv[2] a
-byte budget, argv[3] a JSON list of work areas to empty afterwards (the run left them for this read, and
-their memory must not outlive it). Prints a JSON map path -> base64 content of the regular files that exist
-and fit the budget. Standard library only.
+byte budget. Prints a JSON map path -> base64 content of the regular files that exist and fit the budget. It
+empties nothing: the host then runs the bootstrap's verified cleanup, which decides whether the container is
+reused. Standard library only.
 """
 
 import base64
@@ -42,22 +42,6 @@ def main():
             budget -= size
     sys.stdout.write(json.dumps(files))
     sys.stdout.flush()
-    for area in json.loads(sys.argv[3]) if len(sys.argv) > 3 else ():
-        wipe(area)
-
-
-def wipe(path):
-    for name in os.listdir(path):
-        full = os.path.join(path, name)
-        try:
-            if os.path.isdir(full) and not os.path.islink(full):
-                os.chmod(full, 0o700)
-                wipe(full)
-                os.rmdir(full)
-            else:
-                os.unlink(full)
-        except OSError:
-            pass
 
 
 if __name__ == "__main__":

@@ -1,13 +1,19 @@
-"""Per-run cgroups for the local sandbox: a memory ceiling for the whole process tree and a task count.
+"""Per-run cgroups for the local sandbox: a memory ceiling for the whole process tree, a task count and a CPU share.
 
 Rlimits bound each process alone (``RLIMIT_AS``) and count processes per uid (``RLIMIT_NPROC``, which root
 ignores); a cgroup bounds the run as a whole. Each run gets its own cgroup under a rewardsmith-owned parent
 (``<own cgroup>/rewardsmith``) in every hierarchy that offers the controller:
 
-* cgroup v2 (``memory`` and ``pids`` delegated to the process's own cgroup): ``memory.max``, ``pids.max``,
-  ``memory.swap.max``; memory kills are read from ``memory.events`` (``oom_kill``);
-* cgroup v1 (``memory`` and ``pids`` hierarchies): ``memory.limit_in_bytes`` (+ ``memsw`` when present) and
-  ``pids.max``; memory kills are read from ``memory.oom_control`` (``oom_kill``).
+* cgroup v2 (``memory``, ``pids``, ``cpu`` delegated to the process's own cgroup): ``memory.max``, ``pids.max``,
+  ``memory.swap.max``, ``cpu.max``; memory kills are read from ``memory.events`` (``oom_kill``);
+* cgroup v1 (``memory``, ``pids``, ``cpu`` hierarchies): ``memory.limit_in_bytes`` (+ ``memsw`` when present),
+  ``pids.max``, ``cpu.cfs_quota_us``; memory kills are read from ``memory.oom_control`` (``oom_kill``).
+
+CPU: the scheduler shares CPU between processes, so a run whose processes each ``setsid`` and spin would take a
+share per process and push an honest neighbour past its wall limit. In its own ``cpu`` cgroup a run is one
+scheduling entity however many processes it starts: runs share the CPU equally (the same weight each), and each is
+capped at :data:`CPUS_PER_RUN` CPUs (a CFS quota, like the Docker backend's ``cpus``). The rewardsmith parent gets the
+weight of one process per CPU, so the runs together are not squeezed into one process's share of a loaded machine.
 
 The run's first process joins its cgroups by writing ``0`` to each ``cgroup.procs`` before it runs any
 untrusted code, so everything it starts is counted. When no controller is usable (not root, no delegation),
@@ -30,6 +36,9 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 PARENT_NAME = "rewardsmith"
+CONTROLLERS = ("memory", "pids", "cpu")
+CPUS_PER_RUN = 1.0  # CPU time per wall second one run may use, all its processes together
+CFS_PERIOD_US = 100_000
 _MOUNTS = "/proc/self/mounts"
 _OWN = "/proc/self/cgroup"
 
@@ -129,8 +138,9 @@ class CgroupManager:
     def available(self) -> bool:
         return bool(self.hierarchies)
 
-    def create(self, memory_mb: int, max_tasks: int) -> RunCgroup:
-        """A fresh cgroup for one run: at most ``memory_mb`` MiB for all its processes, ``max_tasks`` tasks."""
+    def create(self, memory_mb: int, max_tasks: int, cpus: float = CPUS_PER_RUN) -> RunCgroup:
+        """A fresh cgroup for one run: at most ``memory_mb`` MiB for all its processes, ``max_tasks`` tasks and
+        ``cpus`` CPUs (with the same scheduling weight as every other run)."""
         run = RunCgroup(f"{os.getpid()}-{next(self._counter)}-{secrets.token_hex(4)}")
         limit = str(memory_mb << 20)
         try:
@@ -147,6 +157,13 @@ class CgroupManager:
                         _write(path, "memory.memsw.limit_in_bytes", limit, optional=True)
                 if "pids" in hierarchy.controllers:
                     _write(path, "pids.max", str(max(1, max_tasks)))
+                if "cpu" in hierarchy.controllers:
+                    quota = str(max(1000, int(cpus * CFS_PERIOD_US)))
+                    if hierarchy.version == 2:
+                        _write(path, "cpu.max", f"{quota} {CFS_PERIOD_US}")
+                    else:
+                        _write(path, "cpu.cfs_period_us", str(CFS_PERIOD_US))
+                        _write(path, "cpu.cfs_quota_us", quota)
         except OSError:
             run.close()
             raise
@@ -176,9 +193,9 @@ class CgroupManager:
                 v2_mount = fields[1]
             elif fields[2] == "cgroup":
                 for option in fields[3].split(","):
-                    if option in ("memory", "pids"):
+                    if option in CONTROLLERS:
                         v1_mounts[option] = fields[1]
-        wanted = {"memory", "pids"}
+        wanted = set(CONTROLLERS)
         if v2_mount is not None and "" in own_paths:
             hierarchy = self._setup_v2(v2_mount, own_paths[""], wanted - set(v1_mounts))
             if hierarchy is not None:
@@ -190,6 +207,8 @@ class CgroupManager:
                 continue
             parent = self._make_parent(v1_mounts[controller], own_paths.get(controller, "/"))
             if parent is not None:
+                if controller == "cpu":
+                    _write(parent, "cpu.shares", str(1024 * (os.cpu_count() or 1)), optional=True)
                 self.hierarchies.append(Hierarchy(parent, frozenset({controller}), 1))
 
     def _setup_v2(self, mount: str, own_path: str, usable: set[str]) -> Hierarchy | None:
@@ -208,6 +227,8 @@ class CgroupManager:
             if parent is None:
                 return None
             _write(parent, "cgroup.subtree_control", enable)
+            if "cpu" in controllers:
+                _write(parent, "cpu.weight", str(min(10_000, 100 * (os.cpu_count() or 1))), optional=True)
         except OSError as exc:
             self.problems.append(f"cgroup v2 {sorted(controllers)} not delegated to {own_dir}: {exc.strerror}")
             return None
@@ -296,13 +317,15 @@ def cgroup_manager() -> CgroupManager | None:
     with _manager_lock:
         if _manager is None:
             _manager = CgroupManager()
-            missing = {"memory", "pids"} - _manager.controllers
+            missing = set(CONTROLLERS) - _manager.controllers
             if missing:
                 unenforced = []
                 if "memory" in missing:
                     unenforced.append("total memory of a run (only RLIMIT_AS per process)")
                 if "pids" in missing:
                     unenforced.append("task count of a run (only RLIMIT_NPROC per uid, which root ignores)")
+                if "cpu" in missing:
+                    unenforced.append("CPU share of a run (a run of many processes can slow its neighbours)")
                 logger.warning(
                     "rewardsmith local sandbox: cgroup limits not enforced: %s (%s)",
                     "; ".join(unenforced),

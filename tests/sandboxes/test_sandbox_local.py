@@ -284,13 +284,13 @@ def test_cgroup_layout_and_limits_on_a_fake_hierarchy(tmp_path, version):
         )
         own.write_text("4:memory:/job\n8:pids:/job\n0::/\n")
     manager = CgroupManager(mounts_file=str(mounts), own_file=str(own))
-    assert manager.controllers == {"memory", "pids"}, manager.problems
+    assert manager.controllers == ({"cpu", "memory", "pids"} if version == 2 else {"memory", "pids"}), manager.problems
     run = manager.create(memory_mb=100, max_tasks=7)
     written = {path.name: path.read_text() for _, d in run.dirs for path in Path(d).iterdir()}
     if version == 2:
-        assert (tmp_path / "v2" / "job" / "cgroup.subtree_control").read_text() == "+memory +pids"
+        assert (tmp_path / "v2" / "job" / "cgroup.subtree_control").read_text() == "+cpu +memory +pids"
         assert Path(run.dirs[0][1]).parent == tmp_path / "v2" / "job" / "rewardsmith"
-        assert written == {"memory.max": str(100 << 20), "pids.max": "7"}
+        assert written == {"memory.max": str(100 << 20), "pids.max": "7", "cpu.max": "100000 100000"}
     else:
         assert {Path(d).parent for _, d in run.dirs} == {
             tmp_path / c / "job" / "rewardsmith" for c in ("memory", "pids")
