@@ -309,7 +309,7 @@ def plan_program(source: str, defined: frozenset[str] = frozenset()) -> ProgramP
     modules = tuple(sorted(n for n in free if n in sys.stdlib_module_names and n not in dir(builtins)))
     sites = _Sites(user_names)
     replay_tree = sites.visit(ast.parse(source))  # unparsed to text (and compiled from it): no locations needed
-    _unmangle(replay_tree)
+    _unmangle(cast(ast.Module, replay_tree))
     replay = ast.unparse(replay_tree)
     # SyntaxError (e.g. `return` outside a function): the test is unusable. The probe differs from the replay only
     # in its asserts (each an equivalent `with` statement), so it compiles wherever the replay does.

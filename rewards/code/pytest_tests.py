@@ -385,17 +385,17 @@ def _class_calls(cls: ast.ClassDef, pytest_names: set[str], unittest_bases: set[
         if unittest and method.decorator_list:
             raise PytestFormatError(f"decorated unittest method {cls.name}.{name}")
         for args in _test_calls(method, pytest_names, 1):
-            bound = f"_rk_case.{name}"
+            method_ref = f"_rk_case.{name}"
             lines = [f"_rk_case = {construct.format(name=name)}"]
             if setup in methods:
-                lines.append(f"_rk_case.{setup}()" if unittest else f"_rk_call_hook(_rk_case.{setup}, {bound})")
+                lines.append(f"_rk_case.{setup}()" if unittest else f"_rk_call_hook(_rk_case.{setup}, {method_ref})")
             after = ""
             if teardown in methods:
-                after = f"_rk_case.{teardown}()" if unittest else f"_rk_call_hook(_rk_case.{teardown}, {bound})"
+                after = f"_rk_case.{teardown}()" if unittest else f"_rk_call_hook(_rk_case.{teardown}, {method_ref})"
             if after:
-                lines += ["try:", f"    {bound}({args})", "finally:", f"    {after}"]
+                lines += ["try:", f"    {method_ref}({args})", "finally:", f"    {after}"]
             else:
-                lines.append(f"{bound}({args})")
+                lines.append(f"{method_ref}({args})")
             calls.append("\n".join(lines))
     return calls
 
