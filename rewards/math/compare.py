@@ -14,6 +14,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import cast
 
+from rewardsmith.rewards.math.numerals import Based, read_in_base
 from rewardsmith.rewards.math.values import (
     BigInt,
     Cplx,
@@ -79,6 +80,8 @@ def compare_values(gold: object, answer: object, rel_tol: float, ask: Ask | None
         return compare_values(gold, answer.rhs, rel_tol, ask)
     if isinstance(gold, Equation):
         return compare_values(gold.rhs, answer, rel_tol, ask)
+    if isinstance(gold, Based) or isinstance(answer, Based):
+        return _compare_based(gold, answer)
     if isinstance(gold, Opaque) and isinstance(answer, Opaque):
         if _is_words(gold.key) and _is_words(answer.key):
             return gold.key.lower() == answer.key.lower()
@@ -96,7 +99,8 @@ def compare_values(gold: object, answer: object, rel_tol: float, ask: Ask | None
     if isinstance(gold, Scientific) or isinstance(answer, Scientific):
         return _compare_scientific(gold, answer, rel_tol)
     if isinstance(gold, Huge) or isinstance(answer, Huge):
-        return _compare_huge(gold, answer)
+        settled = _compare_huge(gold, answer)  # two numbers of similar size: sympy's, exactly (2004! vs 2006!)
+        return settled if settled is not None or ask is None else ask(gold, answer)
     if isinstance(gold, Surd) or isinstance(answer, Surd):
         return _compare_surd(gold, answer, rel_tol)
     if isinstance(gold, (Num, Cplx)) and isinstance(answer, (Num, Cplx)):
@@ -112,6 +116,32 @@ def compare_values(gold: object, answer: object, rel_tol: float, ask: Ask | None
         cells = [(g, a) for gr, ar in zip(gold.rows, answer.rows, strict=True) for g, a in zip(gr, ar, strict=True)]
         return _all_equal(cells, rel_tol, ask)
     return False  # different kinds of object (a number against an interval, a set against a tuple, ...)
+
+
+def _compare_based(gold: object, answer: object) -> bool:
+    """A numeral with a base subscript equals a numeral of the same value *in the gold's base*.
+
+    A plain gold is in base 10, so ``10_8`` (eight) and ``1011_{10}`` are wrong for golds ``10`` and ``1011_2``
+    even where the value is right: the question asked for a base, and a copy of the question's own numeral
+    must not pass. A plain whole-number answer to a gold in base ``b`` is read in base ``b`` (MATH writes the
+    answer in the asked base without its subscript). Nothing else (an expression, a decimal) equals a numeral.
+    """
+    gold_base, gold_value = _base_and_value(gold, None)
+    answer_base, answer_value = _base_and_value(answer, gold_base)
+    if gold_base is None or answer_base is None or gold_value is None or answer_value is None:
+        return False
+    return gold_base == answer_base and gold_value == answer_value
+
+
+def _base_and_value(value: object, plain_base: int | None) -> tuple[int | None, int | None]:
+    """(base, value) of a numeral; a plain whole-number literal is read in ``plain_base`` (10 when ``None``)."""
+    if isinstance(value, Based):
+        return value.base, value.value
+    if isinstance(value, Num) and value.digits is not None:
+        base = plain_base or 10
+        read = read_in_base(value.digits, base)
+        return base, None if read is None else (-read if value.value < 0 else read)
+    return None, None
 
 
 def _compare_huge(gold: object, answer: object) -> bool | None:
@@ -234,11 +264,16 @@ def describe_kind(value: object) -> str:
         Matrix: "matrices",
         Equation: "equations",
         Inf: "infinities",
+        Based: "numerals in a base",
     }.get(type(value), "values")
+
+
+_CHOICE_WORD = re.compile(r"^(?:choice|option)\s*:?\s*(?=\(?[A-J]\)?\.?$)", re.I)
 
 
 def choice_letter(key: str) -> str | None:
     key = re.sub(r"\\text(?:bf)?\{([^{}]*)\}", r"\1", key).strip()
+    key = _CHOICE_WORD.sub("", key).rstrip(".").strip()  # "Choice (A)." names A as "(A)" does
     if len(key) <= 3 and (m := re.fullmatch(r"\(?([A-J])\)?[.:]?", key)):
         return m.group(1)
     if (m := re.fullmatch(r"\(([A-J])\)\s*\S.*", key, re.S)) and not re.search(r"\([A-J]\)", key[3:]):

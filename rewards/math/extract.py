@@ -74,7 +74,7 @@ def boxed_spans(text: str) -> list[tuple[int, int, str]]:
         while i < len(text) and text[i] in " \t":
             i += 1
         if i < len(text) and text[i] == "{":
-            end = _closing_brace(text, i)
+            end = closing_brace(text, i)
             if end is None:
                 return found
             found.append((match.start(), end + 1, text[i + 1 : end].strip()))
@@ -130,7 +130,7 @@ def _unwrap_nested_boxes(content: str) -> str:
     return inner if inner.count("{") == inner.count("}") else content
 
 
-def _closing_brace(text: str, open_index: int) -> int | None:
+def closing_brace(text: str, open_index: int) -> int | None:
     depth = 0
     for m in _BRACE_OR_ESCAPE.finditer(text, open_index):
         token = m.group(0)
@@ -176,6 +176,11 @@ def anchored_answer(text: str) -> tuple[int, str | None]:
     tail = text[last.end() :].lstrip(" \t*:")
     tail = tail.lstrip("\n ")
     line = tail.split("\n", 1)[0].strip()[:_MAX_ANCHOR_TAIL]
+    for opening, closing in ((r"\[", r"\]"), ("$$", "$$")):
+        end = tail.find(closing, len(opening), _MAX_ANCHOR_TAIL)
+        if line == opening and end > 0:  # "Answer:" then a display on lines of its own: the display
+            line = " ".join(tail[: end + len(closing)].split())
+            break
     line = _after_subject(line)
     math = _MATH_SPAN.search(line)
     if math:
@@ -352,6 +357,9 @@ def _read_answer(
     whole = _whole_answer(text)
     if whole:
         return Extraction(whole, "whole completion")
+    closing = closing_line(text)
+    if closing:
+        return Extraction(closing, "last line")
     if fallback_last_math:
         span = last_math_span(text)
         if span:
@@ -397,6 +405,41 @@ def _whole_answer(text: str) -> str | None:
         inner = next(g for g in span.groups() if g is not None).strip()
         return inner if inner and "$" not in inner else None
     return None
+
+
+_COMMAND = re.compile(r"\\[A-Za-z]+|\\.")
+_BOLD = re.compile(r"(\*\*|__)(?P<inner>.+)\1")
+#: A closing statement of the result: "So the sum is $4$.", "Thus the result is **4**."
+_CLOSING = re.compile(
+    r"(?:(?:so|thus|therefore|hence|finally|altogether|in total)\s*,?\s*)?(?:the\s+)?(?:final\s+)?"
+    r"(?:result|value|solution|sum|total|product|difference|quotient|number|remainder)\s+(?:is|equals|=)\s*:?\s*"
+    r"(?P<value>.+)",
+    re.I,
+)
+_MAX_CLOSING_LINE = 200
+
+
+def closing_line(text: str) -> str | None:
+    """The answer a completion ends on when it has no box and no answer phrase: a last line that is only the
+    answer (``4``, ``**4**``, ``$\\frac{1}{2}$``), or a closing statement of one value ("Thus the result is
+    $3$."); ``None`` when that line hedges or negates ("the result is not 3", "about 3") or says more."""
+    end = len(text.rstrip())
+    start = text.rfind("\n", 0, end) + 1
+    line = _unbold(text[start:end].strip().rstrip(".").strip())
+    if not line or len(line) > _MAX_CLOSING_LINE:
+        return None
+    if (whole := _whole_answer(line)) and re.search(r"[0-9A-Za-z]", _COMMAND.sub("", whole)):
+        return whole  # a line that is only "\\]" closes a display, it states nothing
+    closing = _CLOSING.fullmatch(line)
+    if closing is None or _PROSE_HEDGE.search(line):
+        return None
+    return _whole_answer(_unbold(closing.group("value").strip().rstrip(".").strip()))
+
+
+def _unbold(text: str) -> str:
+    """``**4**`` → ``4`` (markdown bold or underline around all of it)."""
+    bold = _BOLD.fullmatch(text)
+    return bold.group("inner").strip() if bold else text
 
 
 def _looks_like_math(text: str) -> bool:

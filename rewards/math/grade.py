@@ -30,11 +30,13 @@ from rewardsmith.rewards.math.compare import choice_letter, compare_values, desc
 from rewardsmith.rewards.math.normalize import (
     MAX_PARSE_CHARS,
     agree_units,
+    angles_agree,
     clean_latex_with_unit,
     decimal_comma_reading,
     different_units,
     hedged,
     malformed_number,
+    nesting_depth,
 )
 from rewardsmith.rewards.math.symbolic import symbolic_verdict
 from rewardsmith.rewards.math.values import (
@@ -48,6 +50,7 @@ from rewardsmith.rewards.math.values import (
     Opaque,
     Scientific,
     Surd,
+    enclosing_layers,
     parse_value,
 )
 from rewardsmith.rewards.math.verdict import Verdict
@@ -57,6 +60,8 @@ __all__ = ["MAX_SYMBOLIC_PARTS", "Verdict", "fast_verdict", "render_latex", "sym
 _WHITESPACE = re.compile(r"\s+")
 #: Most sympy comparisons one pair may ask for (two lists of 8 undecided items ask for up to 64).
 MAX_SYMBOLIC_PARTS = 64
+#: Deepest bracket nesting an answer may have; deeper ones (which no gold has) break the symbolic stage's parser.
+MAX_NESTING = 40
 
 
 def fast_verdict(
@@ -78,6 +83,7 @@ def fast_verdict(
     """
     (gold_clean, found), (answer_clean, answer_unit) = clean_latex_with_unit(gold), clean_latex_with_unit(answer)
     gold_clean, answer_clean = agree_units(gold_clean, gold_unit or found, answer_clean, answer_unit)
+    gold_clean, answer_clean = angles_agree(gold_clean, gold_unit or found, answer_clean, answer_unit)
     gold_key, answer_key = _WHITESPACE.sub("", gold_clean), _WHITESPACE.sub("", answer_clean)
     if unit_clash := different_units(gold_unit or found, answer_unit):
         return Verdict(False, f"different units: {unit_clash}")
@@ -98,6 +104,10 @@ def fast_verdict(
         return Verdict(False, f"gold is choice {choice}; answer names no choice letter")
     if len(answer_key) > MAX_PARSE_CHARS and not INTEGER.fullmatch(answer_key):
         return Verdict(False, f"answer of {len(answer_key)} characters differs from the gold as a string")
+    if (depth := nesting_depth(_unwrapped(answer_key))) > MAX_NESTING and nesting_depth(gold_key) <= MAX_NESTING:
+        return Verdict(
+            False, f"the answer nests brackets {depth} deep, deeper than any checkable answer ({MAX_NESTING})"
+        )
     if decimal_comma:
         read = _decimal_comma_verdict(gold_key, answer_key, rel_tol)
         if read is not None:
@@ -107,7 +117,7 @@ def fast_verdict(
     verdict = compare_values(g, a, rel_tol, asker)
     if verdict is None:
         if asker.timed_out:
-            return Verdict(None, f"timeout: {asker.timed_out}", True)
+            return Verdict(None, f"timeout: {asker.timed_out}", True, failed=True)
         if asker.unrenderable:
             return Verdict(None, "undecided: a part needs algebra the symbolic stage cannot be given")
         if oracle is None:
@@ -116,17 +126,18 @@ def fast_verdict(
                 return Verdict(None, f"undecided: {len(parts)} parts would need sympy, more than {MAX_SYMBOLIC_PARTS}")
             return Verdict(None, "needs symbolic comparison", parts=parts)
         if asker.whole and asker.reasons:
-            return Verdict(None, asker.reasons[0])
-        return Verdict(None, "undecided: " + "; ".join(asker.reasons[:3]) if asker.reasons else "undecided")
+            return Verdict(None, asker.reasons[0], failed=asker.failed)
+        why = "undecided: " + "; ".join(asker.reasons[:3]) if asker.reasons else "undecided"
+        return Verdict(None, why, failed=asker.failed)
+    if asker.whole and asker.reasons:
+        return Verdict(verdict, asker.reasons[0])
     if isinstance(g, Huge) or isinstance(a, Huge):
         digits = (g if isinstance(g, Huge) else cast(Huge, a)).log10  # one of the two is
         return Verdict(
             verdict,
-            f"{'equal' if verdict else 'different'}: a power with about {digits + 1:.3g} digits "
+            f"{'equal' if verdict else 'different'}: a number with about {digits + 1:.3g} digits "
             f"(not evaluated) against {describe_kind(a if isinstance(g, Huge) else g)}",
         )
-    if asker.whole and asker.reasons:
-        return Verdict(verdict, asker.reasons[0])
     if isinstance(g, Scientific) or isinstance(a, Scientific):
         sci, other = (g, a) if isinstance(g, Scientific) else (cast(Scientific, a), g)  # one of the two is
         return Verdict(
@@ -139,6 +150,14 @@ def fast_verdict(
     if asker.reasons:
         how += f" ({len(asker.used)} part(s) by sympy, item by item: " + "; ".join(asker.reasons[:3]) + ")"
     return Verdict(verdict, how)
+
+
+def _unwrapped(key: str) -> str:
+    """``key`` without brackets around all of it (``((7))`` is 7 however deep: compared in linear time)."""
+    for opening, closing in (("(", ")"), ("{", "}"), ("(", ")")):
+        if layers := enclosing_layers(key, opening, closing):
+            key = key[layers : len(key) - layers]
+    return key
 
 
 def _decimal_comma_verdict(gold_key: str, answer_key: str, rel_tol: float) -> Verdict | None:
@@ -166,6 +185,7 @@ class _PartAsker:
         self.used: list[tuple[str, str]] = []
         self.reasons: list[str] = []
         self.timed_out = ""
+        self.failed = False  # a part's comparison ran and did not finish (overrun, error, crash)
         self.unrenderable = False
         self.whole = False
 
@@ -186,6 +206,7 @@ class _PartAsker:
         self.used.append(pair)
         if verdict.timed_out and not self.timed_out:
             self.timed_out = verdict.why
+        self.failed = self.failed or verdict.failed or verdict.timed_out
         if verdict.equal is not None or not verdict.timed_out:
             self.reasons.append(verdict.why if self.whole else f"{pair[1]!r} vs {pair[0]!r}: {verdict.why}")
         return verdict.equal

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 
-from rewardsmith.rewards.math.extract import strip_math_delimiters
+from rewardsmith.rewards.math.extract import closing_brace, strip_math_delimiters
 from rewardsmith.rewards.math.number_words import number_from_words
+from rewardsmith.rewards.math.numerals import repeating_to_fraction, scale_by_words
 
 #: Longest answer the structural fast path parses; longer ones are compared as normalised strings.
 MAX_PARSE_CHARS = 2000
@@ -32,10 +33,8 @@ _DECIMAL_COMMA = re.compile(r"([+-]?\d+),(\d+)")
 _FRAC_SHORTHAND = re.compile(r"\\frac\s*([0-9A-Za-z])\s*([0-9A-Za-z])")
 _PLAIN_PI = re.compile(r"(?<![\\A-Za-z])pi(?![A-Za-z])")
 _FRAC_VARIANT = re.compile(r"\\[dtc]frac(?![A-Za-z])")
-_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\degree(?![A-Za-z])|\\circ(?![A-Za-z])")
-_TEXT_CMD = re.compile(
-    r"\\(?:text(?:bf|it|rm|normal|sf|tt)?|texttt|mathrm|mathbf|mathtt|mbox|operatorname)\s*\{([^{}]*)\}"
-)
+#: A degree mark; a brace is taken only with the one it closes (``^{\circ}``), never a wrapper's (``\text{90^\circ}``).
+_DEGREES = re.compile(r"\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![A-Za-z]))|°|\\degree(?![A-Za-z])|\\circ(?![A-Za-z])")
 # 1e-5, 2.5E+3: a decimal mantissa at a token start, an integer exponent, nothing word-like after it
 # (sympy would read 1e-5 as Euler's number: 1*E - 5).
 _SCIENTIFIC_E = re.compile(r"(?<![\w\\.])(\d+(?:\.\d*)?|\.\d+)[eE]\+?(-?\d+)(?![\w.^{(])")
@@ -53,6 +52,24 @@ _TRAILING_UNIT_MARKUP = re.compile(
 _LONE_LETTER_TAIL = re.compile(
     r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?P<unit>[A-Za-z])(?:\^\{?(?P<power>[23])\}?)?"
 )
+
+
+_TRIG_DEGREES = re.compile(
+    r"(?P<fn>\\(?:sin|cos|tan|cot|sec|csc))\s*(?P<open>\(?)\s*(?P<n>[+-]?\d+(?:\.\d+)?)\s*"
+    r"(?:\^\s*(?:\{\s*\\circ\s*\}|\\circ(?![A-Za-z]))|°|\\degree(?![A-Za-z]))\s*(?P<close>\)?)"
+)
+_CURRENCY = ((r"\$", "dollars"), ("$", "dollars"), ("€", "euros"), ("£", "pounds"), ("¢", "cents"))
+_DISJUNCTION = re.compile(r"\\(?:lor|vee)(?![A-Za-z])|\band/or\b")
+#: One plain number (``90``, ``-2.5``, ``\frac{1}{2}``): what a degree mark or a currency sign is the unit of.
+_ONE_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+|\\frac\{\d+\}\{\d+\})")
+
+
+def _trig_radians(m: re.Match[str]) -> str:
+    r"""``\sin 60^\circ`` and ``\sin(60^\circ)`` → ``\sin(\frac{60\pi}{180})``; other brackets are kept as written."""
+    angle = rf"{m.group('fn')}(\frac{{{m.group('n')}\pi}}{{180}}"
+    if m.group("open"):
+        return angle + m.group("close")  # \sin(60^\circ + x) keeps its own closing bracket for later
+    return angle + ")" + m.group("close")
 
 
 def clean_latex(text: str) -> str:
@@ -79,6 +96,7 @@ def clean_latex_with_unit(text: str) -> tuple[str, str | None]:
         return s, None
     s = _DOUBLED_BACKSLASH.sub(r"\\", s)
     s = _SIZING.sub("", s)
+    s = repeating_to_fraction(s)  # 0.\overline{12} is 4/33, never 0.12 or 0
     s = _SCIENTIFIC_E.sub(r"\1\\times10^{\2}", s)
     s = _NEGATIVE_SPACE.sub("", s)
     s = _TUPLE_LABEL.sub("", s)
@@ -93,12 +111,18 @@ def clean_latex_with_unit(text: str) -> tuple[str, str | None]:
     s = re.sub(r"\\frac\s*([0-9A-Za-z])\s*(\{)", r"\\frac{\1}\2", s)
     s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*([0-9A-Za-z])", r"\\frac\1{\2}", s)
     s = re.sub(r"\\sqrt\s*(\d)", r"\\sqrt{\1}", s)
+    s = _TRIG_DEGREES.sub(_trig_radians, s)  # \sin 60^\circ: the argument in radians, as sin reads it
+    degrees = _DEGREES.search(s) is not None
     s = _DEGREES.sub("", s)
-    s = s.replace(r"\$", "").replace("$", "").replace("€", "").replace("£", "")
+    currency = next((name for mark, name in _CURRENCY if mark in s), None)
+    s = s.replace(r"\$", "").replace("$", "").replace("€", "").replace("£", "").replace("¢", "")
     s = s.replace("{,}", "").replace(r"\lbrace", r"\{").replace(r"\rbrace", r"\}")
     s = re.sub(r"\\(?:le|leqslant)(?![A-Za-z])", r"\\leq", s)
     s = re.sub(r"\\(?:ge|geqslant)(?![A-Za-z])", r"\\geq", s)
+    s = _DISJUNCTION.sub(" or ", s)  # a \lor b lists both, as "a or b" does
     s, unit = _strip_text_units(s.strip())
+    if unit is None and (degrees or currency) and _ONE_NUMBER.fullmatch(s.strip()):
+        unit = "°" if degrees else currency  # 90^\circ, \$5, 5¢: a unit that other units must agree with
     if s[:1].isalpha() and (named := number_from_words(s)) is not None:
         s = str(named)  # "one hundred and five" before its "and" reads as a list
     s = _ENUMERATION_AND.sub(", ", s)  # "x = 2 or x = 3", "19, 46, and 82" list their items
@@ -115,7 +139,9 @@ _UNIT_NAMES = {
     "g": ("g", "gram", "grams"), "kg": ("kg", "kilogram", "kilograms"), "s": ("s", "sec", "second", "seconds"),
     "min": ("min", "minute", "minutes"), "h": ("h", "hr", "hrs", "hour", "hours"), "ft": ("ft", "foot", "feet"),
     "in": ("in", "inch", "inches"), "l": ("l", "liter", "liters", "litre", "litres"), "ml": ("ml", "milliliter"),
-    "cents": ("cent", "cents"), "dollars": ("dollar", "dollars"), "days": ("day", "days"),
+    "cents": ("cent", "cents", "¢"), "dollars": ("dollar", "dollars", "usd"), "days": ("day", "days"),
+    "euros": ("euro", "euros", "eur"), "pounds": ("pound", "pounds", "gbp"), "yen": ("yen", "jpy"),
+    "°": ("°", "deg", "degree", "degrees"), "rad": ("rad", "radian", "radians"),
 }  # fmt: skip
 _UNIT_CANONICAL = {name: unit for unit, names in _UNIT_NAMES.items() for name in names}
 
@@ -150,7 +176,8 @@ def _canonical_unit(unit: str) -> str | None:
 
 _HEDGE_WORD = re.compile(
     r"(?<![\\A-Za-z])(?:approx\w*|about|roughly|nearly|almost|around|maybe|perhaps|probably|least|most|more|less"
-    r"|than|not|between)(?![A-Za-z])|\?|'|^(?:[<>]|\\(?:[lg]eq?|approx|neq?|sim)(?![A-Za-z]))",
+    r"|than|not|between|either|whether|possibly|likely|guess|might|could|or|to)(?![A-Za-z])|\?|'"
+    r"|\\mid(?![A-Za-z])|^(?:[<>]|\\(?:[lg]eq?|approx|neq?|sim)(?![A-Za-z]))",
     re.I,
 )
 
@@ -160,6 +187,8 @@ def hedged(gold_key: str, answer_key: str) -> str | None:
     nothing on its left such as ``\\neq 3``,
     a prime ``f'``): math-verify would drop it and compare what is left."""
     found = _HEDGE_WORD.search(answer_key)
+    if found is None and answer_key.count("|") % 2 and not gold_key.count("|") % 2:
+        return "|"  # 0|90: a bar that is no absolute value's, "either", read by math-verify as one side
     if found is None or _HEDGE_WORD.search(gold_key):
         return None
     return found.group(0)
@@ -190,6 +219,34 @@ def agree_units(gold: str, gold_unit: str | None, answer: str, answer_unit: str 
     return gold, answer
 
 
+def angles_agree(gold: str, gold_unit: str | None, answer: str, answer_unit: str | None) -> tuple[str, str]:
+    r"""Cleaned gold and answer, where an angle in degrees (``30^\circ``) against a value written with ``\pi``
+    (``\frac{\pi}{6}``) is that angle in radians. A plain number is never read as degrees or radians: ``30``
+    and ``\frac{\pi}{6}`` differ, as do ``30^\circ`` and ``30\text{ rad}``."""
+    degrees = [_canonical_unit(unit) == "°" if unit else False for unit in (gold_unit, answer_unit)]
+    has_pi = [r"\pi" in text for text in (gold, answer)]
+    if degrees[0] and not degrees[1] and has_pi[1] and not has_pi[0]:
+        gold = rf"\frac{{{gold}\pi}}{{180}}"
+    elif degrees[1] and not degrees[0] and has_pi[0] and not has_pi[1]:
+        answer = rf"\frac{{{answer}\pi}}{{180}}"
+    return gold, answer
+
+
+_OPENERS, _CLOSERS = frozenset("([{"), frozenset(")]}")
+
+
+def nesting_depth(key: str) -> int:
+    """How deep brackets nest in ``key`` (one linear pass; unbalanced closers are ignored)."""
+    depth = deepest = 0
+    for ch in key:
+        if ch in _OPENERS:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in _CLOSERS and depth:
+            depth -= 1
+    return deepest
+
+
 def _vulgar_fraction(m: re.Match[str]) -> str:
     """``½`` → ``\\frac{1}{2}``; ``2½`` → the mixed number ``2\\frac{1}{2}``."""
     n, d = _VULGAR[m.group(2)].split("/")
@@ -202,24 +259,54 @@ def decimal_comma_reading(key: str) -> str | None:
     return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
+_TEXT_OPEN = re.compile(
+    r"\\(?:text(?:bf|it|rm|normal|sf|tt|up|md)?|texttt|math(?:rm|bf|tt|sf|it)|mbox|operatorname)\s*\{"
+)
+_MAX_UNWRAPPED = 64
+
+
+def _unwrap_text(s: str) -> str:
+    r"""Every ``\text{…}``-like command replaced by its contents, nested braces included, with a space on each
+    side: a letter glued after it (``5\text{ cents}x``) stays a letter of its own, never part of a unit word."""
+    pos = 0
+    for _ in range(_MAX_UNWRAPPED):
+        m = _TEXT_OPEN.search(s, pos)
+        if m is None:
+            break
+        end = closing_brace(s, m.end() - 1)
+        if end is None:
+            break
+        s = f"{s[: m.start()]} {s[m.end() : end]} {s[end + 1 :]}"
+        pos = m.start()
+    return s
+
+
 def _strip_text_units(s: str) -> tuple[str, str | None]:
     whole = re.fullmatch(r"\\(?:text(?:bf|it|rm|normal|sf|tt)?|mathrm|mbox)\s*\{([^{}]*)\}", s)
     if whole:
         return whole.group(1).strip(), None
+    wrapper = _TEXT_OPEN.match(s)
+    if wrapper and closing_brace(s, wrapper.end() - 1) == len(s) - 1:  # \texttt{\frac{3}{2}, 0.5}: its contents
+        return _strip_text_units(s[wrapper.end() : -1].strip())
     # A \text{...} after a value is a unit (5\text{ cm}, 10\mbox{ apples}); inside an expression it is a name.
     found = None
     marked = _TRAILING_UNIT_MARKUP.search(s)
     if marked and not _HEDGE.search(marked.group("unit")) and marked.group("unit").strip() not in ("e", "i", "d"):
         power = f"^{marked.group('power')}" if marked.group("power") else ""
         s, found = s[: marked.start()], marked.group("unit").strip().rstrip(".").strip() + power
-    s = _TEXT_CMD.sub(lambda m: m.group(1), s)
+        if scaled := scale_by_words(s.strip(), found):  # 5\text{ million}: a factor of the value, not a unit
+            s, found = scaled[0], scaled[1] or None
+    s = _unwrap_text(s)
     s = re.sub(r"\s*(?:\\%|%)\s*$", r"\\%", s)
     unit = _UNIT_TAIL.fullmatch(s)
     if unit and re.fullmatch(r"[^A-Za-z\\]*\d[^A-Za-z\\]*", unit.group("num").replace(r"\frac", "")):
         words = unit.group("unit").strip()
         if _is_unit_word(words) and not _HEDGE.search(words):  # a lone letter, or "ab", is a product
             squared_cubed = re.search(r"[23]", s[unit.end("unit") :])
-            return unit.group("num").strip(), words + (f"^{squared_cubed.group(0)}" if squared_cubed else "")
+            words += f"^{squared_cubed.group(0)}" if squared_cubed else ""
+            if scaled := scale_by_words(unit.group("num").strip(), words):  # 5 million apples
+                return scaled[0], scaled[1] or found
+            return unit.group("num").strip(), words
     return s, found
 
 

@@ -36,7 +36,7 @@ def symbolic_verdict(gold: str, answer: str, float_rounding: int, rel_tol: float
     answer_parsed = parse(f"${answer}$", extraction_config=config, fallback_mode="no_fallback", parsing_timeout=None)
     if not answer_parsed:
         return Verdict(False, "math-verify could not parse the answer")
-    g, a = gold_parsed[0], answer_parsed[0]
+    g, a = _imaginary_unit(gold_parsed[0]), _imaginary_unit(answer_parsed[0])
     equal = verify(g, a, float_rounding=float_rounding, timeout_seconds=None, allow_set_relation_comp=True)
     shown = f"{_short(g)} vs {_short(a)}"
     if equal:
@@ -60,6 +60,44 @@ def symbolic_verdict(gold: str, answer: str, float_rounding: int, rel_tol: float
     if _simplify_skipped(g, a) and difference_is_zero(g, a):
         return Verdict(True, f"sympy: equal, their difference simplifies to 0 ({shown})")
     return Verdict(False, f"sympy: not equal ({shown})")
+
+
+def _imaginary_unit(parsed: Any) -> Any:
+    """The letter ``i`` read as the imaginary unit, as the fast stage reads ``2+3i``: math-verify keeps it a
+    symbol, so ``i^2`` and ``e^{i\\pi}`` would never equal ``-1``. Both sides are read alike."""
+    import sympy
+
+    if not isinstance(parsed, sympy.Basic):
+        return parsed
+    letters = [s for s in parsed.free_symbols if isinstance(s, sympy.Symbol) and s.name == "i"]
+    if not letters:  # latex2sympy's i carries assumptions (not real, ...): matched by name
+        return parsed
+    unit = {letter: sympy.I for letter in letters}
+    try:
+        if isinstance(parsed, sympy.core.relational.Relational):  # e^{i\\pi} = -1 stays a relation, not True
+            return parsed.func(parsed.lhs.subs(unit), parsed.rhs.subs(unit), evaluate=False)
+        return parsed.subs(unit)
+    except Exception:  # sympy raises many types on odd input: keep the reading as it was
+        return parsed
+
+
+def parse_alone(text: str) -> bool:
+    """``text`` read and simplified on its own, as the symbolic stage would read that side of any pair: True when
+    it is, False when math-verify finds no value or the value holds a power too large to evaluate
+    (``10^{10^{10}} - 1``). Run in a hard-timeout worker: an overrun here is the side's own cost."""
+    import sympy
+    from math_verify import parse
+
+    config = _extraction_config()
+    parsed = parse(f"${text}$", extraction_config=config, fallback_mode="no_fallback", parsing_timeout=None)
+    if not parsed:
+        return False
+    value = _imaginary_unit(parsed[0])
+    if isinstance(value, sympy.Expr) and not isinstance(value, sympy.MatrixBase):
+        if _has_huge_power(value):
+            return False
+        sympy.simplify(value)
+    return True
 
 
 #: Commands whose braced argument is a name, not variables (``\\text{cm}``, ``\\mathbb{R}``, ``\\begin{pmatrix}``).
@@ -227,6 +265,8 @@ def difference_is_zero(gold: Any, answer: Any) -> bool:
         difference = sympy.expand(gold - answer)
         if difference == 0:
             return True
+        if difference.has(sympy.I) and not difference.free_symbols and sympy.expand_complex(difference) == 0:
+            return True  # \sqrt2 e^{i\pi/4} is 1+i: the polar form in its real and imaginary parts
         if _differs_at_a_point(difference, gold, answer):
             return False  # simplify would only spend time failing to reach 0
         return bool(sympy.simplify(difference) == 0)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TypeGuard, cast
 
 from rewardsmith.rewards.math.normalize import MAX_PARSE_CHARS
+from rewardsmith.rewards.math.numerals import parse_based
 
 #: Largest power ``a^b`` evaluated exactly on the fast path, in bits of the result.
 MAX_POWER_BITS = 13_000  # about 3,900 digits, below the BigInt threshold
@@ -30,6 +31,9 @@ class Num:
     value: Fraction
     exact: bool  # False for decimals, which compare with a relative tolerance
     percent: bool = False
+    #: The digits as written when the number is a plain whole-number literal (``1011``), else ``None``: a gold
+    #: in base 2 reads them in base 2, never the value of ``\frac{2022}{2}``.
+    digits: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,9 @@ _SLASH = re.compile(rf"(?P<sign>[+-]?)(?P<n>{_DEC})/(?P<d>{_DEC})")
 _MIXED = re.compile(r"(?P<sign>[+-]?)(?P<w>\d+)\\frac\{(?P<n>\d+)\}\{(?P<d>\d+)\}")
 _POWER = re.compile(r"(?P<sign>[+-]?)(?P<b>\d+)\^(?:\{(?P<e>.+)\}|(?P<e1>\d))")
 INTEGER = re.compile(r"[+-]?\d+")
+_FACTORIAL = re.compile(r"(?P<sign>[+-]?)(?P<n>\d{1,30})!")
+#: Largest ``n!`` evaluated exactly (2,568 digits); a larger one is only its size (:class:`Huge`).
+MAX_EXACT_FACTORIAL = 1000
 _INFINITY = re.compile(r"(?P<sign>[+-]?)(?:\\infty|\\inf|oo|∞)")
 _MATRIX = re.compile(
     r"\\begin\{(?P<env>[pbBvV]?matrix|array)\}(?:\{[^{}]*\})?(?P<body>(?:(?!\\begin\{|\\end\{).)*)\\end\{(?P=env)\}",
@@ -185,7 +192,10 @@ def parse_number(key: str) -> Num | Scientific | BigInt | Huge | Inf | None:
                 if abs(int(exponent)) > MAX_EXPANDED_EXPONENT:
                     return None if percent else _scientific(m.group("sign"), value, int(exponent), exact)
                 value *= Fraction(10) ** int(exponent)
-            return Num(-value if m.group("sign") == "-" else value, exact, percent)
+            literal = m.group("mant") if exponent is None and m.group("mant").isdigit() and not percent else None
+            return Num(-value if m.group("sign") == "-" else value, exact, percent, literal)
+        if m := _FACTORIAL.fullmatch(body):
+            return None if percent else _factorial(m.group("sign"), int(m.group("n")))
         if m := _MIXED.fullmatch(body):
             num, den = int(m.group("n")), int(m.group("d"))
             if den == 0 or num >= den:
@@ -219,6 +229,15 @@ def parse_number(key: str) -> Num | Scientific | BigInt | Huge | Inf | None:
     except (ValueError, ZeroDivisionError, OverflowError):
         return None
     return None
+
+
+def _factorial(sign: str, n: int) -> Num | Huge:
+    """``n!`` exactly up to :data:`MAX_EXACT_FACTORIAL`; beyond it only its size, from ``lgamma`` (never computed:
+    ``99999999999!`` has about 10**12 digits)."""
+    if n <= MAX_EXACT_FACTORIAL:
+        value = Fraction(math.factorial(n))
+        return Num(-value if sign == "-" else value, True)
+    return Huge(math.lgamma(n + 1) / math.log(10))  # like a huge power's, its sign never decides a comparison
 
 
 def _scientific(sign: str, mantissa: Fraction, exponent: int, exact: bool) -> Scientific | Num:
@@ -312,18 +331,20 @@ def parse_value(key: str, depth: int = 0) -> object:
     if depth > _MAX_DEPTH or len(key) > MAX_PARSE_CHARS:
         return Opaque(key)
     key = key.replace(r"\{", "«").replace(r"\}", "»")
-    if layers := _enclosing_layers(key, "{", "}"):
+    if layers := enclosing_layers(key, "{", "}"):
         key = key[layers:-layers]
         items = split_top_level(key, ",")
         if items and len(items) > 1:  # {1,3}: braces around a list are a set written without \{ \}
             return Seq("{", "}", tuple(parse_value(p, depth + 1) for p in items))
-    if (layers := _enclosing_layers(key, "(", ")")) > 1:  # keep one: (1,2) is a tuple, (7) a number
+    if (layers := enclosing_layers(key, "(", ")")) > 1:  # keep one: (1,2) is a tuple, (7) a number
         key = key[layers - 1 : 1 - layers]
     if member := re.match(r"[a-zA-Z]?\\in(?![a-zA-Z])", key):
         key = key[member.end() :]
     number = parse_number(key)
     if number is not None:
         return number
+    if based := parse_based(key):
+        return based
     if surd := parse_surd(key):
         return surd
     if plus_minus := _plus_minus(key, depth):
@@ -361,7 +382,7 @@ def parse_value(key: str, depth: int = 0) -> object:
     return Opaque(key)
 
 
-def _enclosing_layers(key: str, opening: str, closing: str) -> int:
+def enclosing_layers(key: str, opening: str, closing: str) -> int:
     """How many ``opening … closing`` pairs enclose the whole of ``key``, in one linear pass.
 
     ``((7))`` has 2, ``(1)+(2)`` has 0; hundreds of layers cost microseconds, not a recursion each.

@@ -149,7 +149,8 @@ BARE_ANSWERS = [  # a completion that is only an equation or arithmetic is its o
     ("5", "3+2", 1.0),
     ("5", "3 2", 0.0),
     ("2x+2", "2x + 2", 1.0),
-    ("3", "The result is $3$", 0.0),  # a phrase: read with the opt-in fallbacks (below)
+    ("3", "The result is $3$", 1.0),  # a closing statement of one value on the last line
+    ("3", "The result is not $3$", 0.0),
 ]
 
 TABLE = LOST_SYMBOLS + LONE_LETTERS + UNITS + HEDGES + SHORTHAND + NUMBER_WORDS + ANSWER_TAGS + BARE_ANSWERS

@@ -264,7 +264,7 @@ NO_ANCHOR = [
     ("$x \\leq 2$", "Thus $x <= 2$ is our answer.", 1.0, 0.0, 1.0),
     ("$x > 5$", "Therefore $x \\gt 5$ is the solution.", 1.0, 0.0, 1.0),
     ("$x != 3$", "We find that $x \\neq 3$.", 1.0, 0.0, 1.0),
-    ("$x \\neq 5$", "The solution is $x != 5$", 1.0, 0.0, 1.0),
+    ("$x \\neq 5$", "The solution is $x != 5$", 1.0, 1.0, 1.0),  # a closing statement on the last line
     (
         "$\\begin{pmatrix}1 & 0 \\\\ 0 & 1\\end{pmatrix}$",
         "The identity matrix is $ \\begin{pmatrix}1 & 0 \\\\ 0 & 1\\end{pmatrix} $.",
@@ -297,7 +297,7 @@ NO_ANCHOR = [
         "$\\begin{pmatrix}6 & 8 \\\\ 10 & 12\\end{pmatrix}$",
         "The sum is $\\begin{pmatrix}1 & 2 \\\\ 3 & 4\\end{pmatrix} + \\begin{pmatrix}5 & 6 \\\\ 7 & 8\\end{pmatrix}$",
         1.0,
-        0.0,
+        1.0,  # a closing statement on the last line
         1.0,
     ),
     (
@@ -395,7 +395,8 @@ def test_agrees_with_decimal_comma(case):
 def test_free_text_without_an_anchor(reward, unanchored, case):
     gold, prediction, _, score, with_fallbacks = case
     (result,) = reward.details([prediction], solution=[gold])
-    assert result.score == score == 0.0 and "no final answer" in result.reason
+    assert result.score == score, result.reason
+    assert score == 1.0 or "no final answer" in result.reason
     (result,) = unanchored.details([prediction], solution=[gold])
     assert result.score == with_fallbacks, result.reason
 

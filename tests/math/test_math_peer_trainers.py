@@ -154,7 +154,7 @@ AREAL = [
     ("10", r"$\binom{5}{2} = 10$", 1.0, 1.0, ""),
     ("1", r"$\sin\left(\frac{\pi}{2}\right) = 1$", 1.0, 1.0, ""),
     ("1", r"$\lim_{x \to 0} \frac{\sin x}{x} = 1$", 1.0, 1.0, ""),
-    ("3", r"The result is $3$", 1.0, 0.0, "no box and no answer phrase: read with the opt-in fallbacks only"),
+    ("3", r"The result is $3$", 1.0, 1.0, ""),
     ("2", r"$\left| 3 - 5 \right| = 2$", 1.0, 1.0, ""),
     ("2", "$17 \\bmod 5 = 2$", 1.0, 1.0, ""),
     ("3", r"$\log_2(8) = 3$", 1.0, 1.0, ""),

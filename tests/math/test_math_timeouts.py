@@ -17,7 +17,9 @@ from tests.support.timing import deadline_bound, slack
 
 TIMEOUT_S = 1.5
 # A bare tower is settled by size on the fast path; one inside a sum reaches sympy, which evaluates it for minutes.
+# Its gold is a plain number, so the overrun is the answer's own doing: 0.0, never an unscorable escape.
 TOWER = r"The answer is \boxed{10^{10^{10}} - 1}"
+BLAMED = "the answer's own size or cost is to blame"
 
 
 def _timed(reward: MathEquivalence, completion: str, gold: str):
@@ -49,8 +51,9 @@ def reward():
 
 def test_exponent_tower_times_out_on_the_main_thread(reward):
     result, elapsed = _timed(reward, TOWER, "5")
-    assert result.score is None
-    assert result.reason.endswith(f"timeout: symbolic comparison exceeded {TIMEOUT_S:g} s")
+    assert result.score == 0.0
+    assert f"symbolic comparison exceeded {TIMEOUT_S:g} s; the gold alone is read" in result.reason, result.reason
+    assert BLAMED in result.reason
     assert elapsed < deadline_bound(TIMEOUT_S)
 
 
@@ -60,7 +63,7 @@ def test_exponent_tower_times_out_from_a_worker_thread(reward):
     thread.start()
     thread.join(30)
     ((result, elapsed),) = box
-    assert result.score is None and "timeout" in result.reason
+    assert result.score == 0.0 and "timeout" in result.reason and BLAMED in result.reason
     assert elapsed < deadline_bound(TIMEOUT_S)
 
 
@@ -98,7 +101,7 @@ def test_exponent_tower_times_out_inside_a_spawned_process(daemon):
         child.join(30)
         if child.is_alive():
             child.kill()
-    assert score is None and "timeout" in reason
+    assert score == 0.0 and "timeout" in reason and BLAMED in reason
     assert elapsed < deadline_bound(TIMEOUT_S)
     assert good == 1.0
 
@@ -108,7 +111,7 @@ def test_a_batch_of_pathological_answers_is_bounded(reward):
     start = time.monotonic()
     scores = reward(completions, solution=["4"] * 8)
     elapsed = time.monotonic() - start
-    assert scores == [None] * 4 + [1.0] * 4
+    assert scores == [0.0] * 4 + [1.0] * 4
     # 4 overruns on 2 workers (and a spare): two rounds of the timeout, plus waiting for at most two killed
     # workers' replacements (a call waits for a worker instead of giving up; the wait is not its timeout).
     assert elapsed < 2 * TIMEOUT_S + 2 * WORKER_START_S[0] + slack(1.0), (elapsed, WORKER_START_S)
@@ -130,14 +133,14 @@ def test_async_scoring_does_not_block_the_event_loop(reward):
         return results, ticks
 
     results, ticks = asyncio.run(main())
-    assert results[0].score is None and "timeout" in results[0].reason
+    assert results[0].score == 0.0 and "timeout" in results[0].reason
     assert ticks >= 10  # the loop kept running through the 1.5 s timeout
 
 
 def test_timeouts_are_not_cached(reward):
     pair = (reward.gold_of("11")[1], r"10^{10^{10}} - 1")
     result, _ = _timed(reward, TOWER, "11")
-    assert result.score is None and "exceeded" in result.reason
+    assert result.score == 0.0 and "exceeded" in result.reason
     assert reward._symbolic_cache.get(pair) is None  # a pair that overran under load gets another chance
     solved, _ = _timed(reward, r"\boxed{(x-1)(x+1)}", "x^2-1")
     assert solved.score == 1.0
@@ -182,7 +185,7 @@ def test_back_to_back_overruns_from_a_cold_pool_are_each_bounded():
     try:
         for gold in ("5", "6"):
             result, elapsed = _timed(cold, TOWER, gold)
-            assert result.score is None
+            assert result.score == 0.0
             assert f"symbolic comparison exceeded {COLD_TIMEOUT_S:g} s" in result.reason, result.reason
             assert elapsed < deadline_bound(COLD_STARTUP_S + COLD_TIMEOUT_S), (elapsed, result.reason)
     finally:
