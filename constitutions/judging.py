@@ -45,12 +45,17 @@ def comparison_template(
 
 
 def with_examples(source: str, examples: tuple[ComparisonExample, ...], *, chain_of_thought: bool) -> str:
-    """``source`` with one solved user/assistant exchange per example before its first user turn."""
-    from rewardsmith.judges.templates import check_source, split_roles
+    """``source`` with one solved user/assistant exchange per example before its first user turn.
+
+    Each example is rendered the way a live comparison is (its responses quoted between keyed tags) and written
+    into the template as one jinja string literal per turn: the example's text is shown, never evaluated, and a
+    role line inside it cannot become a turn of the template.
+    """
+    from rewardsmith.judges.templates import render_template_source
 
     turns = []
     for example in examples:
-        text = check_source(
+        rendered = render_template_source(
             source,
             name="comparison template",
             prompt=example.prompt,
@@ -58,7 +63,6 @@ def with_examples(source: str, examples: tuple[ComparisonExample, ...], *, chain
             second=example.response_b,
             question=None,
         )
-        rendered = split_roles(text)
         asked = "\n\n".join(m["content"] for m in rendered if m["role"] == "user")
         if chain_of_thought:
             answer = f"{example.explanation}\nVerdict: {example.preferred}".strip()
@@ -71,5 +75,10 @@ def with_examples(source: str, examples: tuple[ComparisonExample, ...], *, chain
 
 
 def _literal(text: str) -> str:
-    """Jinja-escape example text so braces in it are shown, not evaluated."""
-    return "{% raw %}" + text.replace("{% endraw %}", "{% endraw %}{{ '{% endraw %}' }}{% raw %}") + "{% endraw %}"
+    """``text`` as one jinja string expression on one line: shown as is, braces and role lines included.
+
+    Every character outside printable ASCII (newlines too) and the quote are backslash escapes, which jinja's
+    lexer decodes back (``unicode-escape``).
+    """
+    escaped = text.encode("unicode_escape").decode("ascii").replace('"', "\\x22")
+    return '{{ "' + escaped + '" }}'

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field, ValidationError
 from rewardsmith import http
 from rewardsmith.bridge import to_async
 from rewardsmith.judges.base import ChatClient, JudgeError, Message, OrderVerdict, PairwiseVerdict, Usage
+from rewardsmith.judges.untrusted import defuse_control_tokens
 
 LOGLIKELIHOOD_ROUTE = "/rewardsmith/loglikelihood"  # under the server's /v1 base URL
 NEEDS_SCORER = "the likelihood judge needs rewardsmith's embedded llama.cpp server or an in-process transformers model"
@@ -212,12 +213,18 @@ class LikelihoodJudge:
         return f"LikelihoodJudge(model={self.model!r}, temperature={self.temperature})"
 
     def messages(self, prompt: str) -> list[Message]:
+        """The scored chat: the prompt is one user message's content, its chat control tokens defused."""
         system = [{"role": "system", "content": self.system}] if self.system else []
-        return [*system, {"role": "user", "content": prompt}]
+        return [*system, {"role": "user", "content": defuse_control_tokens(prompt)}]
 
     def score(self, prompt: str, responses: list[str]) -> LikelihoodScores:
-        """Log-likelihood of each response to ``prompt`` (one request; raises :class:`JudgeError`)."""
-        result = self.scorer.loglikelihood(self.messages(prompt), list(responses))
+        """Log-likelihood of each response to ``prompt`` (one request; raises :class:`JudgeError`).
+
+        The responses are appended to the rendered chat and tokenised with special tokens recognised, so each
+        has its chat control tokens defused: ``<|im_end|>`` in a response is text, not the end of its turn.
+        """
+        continuations = [defuse_control_tokens(response) for response in responses]
+        result = self.scorer.loglikelihood(self.messages(prompt), continuations)
         if len(result.scores) != len(responses):
             raise JudgeError(f"asked to score {len(responses)} responses, got {len(result.scores)} scores")
         accountant = getattr(self.client, "accountant", None)

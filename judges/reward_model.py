@@ -35,6 +35,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from rewardsmith import http
 from rewardsmith.judges.base import JudgeError, OrderVerdict, PairwiseVerdict
+from rewardsmith.judges.untrusted import defuse_control_tokens
 
 Prompt = str | list[dict[str, Any]]
 WireProtocol = Literal["auto", "openrlhf", "vllm-classify", "vllm-pooling"]
@@ -52,16 +53,43 @@ class RewardModelScorer(Protocol):
     ) -> list[float]: ...
 
 
-def as_messages(prompt: Prompt, response: str) -> list[dict[str, Any]]:
-    """The conversation a chat-template reward model reads: the prompt's turns (or one user turn) + the response."""
+def as_messages(prompt: Prompt, response: str, special_tokens: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The conversation a chat-template reward model reads: the prompt's turns (or one user turn) + the response.
+
+    The texts are untrusted: the chat template is rendered to one string and tokenised with special tokens
+    recognised, so a ``<|im_start|>`` inside a response would open a real turn. Every content has its chat control
+    tokens (and ``special_tokens``, the tokenizer's own) defused.
+    """
     turns = list(prompt) if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
-    return [*turns, {"role": "assistant", "content": response}]
+    turns = [_defused_turn(turn, special_tokens) for turn in turns]
+    return [*turns, {"role": "assistant", "content": defuse_control_tokens(response, special_tokens)}]
 
 
-def plain_text(prompt: Prompt) -> str:
+def _defused_turn(turn: Any, special_tokens: Sequence[str]) -> Any:
+    if isinstance(turn, dict) and isinstance(turn.get("content"), str):
+        return {**turn, "content": defuse_control_tokens(turn["content"], special_tokens)}
+    return turn
+
+
+def plain_text(prompt: Prompt, special_tokens: Sequence[str] = ()) -> str:
+    """The prompt as one text, control tokens defused (it is tokenised with special tokens recognised)."""
     if isinstance(prompt, str):
-        return prompt
-    return "\n".join(str(m.get("content", "")) for m in prompt if isinstance(m, dict))
+        return defuse_control_tokens(prompt, special_tokens)
+    text = "\n".join(str(m.get("content", "")) for m in prompt if isinstance(m, dict))
+    return defuse_control_tokens(text, special_tokens)
+
+
+def plain_pair(prompt: Prompt, response: str, special_tokens: Sequence[str] = ()) -> str:
+    """Prompt, newline, response: the rendering without a chat template, control tokens defused."""
+    return f"{plain_text(prompt, special_tokens)}\n{defuse_control_tokens(response, special_tokens)}"
+
+
+def special_tokens_of(tokenizer: Any) -> list[str]:
+    """A ``transformers`` tokenizer's special tokens (named and added), the strings it would read as control tokens."""
+    tokens = [str(token) for token in getattr(tokenizer, "all_special_tokens", None) or []]
+    added = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    tokens += [str(token.content) for token in added.values() if getattr(token, "special", False)]
+    return sorted(set(tokens))
 
 
 class LocalRewardModel:
@@ -114,12 +142,13 @@ class LocalRewardModel:
 
     def texts(self, prompts: Sequence[Prompt], responses: Sequence[str]) -> list[str]:
         tokenizer, _ = self.load()
+        specials = special_tokens_of(tokenizer)
         if self.use_chat_template and getattr(tokenizer, "chat_template", None):
             return [
-                tokenizer.apply_chat_template(as_messages(p, r), tokenize=False)
+                tokenizer.apply_chat_template(as_messages(p, r, specials), tokenize=False)
                 for p, r in zip(prompts, responses, strict=True)
             ]
-        return [f"{plain_text(p)}\n{r}" for p, r in zip(prompts, responses, strict=True)]
+        return [plain_pair(p, r, specials) for p, r in zip(prompts, responses, strict=True)]
 
     def score(
         self, prompts: Sequence[Prompt], responses: Sequence[str], labels: Sequence[Any] | None = None
@@ -158,7 +187,7 @@ class RemoteRewardModel:
     def payload(self, prompts: Sequence[Prompt], responses: Sequence[str], labels: Sequence[Any] | None) -> dict:
         texts = [plain_text(p) for p in prompts]
         return {
-            "query": [p + r for p, r in zip(texts, responses, strict=True)],
+            "query": [p + defuse_control_tokens(r) for p, r in zip(texts, responses, strict=True)],
             "prompts": texts,
             "labels": list(labels) if labels is not None else [None] * len(texts),
         }
@@ -250,7 +279,7 @@ class VLLMRewardModel:
         pairs = list(zip(prompts, responses, strict=True))
         if self.use_chat_template:
             return [{**base, "messages": as_messages(p, r)} for p, r in pairs]
-        return [{**base, "input": [f"{plain_text(p)}\n{r}" for p, r in pairs], "add_special_tokens": False}]
+        return [{**base, "input": [plain_pair(p, r) for p, r in pairs], "add_special_tokens": False}]
 
     def score(
         self, prompts: Sequence[Prompt], responses: Sequence[str], labels: Sequence[Any] | None = None

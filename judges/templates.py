@@ -116,25 +116,50 @@ def check_source(source: str, *, name: str = "template", **sample: Any) -> str:
 
 
 def render_messages(name_or_path: str, **variables: Any) -> list[Message]:
-    """Render a template to ``[{"role", "content"}, ...]``; text before any role line is a user message."""
-    text = render_source(template_text(name_or_path), name=f"prompt template {name_or_path!r}", **variables)
-    return split_roles(text)
+    """Render a template to ``[{"role", "content"}, ...]``; text before any role line is a user message.
+
+    The structure comes from the template alone: its source is split at its role lines first, and each block is
+    rendered on its own, so an inserted value lands inside one message's content whatever it contains (a
+    completion's own ``[system]`` line is text of the user message, not a second system prompt). The untrusted
+    variables (:data:`~rewardsmith.judges.untrusted.UNTRUSTED_LABELS`: ``prompt``, ``response``, ``first``,
+    ``second``, ``candidates``, ``reference``) are quoted between keyed tags they cannot close and have their chat
+    control tokens defused (:mod:`rewardsmith.judges.untrusted`); the others are the caller's settings.
+    """
+    return render_template_source(template_text(name_or_path), name=f"prompt template {name_or_path!r}", **variables)
 
 
-def split_roles(text: str) -> list[Message]:
-    parts = _ROLE_LINE.split(text)
+def render_template_source(source: str, *, name: str = "prompt template", **variables: Any) -> list[Message]:
+    """:func:`render_messages` for template text already read (a constitution's, a test's)."""
+    from rewardsmith.judges.untrusted import quote_untrusted
+
+    quoted = quote_untrusted(variables)
     messages: list[Message] = []
-    if parts[0].strip():
-        messages.append({"role": "user", "content": parts[0].strip()})
-    for role, content in zip(parts[1::2], parts[2::2], strict=True):
-        if content.strip():
-            messages.append({"role": role, "content": content.strip()})
+    for role, block in split_source(source):
+        content = render_source(block, name=name, **quoted).strip()
+        if content:
+            messages.append({"role": role, "content": content})
     if not messages:
-        raise TemplateError("prompt template rendered to no message")
+        raise TemplateError(f"{name} rendered to no message")
     return messages
+
+
+def split_source(source: str) -> list[tuple[str, str]]:
+    """A template's source cut at its role lines: ``(role, jinja block)`` pairs; text before any role line is user's.
+
+    Role lines are structure the template's author writes; they must stand at the template's top level (a role
+    line inside ``{% if %}`` leaves each half of the block unbalanced, which renders as a :class:`TemplateError`).
+    """
+    parts = _ROLE_LINE.split(source)
+    blocks = [("user", parts[0])] if parts[0].strip() else []
+    blocks += list(zip(parts[1::2], parts[2::2], strict=True))
+    return blocks
 
 
 def check_template(name_or_path: str, **sample: Any) -> None:
     """Render once with sample variables, so a broken or unsafe template fails at construction, not mid-run."""
     source = template_text(name_or_path)
-    split_roles(check_source(source, name=f"prompt template {name_or_path!r}", **sample))
+    name = f"prompt template {name_or_path!r}"
+    unsafe = unsafe_accesses(source)
+    if unsafe:
+        raise UnsafeTemplateError(f"{name} accesses private attributes {', '.join(unsafe)}; templates may not")
+    render_template_source(source, name=name, **sample)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 
 import pytest
 
@@ -16,6 +15,7 @@ from rewardsmith.judges.group import GroupJudge, combine_presentations, presenta
 from rewardsmith.registry import get_reward
 from rewardsmith.rewards.judge_group import assign_groups
 from tests.support.fault_server import FaultServer
+from tests.support.judge_prompts import quoted, quoted_candidates
 
 ANSWERS = [
     # (judge text, n, expected scores by presented id or None, reason fragment)
@@ -105,12 +105,11 @@ class RuleJudgeServer(FaultServer):
 
 
 def candidates_in(content: str) -> list[str]:
-    parts = re.split(r"\nResponse \d+:\n", content)
-    return [part.split("\n", 1)[0] for part in parts[1:]]
+    return quoted_candidates(content)
 
 
 def prompt_in(content: str) -> str:
-    return content.split("Prompt:\n", 1)[1].split("\n", 1)[0]
+    return quoted(content, "prompt")
 
 
 def correct_rule(text: str) -> int:

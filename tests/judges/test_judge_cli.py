@@ -12,6 +12,7 @@ import pytest
 
 from rewardsmith.cli.clients import client_from_args, pairwise_judge_from_args
 from rewardsmith.cli.main import build_parser, main
+from tests.support.judge_prompts import shown_as
 
 # (command line without the client options, the role whose client it builds)
 CLIENT_COMMANDS = [
@@ -61,7 +62,7 @@ def test_every_judge_command_configures_the_pairwise_judge_alike(argv, spelling,
 
 
 def test_judge_pair_stdout_is_json_and_failures_exit_1(fault_server, capsys):
-    fault_server.push_when("Response (A):\n4", "500")
+    fault_server.push_when(shown_as("response-A", "4"), "500")
     argv = ["judge", "pair", "--judge", "openai:m", "--judge-base-url", fault_server.base_url,
             "--prompt", "2+2?", "--a", "4", "--b", "5", "--max-retries", "0"]  # fmt: skip
     assert main(argv) == 1
@@ -75,7 +76,7 @@ def test_judge_pair_stdout_is_json_and_failures_exit_1(fault_server, capsys):
 
 def test_judge_pair_timeout_bounds_a_stuck_endpoint(fault_server, capsys):
     fault_server.sleep_s = 6.0
-    fault_server.push_when("Response (A):\n4", "timeout")  # the server sleeps 6 s before answering
+    fault_server.push_when(shown_as("response-A", "4"), "timeout")  # the server sleeps 6 s before answering
     argv = ["judge", "pair", "--judge", "openai:m", "--judge-base-url", fault_server.base_url,
             "--prompt", "2+2?", "--a", "4", "--b", "5", "--timeout", "0.4", "--max-retries", "0"]  # fmt: skip
     started = time.monotonic()

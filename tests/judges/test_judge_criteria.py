@@ -14,6 +14,7 @@ from rewardsmith.judges.criteria import CriteriaJudge, Criterion, Rubric, aggreg
 from rewardsmith.registry import get_reward
 from rewardsmith.reward import ConfigError
 from tests.support.fault_server import FaultServer
+from tests.support.judge_prompts import quoted
 
 RUBRIC = Rubric(
     criteria=(
@@ -112,7 +113,7 @@ class CriteriaRuleServer(FaultServer):
         if action != f"answer:{self.default_answer}":
             return action
         content = body["messages"][-1]["content"]
-        response = content.split("Response:\n", 1)[1].split("\n\nCriteria:", 1)[0]
+        response = quoted(content, "response")
         asked = re.findall(r"^- ([A-Za-z0-9_.-]+): ", content, flags=re.MULTILINE)
         rules = {
             "correct": "4" in response,

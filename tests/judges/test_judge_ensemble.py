@@ -11,6 +11,7 @@ from rewardsmith.judges.clients.factory import make_client
 from rewardsmith.judges.ensemble import EnsembleJudge, combine_members, member_verdicts
 from rewardsmith.judges.pairwise import PairwiseJudge, combine_orders
 from tests.support.fault_server import FaultServer
+from tests.support.judge_prompts import quoted
 
 
 def member(p_ab: float | None, p_ba: float | None) -> PairwiseVerdict:
@@ -64,7 +65,7 @@ class ContentJudgeServer(FaultServer):
         if action != f"answer:{self.default_answer}":
             return action
         content = body["messages"][-1]["content"]
-        first = content.split("Response (A):\n", 1)[1].split("Response (B):", 1)[0]
+        first = quoted(content, "response-A")
         return "answer:A" if self.needle in first else "answer:B"
 
 

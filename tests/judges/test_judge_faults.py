@@ -20,6 +20,7 @@ from rewardsmith.judges.clients.factory import make_client
 from rewardsmith.judges.pairwise import PairwiseJudge
 from rewardsmith.judges.rubric import RubricJudge
 from rewardsmith.registry import get_reward
+from tests.support.judge_prompts import shown_as
 from tests.support.timing import slack
 
 MESSAGES = [{"role": "user", "content": "Which is better? Answer A or B."}]
@@ -70,12 +71,12 @@ def test_async_path_retries_too(fault_server):
 
 # Both presentation orders are asked at once, so answers are scripted per order, not per arrival:
 # for the pair ("2+2?", "4", "5") the A-first order shows "4" first, the B-first order "5".
-A_FIRST, B_FIRST = "Response (A):\n4", "Response (A):\n5"
+A_FIRST, B_FIRST = shown_as("response-A", "4"), shown_as("response-A", "5")
 
 
 def push_orders(server, ab, ba, *, a="4", b="5"):
-    server.push_when(f"Response (A):\n{a}", *ab)
-    server.push_when(f"Response (A):\n{b}", *ba)
+    server.push_when(shown_as("response-A", a), *ab)
+    server.push_when(shown_as("response-A", b), *ba)
 
 
 # Verdict table: what one order's answer becomes.
@@ -356,8 +357,8 @@ def test_usage_counts_failed_calls_and_retries(fault_server, tmp_path):
     request the server saw is either a sent call or a retry."""
     client = client_for(fault_server, max_retries=3, cache_dir=tmp_path, timeout=10)
     for i in (0, 1):  # the A-first order of pairs 0 and 1 fails for good: 4 attempts each
-        fault_server.push_when(f"Response (A):\nx{i}", *["500"] * 4)
-    fault_server.push_when("Response (A):\ny2", "429")  # one order of pair 2 answers on its second attempt
+        fault_server.push_when(shown_as("response-A", f"x{i}"), *["500"] * 4)
+    fault_server.push_when(shown_as("response-A", "y2"), "429")  # one order of pair 2 answers on its second attempt
     judge = PairwiseJudge(client, use_logprobs=False)
     verdicts = [judge.judge(f"q{i}", f"x{i}", f"y{i}") for i in range(4)]
     assert [v.abstained for v in verdicts] == [True, True, False, False]

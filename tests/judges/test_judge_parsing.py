@@ -26,6 +26,7 @@ from rewardsmith.judges.rank import rank_from_pairs
 from rewardsmith.judges.rubric import read_score
 from rewardsmith.judges.templates import TemplateError, packaged_templates, render_messages
 from rewardsmith.reward import ConfigError
+from tests.support.judge_prompts import quoted
 
 CHOICES = [
     # (judge answer, expected label or None = abstain)
@@ -368,7 +369,7 @@ def test_templates_render_to_messages():
     assert {"pairwise", "pairwise_cot", "rubric", "rank"} <= set(packaged_templates())
     messages = render_messages("pairwise", prompt="P?", first="one", second="two", question="Which is kinder?")
     assert [m["role"] for m in messages] == ["system", "user"]
-    assert "Response (A):\none" in messages[1]["content"] and "Which is kinder?" in messages[1]["content"]
+    assert quoted(messages[1]["content"], "response-A") == "one" and "Which is kinder?" in messages[1]["content"]
     with pytest.raises(TemplateError):
         render_messages("no-such-template")
     with pytest.raises(TemplateError):
@@ -378,9 +379,10 @@ def test_templates_render_to_messages():
 def test_user_template_file(tmp_path):
     path = tmp_path / "mine.jinja"
     path.write_text("[user]\nPick A or B for {{ prompt }}: {{ first }} / {{ second }}")
-    assert render_messages(str(path), prompt="x", first="1", second="2") == [
-        {"role": "user", "content": "Pick A or B for x: 1 / 2"}
-    ]
+    (message,) = render_messages(str(path), prompt="x", first="1", second="2")
+    assert message["role"] == "user" and message["content"].startswith("Pick A or B for <prompt-")
+    content = message["content"]
+    assert (quoted(content, "prompt"), quoted(content, "response-A"), quoted(content, "response-B")) == ("x", "1", "2")
 
 
 def test_cache_key_depends_on_model_messages_params():

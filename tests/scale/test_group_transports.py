@@ -22,6 +22,7 @@ from rewardsmith.groups import chunk_plan
 from rewardsmith.registry import get_reward
 from tests.support.extras import require_extras
 from tests.support.fault_server import FaultServer
+from tests.support.judge_prompts import quoted_candidates
 from tests.support.ray_cluster import IN_RAY_NETNS, SKIP_OUTSIDE, can_unshare_net, ray_missing, run_in_private_network
 
 require_extras("serve")
@@ -41,7 +42,7 @@ class RankJudgeServer(FaultServer):
         action = super()._next(body)
         if action != f"answer:{self.default_answer}":
             return action
-        shown = [p.split("\n", 1)[0] for p in re.split(r"\nResponse \d+:\n", body["messages"][-1]["content"])[1:]]
+        shown = quoted_candidates(body["messages"][-1]["content"])
         order = sorted(range(len(shown)), key=lambda i: len(shown[i]))
         top = max(1, len(shown) - 1)
         scores = {str(i + 1): round(10 * order.index(i) / top) for i in range(len(shown))}
