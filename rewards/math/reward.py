@@ -1,25 +1,28 @@
 """``math_equivalence``: 1.0 when the completion's final answer equals the gold, else 0.0.
 
 Thin composition of :mod:`~rewardsmith.rewards.math.extract` (find both answers),
-:func:`~rewardsmith.rewards.math.grade.fast_verdict` (exact, in-process) and
-:func:`~rewardsmith.rewards.math.symbolic.symbolic_verdict` (math-verify + sympy in a
-:class:`~rewardsmith.hard_timeout.HardTimeoutPool`, killed on overrun).
+:func:`~rewardsmith.rewards.math.grade.fast_verdict` (exact) and
+:func:`~rewardsmith.rewards.math.symbolic.symbolic_verdict` (math-verify + sympy, killed on overrun), run in the
+processes of a :class:`~rewardsmith.hard_timeout.HardTimeoutPool` once it has started (see
+:mod:`~rewardsmith.rewards.math.dispatch`); before that, in the caller, with only the comparisons in the pool.
 """
 
 from __future__ import annotations
 
+import pickle
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Literal, cast
 
 from pydantic import Field, field_validator
 
 from rewardsmith.first_use import build_once
-from rewardsmith.hard_timeout import CallStatus, HardTimeoutPool
+from rewardsmith.hard_timeout import CallOutcome, CallStatus, HardTimeoutPool
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import Reward, RewardConfig
 from rewardsmith.rewards.math.blame import settle_failure
+from rewardsmith.rewards.math.dispatch import WORKERS_ENV, default_workers, score_in_workers
 from rewardsmith.rewards.math.extract import Extraction, extract_answer, extract_gold
 from rewardsmith.rewards.math.grade import fast_verdict
 from rewardsmith.rewards.math.judge_fallback import JudgeFallback
@@ -27,6 +30,9 @@ from rewardsmith.rewards.math.normalize import clean_latex_with_unit
 from rewardsmith.rewards.math.symbolic import symbolic_verdict
 from rewardsmith.rewards.math.verdict import Verdict
 from rewardsmith.types import RewardResult
+
+#: One completion after the comparison: its result, or (gold, answer, cleaned gold, verdict) for the judge fallback.
+Scored = RewardResult | tuple[Extraction, Extraction, str, Verdict]
 
 
 class MathEquivalenceConfig(RewardConfig):
@@ -72,7 +78,12 @@ class MathEquivalenceConfig(RewardConfig):
         "budget (the answer's own size or cost is to blame, as in \\boxed{99999999999! - 1}); None makes such "
         "answers unscorable, which a trainer ignores. An overrun the gold causes is always unscorable",
     )
-    workers: int | None = Field(None, ge=1, description="worker processes (default: os.cpu_count())")
+    workers: int | None = Field(
+        None,
+        ge=1,
+        description=f"worker processes (default: ${WORKERS_ENV} when set, else the CPUs this process may run on; "
+        "several reward instances on one node each start this many)",
+    )
     memory_limit_mb: int | None = Field(4096, ge=256, description="address-space limit of each worker")
     cache_size: int = Field(4096, ge=0, description="parsed golds and symbolic verdicts kept (LRU)")
 
@@ -131,7 +142,8 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
     Args (config): ``gold_column`` ("solution"), ``boxed`` ("collect": adjacent boxes form one list, as
     math-verify collects them; "last"/"first": one box), ``decimal_comma`` (False), ``anchors``,
     ``fallback_last_number``, ``reasoning_end`` ("</think>"), ``rel_tol`` (1e-6), ``timeout_s`` (5),
-    ``workers`` (cpu count), ``symbolic`` (True), ``cache_size``, ``correct``/``wrong``, ``timeout_score``
+    ``workers`` (``$REWARDSMITH_MATH_WORKERS``, else the CPUs this process may run on), ``symbolic`` (True),
+    ``cache_size``, ``correct``/``wrong``, ``timeout_score``
     (0.0: the score of an answer whose comparison overran or failed while the gold alone is read in budget, so
     that an answer too costly to check is wrong, not unscorable; an overrun the gold causes is ``None``).
     ``timeout_s`` bounds the comparison's work only: a
@@ -166,11 +178,18 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         self._judge: JudgeFallback | None = None  # built on first undecided pair, when llm_fallback is set
         self._golds = _LruCache(self.config.cache_size)
         self._symbolic_cache = _LruCache(self.config.cache_size)
+        # What a worker needs to build this reward's twin: the configuration, pickled once.
+        self.config_blob = pickle.dumps(self.config, protocol=pickle.HIGHEST_PROTOCOL)
         # Started on first need; pickles as its settings only, so the reward ships to spawned workers.
         self.pool = HardTimeoutPool(
-            workers=self.config.workers,
+            workers=self.config.workers or default_workers(),
             timeout_s=self.config.timeout_s,
-            preload=("rewardsmith.rewards.math.symbolic", "math_verify", "latex2sympy2_extended"),
+            preload=(
+                "rewardsmith.rewards.math.reward",
+                "rewardsmith.rewards.math.symbolic",
+                "math_verify",
+                "latex2sympy2_extended",
+            ),
             warm_call=(symbolic_verdict, (r"\frac{x^2-1}{2}", r"\frac{(x-1)(x+1)}{2}", self.config.float_rounding)),
             memory_limit_mb=self.config.memory_limit_mb,
             startup_timeout_s=self.config.startup_timeout_s,
@@ -220,7 +239,22 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         )
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        results: list[RewardResult | None] = []
+        """Scored in the workers once the pool has started (the parent only cuts and sends the batch); before,
+        here, with the comparisons sent to the pool, which starts it. Both paths give the same verdicts."""
+        if self.config.symbolic and self.pool.live_workers:
+            scored = score_in_workers(self, completions, rows)
+        else:
+            scored = self._compare(completions, rows, self._symbolic)
+        return cast("list[RewardResult]", self._settle(scored, judge=True))  # judge=True settles every sample
+
+    def _compare(
+        self,
+        completions: list[Any],
+        rows: list[dict[str, Any]],
+        symbolic: Callable[[list[tuple[str, str]]], list[Verdict]],
+    ) -> list[Scored]:
+        """Extraction, the fast paths and the symbolic stage (``symbolic``: the verdicts of a list of parts)."""
+        results: list[Scored | None] = []
         compared: dict[int, tuple[Extraction, Extraction, str, Verdict]] = {}
         units: dict[int, str | None] = {}
         for index, (completion, row) in enumerate(zip(completions, rows, strict=True)):
@@ -231,7 +265,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         waiting = {i: c for i, c in compared.items() if c[3].parts and self.config.symbolic}
         if waiting:
             parts = list(dict.fromkeys(part for *_, verdict in waiting.values() for part in verdict.parts))
-            oracle = dict(zip(parts, self._symbolic(parts), strict=True))
+            oracle = dict(zip(parts, symbolic(parts), strict=True))
             for index, (gold, answer, gold_clean, _) in waiting.items():
                 verdict = fast_verdict(
                     gold_clean,
@@ -242,21 +276,36 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
                     gold_unit=units[index],
                 )
                 compared[index] = (gold, answer, gold_clean, verdict)
+        for index, pending in compared.items():
+            results[index] = pending
+        assert all(r is not None for r in results)
+        return cast("list[Scored]", results)  # every slot is a result or a comparison (asserted above)
+
+    def _settle(self, scored: list[Scored], *, judge: bool) -> list[Scored]:
+        """Comparisons made results: the undecided ones asked to the judge fallback first when it is configured
+        (``judge=False``, in a worker: they stay comparisons, for the parent to ask)."""
+        compared = {i: s for i, s in enumerate(scored) if isinstance(s, tuple)}
         unsettled = [i for i, c in compared.items() if c[3].equal is None]
         if unsettled and self.config.llm_fallback is not None:
+            if not judge:
+                asked = set(unsettled)
+                return [s if i in asked else self._settled(s) for i, s in enumerate(scored)]
             judged = self._fallback().judge(
                 [(compared[i][2], compared[i][1].text or "") for i in unsettled], [compared[i][3] for i in unsettled]
             )
             for index, verdict in zip(unsettled, judged, strict=True):
                 gold, answer, gold_clean, _ = compared[index]
                 compared[index] = (gold, answer, gold_clean, verdict)
-        for index, (gold, answer, gold_clean, verdict) in compared.items():
-            if verdict.equal is None and verdict.parts and not self.config.symbolic:
-                verdict = Verdict(None, "needs symbolic comparison, which is off")
-            verdict = settle_failure(verdict, gold_clean, self.pool, self._symbolic_cache)  # whose fault an overrun is
-            results[index] = self._result(gold, answer, verdict)
-        assert all(r is not None for r in results)
-        return cast("list[RewardResult]", results)  # every slot is filled (asserted above)
+        return [self._settled(compared.get(i, s)) for i, s in enumerate(scored)]
+
+    def _settled(self, scored: Scored) -> RewardResult:
+        if not isinstance(scored, tuple):
+            return scored
+        gold, answer, gold_clean, verdict = scored
+        if verdict.equal is None and verdict.parts and not self.config.symbolic:
+            verdict = Verdict(None, "needs symbolic comparison, which is off")
+        verdict = settle_failure(verdict, gold_clean, self.pool, self._symbolic_cache)  # whose fault an overrun is
+        return self._result(gold, answer, verdict)
 
     def _fallback(self) -> JudgeFallback:
         return build_once(
@@ -283,31 +332,37 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         )
         return None, (gold, answer, gold_clean, verdict), unit
 
-    def _symbolic(self, pairs: list[tuple[str, str]]) -> list[Verdict]:
-        verdicts: list[Verdict | None] = [self._symbolic_cache.get(p) for p in pairs]
+    def _symbolic(
+        self, pairs: list[tuple[str, str]], known: dict[tuple[str, str], Verdict] | None = None
+    ) -> list[Verdict]:
+        """Each pair compared in a pool worker, unless cached or ``known`` (verdicts already established for this
+        batch, such as a comparison that overran in a worker)."""
+        verdicts: list[Verdict | None] = [(known or {}).get(p) or self._symbolic_cache.get(p) for p in pairs]
         todo = [i for i, v in enumerate(verdicts) if v is None]
         outcomes = self.pool.map(
             symbolic_verdict, [(*pairs[i], self.config.float_rounding, self.config.rel_tol) for i in todo]
         )
         for i, outcome in zip(todo, outcomes, strict=True):
+            verdicts[i] = self.verdict_of(outcome)
             if outcome.status is CallStatus.OK:
-                verdicts[i] = outcome.value
                 self._symbolic_cache.put(pairs[i], outcome.value)  # computed to the end: the same next time
-            elif outcome.status is CallStatus.TIMEOUT and outcome.started:
-                # Not cached: an overrun under load may succeed later.
-                verdicts[i] = Verdict(None, f"timeout: symbolic comparison exceeded {self.config.timeout_s:g} s", True)
-            elif outcome.status is CallStatus.TIMEOUT:
-                verdicts[i] = Verdict(
-                    None,
-                    f"timeout: no symbolic worker ready within startup_timeout_s={self.config.startup_timeout_s:g} s",
-                )
-            else:
-                verdicts[i] = Verdict(
-                    None,
-                    f"symbolic comparison failed ({outcome.status.value}: {outcome.error})",
-                    failed=outcome.started,
-                )
         return cast("list[Verdict]", verdicts)  # every uncached slot is in todo, and each outcome fills its slot
+
+    def verdict_of(self, outcome: CallOutcome) -> Verdict:
+        """The verdict of a symbolic comparison from the outcome of the pool call that ran it. Timeouts are not
+        cached: an overrun under load may succeed later."""
+        if outcome.status is CallStatus.OK:
+            return cast("Verdict", outcome.value)
+        if outcome.status is CallStatus.TIMEOUT and outcome.started:
+            return Verdict(None, f"timeout: symbolic comparison exceeded {self.config.timeout_s:g} s", True)
+        if outcome.status is CallStatus.TIMEOUT:
+            return Verdict(
+                None,
+                f"timeout: no symbolic worker ready within startup_timeout_s={self.config.startup_timeout_s:g} s",
+            )
+        return Verdict(
+            None, f"symbolic comparison failed ({outcome.status.value}: {outcome.error})", failed=outcome.started
+        )
 
     def _result(self, gold: Extraction, answer: Extraction, verdict: Verdict) -> RewardResult:
         score = None if verdict.equal is None else (self.config.correct if verdict.equal else self.config.wrong)
