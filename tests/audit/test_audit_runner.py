@@ -21,6 +21,7 @@ from rewardsmith.audit.runner import VERDICTS_FILE, AuditRunner, load_verdicts, 
 from rewardsmith.cli.main import main
 from rewardsmith.heldout.sets import AuditItem, write_set
 from tests.support.audit_scripted_judge import ScriptedJudge
+from tests.support.judge_prompts import shown_as
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -255,7 +256,7 @@ def test_cli_audit_failures_exit_1_and_stay_on_record(tmp_path, fault_server, ca
     items = generate_set("math", 4, seed=0)
     write_set(tmp_path / "set.jsonl", items)
     out = tmp_path / "run"
-    fault_server.push_when(f"Response (A):\n{items[0].response_a}", "500")
+    fault_server.push_when(shown_as("response-A", items[0].response_a), "500")
     argv = audit_argv(fault_server, tmp_path / "set.jsonl", out, "--max-retries", "0", "--no-verify")
     assert main(argv) == 1
     captured = capsys.readouterr()
