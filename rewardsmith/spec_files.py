@@ -20,6 +20,7 @@ Every refusal is one :class:`~rewardsmith.reward.ConfigError` naming the file an
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,7 +35,7 @@ FILE_KEYS = frozenset({"template", "constitution"})
 IMPORT_KEYS = frozenset({"pydantic_model"})
 
 
-def read_spec_file(path: str | Path, *, allow_imports: bool = False) -> Any:
+def read_spec_file(path: str | os.PathLike[str], *, allow_imports: bool = False) -> Any:
     """The document of a spec file, its file references confined to its folder and its imports checked."""
     path = Path(path)
     document = read_yaml_file(path, "reward spec file")

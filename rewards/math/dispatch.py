@@ -25,7 +25,7 @@ import pickle
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rewardsmith.hard_timeout import CallOutcome, CallStatus, available_cpus, report
 from rewardsmith.rewards.math.verdict import Verdict
@@ -140,7 +140,7 @@ def score_in_workers(reward: MathEquivalence, completions: list[Any], rows: list
                 known[last_report] = reward.verdict_of(outcome)  # the comparison that was running
     for indices, symbolic in (
         (retry, lambda parts: reward._symbolic(parts, known)),
-        (never_ran, lambda parts: [never_ran_verdict] * len(parts)),
+        (never_ran, lambda parts: [cast(Verdict, never_ran_verdict)] * len(parts)),
     ):
         if indices:
             again = reward._compare([completions[i] for i in indices], [rows[i] for i in indices], symbolic)

@@ -52,6 +52,16 @@ def assert_recovered(est, truth, name):
     assert est["low"] <= truth <= est["high"], f"{name}: injected {truth}, estimated {est}"
 
 
+def assert_not_detected(est, name, family):
+    """A bias that was not injected is not detected: its p-value stays above 5 % after Bonferroni over the family.
+
+    A raw 95 % interval around a true zero misses it in one estimate of twenty by design (more often, with several
+    estimates per test); the audit flags on multiplicity-corrected p-values, so that is what "no bias" means here.
+    """
+    assert est["p_value"] is not None, f"{name}: no test"
+    assert est["p_value"] * family >= 0.05, f"{name}: not injected, yet detected: {est}"
+
+
 def test_injected_biases_are_recovered_within_their_intervals(tmp_path, items_and_own):
     items, own = items_and_own
     gold = {it.prompt: it.gold_response for it in items}
@@ -64,7 +74,7 @@ def test_injected_biases_are_recovered_within_their_intervals(tmp_path, items_an
     assert_recovered(m["self_preference"]["self_preference"], injected["self_pref"], "self-preference")
     assert_recovered(m["perturbations"]["authority"]["susceptibility"], injected["cue"], "authority cue")
     # The bandwagon cue was not injected: the judge ignores it.
-    assert_recovered(m["perturbations"]["bandwagon"]["susceptibility"], 0.0, "bandwagon cue")
+    assert_not_detected(m["perturbations"]["bandwagon"]["susceptibility"], "bandwagon cue", family=5)
     # Biases push the length coefficient up and the consistency down.
     assert m["length"]["length_coef"]["low"] > 0
     assert m["position"]["consistency"]["high"] < 0.8
@@ -96,11 +106,12 @@ def test_unbiased_noisy_judge_shows_no_bias(tmp_path, items_and_own):
         ("authority", m["perturbations"]["authority"]["susceptibility"]),
         ("bandwagon", m["perturbations"]["bandwagon"]["susceptibility"]),
     ]:
-        assert_recovered(est, 0.0, name)
+        assert_not_detected(est, name, family=5)
     assert m["flags"] == []
     # Noise 0.15 per order (a coin flip): an order is right with probability 0.925.
     assert_recovered(m["order_accuracy"], 0.925, "per-order accuracy")
-    assert_recovered(m["length"]["lc_accuracy"], 0.925, "length-controlled accuracy")
+    # No length bias: controlling for length leaves the accuracy where it was.
+    assert abs(value(m["length"]["lc_accuracy"]) - value(m["order_accuracy"])) < 0.03
 
 
 def test_strong_length_bias_is_measured_from_both_sides(tmp_path, items_and_own):
