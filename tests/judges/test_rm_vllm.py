@@ -198,7 +198,8 @@ def test_cli_audits_a_reward_model_served_by_vllm(server, tmp_path, capsys):
             "--out", str(out), "--n-boot", "100", "--no-progress", "--max-retries", "0"]  # fmt: skip
     assert main(argv) == 0
     assert "judge tasks: 8 (8 judged, 0 reused)" in capsys.readouterr().out
-    assert server.paths == ["classify"] * 16 and all("messages" in body for body in server.bodies)
+    # 8 tasks x 2 responses, plus the one check request the audit sends before it starts (audit/preflight.py)
+    assert server.paths == ["classify"] * 17 and all("messages" in body for body in server.bodies)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["run"]["judge"] == f"reward-model:{url}" and metrics["position"]["order_free"] is True
     assert metrics["accuracy"]["n"] == 4 and metrics["perturbations"]["authority"]["n_perturbed"] == 4
