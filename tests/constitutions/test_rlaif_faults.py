@@ -9,6 +9,7 @@ from rewardsmith.constitutions.prompts import PromptItem
 from rewardsmith.judges.clients.factory import make_client
 from rewardsmith.judges.pairwise import PairwiseJudge
 from rewardsmith.store import KeyedStore
+from tests.support.judge_prompts import shown_as
 
 ITEMS = [
     PromptItem(index=i, prompt_id=f"p{i}", prompt=f"question {i}", candidates=(f"x{i}", f"y{i}")) for i in range(2)
@@ -27,7 +28,9 @@ def run(server, store_path):
 
 
 def test_http_500_is_a_retried_failure_not_an_abstain(fault_server, tmp_path):
-    fault_server.push("500", "500")  # both presentation orders of the first pair
+    # both presentation orders of the first pair (the judge's check request before the run is answered normally)
+    fault_server.push_when(shown_as("response-A", "x0"), "500")
+    fault_server.push_when(shown_as("response-A", "y0"), "500")
     summary, records = run(fault_server, tmp_path / "pairs.jsonl")
     assert summary.failed == 1
     assert [r["prompt_id"] for r in records] == ["p1"]
