@@ -25,13 +25,15 @@ import pickle
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from rewardsmith.hard_timeout import CallOutcome, CallStatus, available_cpus, report
 from rewardsmith.rewards.math.verdict import Verdict
 
-if TYPE_CHECKING:
-    from rewardsmith.rewards.math.reward import MathEquivalence, Scored
+#: The reward and its per-completion result (``rewards.math.reward.MathEquivalence`` and ``Scored``), named here
+#: without importing that module, which imports this one: the worker gets the class inside its pickled blob.
+MathEquivalence = Any
+Scored = Any
 
 #: Environment variable with the default worker count of every ``math_equivalence`` in this process.
 WORKERS_ENV = "REWARDSMITH_MATH_WORKERS"
@@ -169,9 +171,8 @@ def _scorer(config_blob: bytes) -> MathEquivalence:
     """This worker's reward for one configuration, kept with its caches (parsed golds, symbolic verdicts)."""
     scorer = _SCORERS.get(config_blob)
     if scorer is None:
-        from rewardsmith.rewards.math.reward import MathEquivalence
-
-        scorer = _SCORERS[config_blob] = MathEquivalence(pickle.loads(config_blob))
+        reward_class, config = pickle.loads(config_blob)
+        scorer = _SCORERS[config_blob] = reward_class(config)
         while len(_SCORERS) > SCORERS_KEPT:
             _SCORERS.popitem(last=False)
     _SCORERS.move_to_end(config_blob)

@@ -178,8 +178,8 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         self._judge: JudgeFallback | None = None  # built on first undecided pair, when llm_fallback is set
         self._golds = _LruCache(self.config.cache_size)
         self._symbolic_cache = _LruCache(self.config.cache_size)
-        # What a worker needs to build this reward's twin: the configuration, pickled once.
-        self.config_blob = pickle.dumps(self.config, protocol=pickle.HIGHEST_PROTOCOL)
+        # What a worker needs to build this reward's twin: its class and configuration, pickled once.
+        self.config_blob = pickle.dumps((type(self), self.config), protocol=pickle.HIGHEST_PROTOCOL)
         # Started on first need; pickles as its settings only, so the reward ships to spawned workers.
         self.pool = HardTimeoutPool(
             workers=self.config.workers or default_workers(),
