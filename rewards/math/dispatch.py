@@ -149,7 +149,7 @@ def score_in_workers(reward: MathEquivalence, completions: list[Any], rows: list
             for index, answer in zip(indices, again, strict=True):
                 scored[index] = answer
     assert all(s is not None for s in scored)
-    return scored  # type: ignore[return-value]  # every index is in one chunk, and each chunk filled its slots
+    return scored  # every index is in one chunk, and each chunk filled its slots
 
 
 # -- worker side ---------------------------------------------------------------------------------------------
