@@ -36,6 +36,10 @@ def test_with_the_pool_up_the_parent_extracts_nothing(reward, monkeypatch):
         return first_stage(self, completion, row)
 
     monkeypatch.setattr(MathEquivalence, "_first_stage", spy)  # this process only: a worker has its own class
+    ready_by = time.monotonic() + 120  # "the pool is up": on a loaded machine its workers may still be starting
+    while not reward.pool.live_workers and time.monotonic() < ready_by:
+        time.sleep(0.1)
+    assert reward.pool.live_workers, "the warmed-up pool never had a live worker"
     golds = [str(g) for g in range(12) for _ in range(4)]
     completions = [rf"\boxed{{{g}}}" if i % 2 else rf"\boxed{{{g}+1}}" for i, g in enumerate(golds)]
     scores = reward(completions, solution=golds)
