@@ -72,9 +72,8 @@ def test_every_package_in_the_tree_is_declared() -> None:
     assert not stale, f"declared but not in the tree: {sorted(stale)}"
 
 
-@pytest.mark.slow
-def test_wheel_install_has_subpackages_and_data(tmp_path: Path) -> None:
-    wheel_dir = tmp_path / "wheel"
+def _build_wheel(wheel_dir: Path) -> Path:
+    """This tree built as a wheel into ``wheel_dir`` (no dependencies, no build isolation: offline)."""
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheel_dir), str(ROOT)],
         capture_output=True,
@@ -83,6 +82,12 @@ def test_wheel_install_has_subpackages_and_data(tmp_path: Path) -> None:
     )
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = wheel_dir.glob("rewardsmith-*.whl")
+    return wheel
+
+
+@pytest.mark.slow
+def test_wheel_install_has_subpackages_and_data(tmp_path: Path) -> None:
+    wheel = _build_wheel(tmp_path / "wheel")
     names = zipfile.ZipFile(wheel).namelist()
     for sub in _packages_in_tree():
         assert f"{sub.replace('.', '/')}/__init__.py" in names, sub
@@ -137,15 +142,7 @@ def _wheel_top_level_names(wheel: Path) -> set[str]:
 @pytest.mark.slow
 def test_fresh_venv_installs_rewardsmith_only(tmp_path: Path) -> None:
     """The built wheel, installed into a fresh virtual environment, brings exactly `rewardsmith` and its command."""
-    wheel_dir = tmp_path / "wheel"
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheel_dir), str(ROOT)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert build.returncode == 0, build.stderr[-2000:]
-    (wheel,) = wheel_dir.glob("rewardsmith-*.whl")
+    wheel = _build_wheel(tmp_path / "wheel")
     assert _wheel_top_level_names(wheel) == {"rewardsmith"}, "stray top-level packages in the wheel"
     entry_points = next(n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".dist-info/entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
