@@ -1,7 +1,8 @@
 """The sandbox contract: run one untrusted program under limits, get a result that cannot lie.
 
 Callers never branch on which backend they hold (local, docker, remote); each backend implements
-``run`` (and may override ``run_batch`` for speed). Nothing here knows about rewards.
+``run`` (and may override ``run_batch`` for speed) and says what it guarantees with ``describe``, which
+:mod:`rewardsmith.sandboxes.conformance` verifies by running programs. Nothing here knows about rewards.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from enum import Enum
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, get_args, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,15 +76,62 @@ class RunResult(BaseModel):
         return self.status is RunStatus.SANDBOX_ERROR
 
 
+IsolationLevel = Literal["strong", "weak", "none"]
+#: the :class:`Limits` fields a backend can promise to enforce (``network``: a request without it gets none)
+LimitName = Literal[
+    "wall_time_s", "cpu_time_s", "memory_mb", "max_processes", "output_bytes", "file_size_mb", "network"
+]
+ALL_LIMITS: frozenset[LimitName] = frozenset(get_args(LimitName))
+
+
+class Guarantees(BaseModel):
+    """What a backend promises about every program it runs: the contract a caller checks before trusting its
+    verdicts (``code_tests`` refuses a backend that promises too little) and that
+    :mod:`rewardsmith.sandboxes.conformance` verifies, so a promise that is not kept fails a check, not a training run.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    isolation: IsolationLevel = Field(
+        description="strong: the program reaches neither the host's files and processes, the network nor other runs' "
+        "state (namespaces, a container, another host); weak: its limits hold but the host's files and network are "
+        "reachable; none: it runs as the caller does"
+    )
+    enforces: frozenset[LimitName] = Field(
+        description="the Limits fields whose requested values every run is held to (a limit only a server's own "
+        "policy sets is not one of them)"
+    )
+    where: str = Field("", description="one line: where programs run and what confines them (said in refusals)")
+
+    def shortfall(self, needs: frozenset[LimitName], isolation: IsolationLevel = "strong") -> str | None:
+        """Why these guarantees do not cover ``needs`` at ``isolation`` (``"weak"`` accepts weak or strong), or None."""
+        problems = []
+        accepted = {"strong": ("strong",), "weak": ("strong", "weak"), "none": ("strong", "weak", "none")}[isolation]
+        if self.isolation not in accepted:
+            problems.append(f"its isolation is {self.isolation} ({self.where or 'no detail given'})")
+        missing = sorted(needs - self.enforces)
+        if missing:
+            problems.append(f"it does not enforce {', '.join(missing)}")
+        return "; ".join(problems) or None
+
+
 @runtime_checkable
 class SandboxBackend(Protocol):
-    """Anything that can run a :class:`RunRequest`. Implementations must never raise for program faults."""
+    """Anything that can run a :class:`RunRequest`. Implementations must never raise for program faults.
+
+    A constructor starts nothing (a caller may build one only to read :meth:`describe`); :meth:`warm_up` starts
+    what the first run would (a pool, a server), and :meth:`close` stops it.
+    """
 
     name: str
 
     def run(self, request: RunRequest) -> RunResult: ...
 
     def run_batch(self, requests: Sequence[RunRequest], concurrency: int | None = None) -> list[RunResult]: ...
+
+    def describe(self) -> Guarantees: ...
+
+    def warm_up(self) -> None: ...
 
     def close(self) -> None: ...
 
@@ -102,6 +150,10 @@ class BatchMixin:
             return [self._safe_run(r) for r in requests]
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(self._safe_run, requests))
+
+    def warm_up(self) -> None:
+        """Nothing to start ahead: the first run pays no start-up."""
+        return None
 
     def close(self) -> None:
         return None

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rewardsmith.sandboxes.base import BatchMixin, Limits, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.base import ALL_LIMITS, BatchMixin, Guarantees, Limits, RunRequest, RunResult, RunStatus
 from rewardsmith.sandboxes.docker.engine import (
     as_bytes,
     exec_exit_code,
@@ -151,6 +151,11 @@ class DockerSandbox(BatchMixin):
             else:
                 self._client = docker.from_env(version="auto", timeout=int(self.config.start_timeout_s))
         return self._client
+
+    def describe(self) -> Guarantees:
+        return Guarantees(
+            isolation="strong", enforces=ALL_LIMITS, where=f"locked-down containers of {self.config.image}"
+        )
 
     def warm_up(self) -> None:
         """Start the container pool now rather than on the first run."""

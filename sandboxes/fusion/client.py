@@ -16,7 +16,7 @@ import time
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rewardsmith import http
-from rewardsmith.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.base import BatchMixin, Guarantees, RunRequest, RunResult, RunStatus
 from rewardsmith.sandboxes.fusion.wire import (
     RunCodeResponse,
     UnsupportedRequest,
@@ -83,6 +83,15 @@ class RemoteSandbox(BatchMixin):
 
     def __repr__(self) -> str:
         return f"RemoteSandbox({self.config.base_url!r})"
+
+    def describe(self) -> Guarantees:
+        """The service isolates; of a request's limits the SandboxFusion API carries only the run timeout and the
+        memory limit (the service's own policy sets the rest), and it can express no network access."""
+        return Guarantees(
+            isolation="strong",
+            enforces=frozenset({"wall_time_s", "memory_mb", "network"}),
+            where=f"the SandboxFusion service at {self.config.base_url}",
+        )
 
     def run(self, request: RunRequest) -> RunResult:
         try:

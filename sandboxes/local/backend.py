@@ -41,7 +41,7 @@ import secrets
 import threading
 from typing import Any, Literal
 
-from rewardsmith.sandboxes.base import BatchMixin, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.base import ALL_LIMITS, BatchMixin, Guarantees, RunRequest, RunResult, RunStatus
 from rewardsmith.sandboxes.local.bwrap import run_in_bwrap
 from rewardsmith.sandboxes.local.cgroups import CgroupManager, RunCgroup, cgroup_manager
 from rewardsmith.sandboxes.local.fallback import run_in_subprocess
@@ -162,6 +162,17 @@ class LocalSandbox(BatchMixin):
         """The per-run cgroup limits in force (``memory``, ``pids``); empty when only rlimits apply."""
         self._resolve_tier()
         return self._cgroups.controllers if self._cgroups is not None else frozenset()
+
+    def describe(self) -> Guarantees:
+        """Strong unless the weak tier was opted in to (a strong instance runs under namespaces or not at all);
+        read from the configuration, so it starts nothing."""
+        if self.requested_tier == "subprocess" or (self.requested_tier == "auto" and self.isolation == "weak"):
+            return Guarantees(
+                isolation="weak",
+                enforces=ALL_LIMITS - {"network"},
+                where="this machine; bubblewrap namespaces if they start, else rlimits and a uid drop only",
+            )
+        return Guarantees(isolation="strong", enforces=ALL_LIMITS, where="this machine, in bubblewrap namespaces")
 
     def warm_up(self) -> None:
         """Resolve the tier now (under ``auto`` or ``bwrap`` that starts the first forkserver), not on the first run."""
