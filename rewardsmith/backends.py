@@ -10,11 +10,12 @@ a package adds one without touching rewardsmith through the table's entry-point 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Literal
+
+from rewardsmith.extras import EXTRA_MODULES, absent_modules, importable, install_command
 
 
 @dataclass(frozen=True)
@@ -24,11 +25,13 @@ class Backend:
     name: str
     #: ``"package.module:Attribute"``: the class (or function) that builds it, imported on first use
     target: str
-    #: the pyproject extra that brings its dependencies (what ``rewardsmith`` commands check before starting)
+    #: the pyproject extra that brings its dependencies (what ``rewardsmith`` commands check before starting);
+    #: unless ``needs``/``install`` say otherwise, its modules (:data:`~rewardsmith.extras.EXTRA_MODULES`) are what
+    #: the backend needs and its install command is the hint
     extra: str | None = None
-    #: module groups it can run with (any one fully importable is enough); empty: nothing beyond the core
+    #: module groups it can run with (any one fully importable is enough); empty: the extra's modules, if any
     needs: tuple[tuple[str, ...], ...] = ()
-    #: how to get them, after "<kind> '<name>' needs ..."
+    #: how to get them, after "<kind> '<name>' needs ..."; empty: derived from ``extra``
     install: str = ""
     #: sandboxes: forwards programs to another server (so it is not a backend to serve the API on)
     forwards: bool = False
@@ -37,9 +40,24 @@ class Backend:
     def module(self) -> str:
         return self.target.partition(":")[0]
 
+    def module_groups(self) -> tuple[tuple[str, ...], ...]:
+        """The module groups it can run with: ``needs``, else its extra's modules, else none."""
+        if self.needs:
+            return self.needs
+        return (EXTRA_MODULES[self.extra],) if self.extra else ()
+
+    def install_hint(self) -> str:
+        """``"the 'docker' extra (docker missing): pip install 'rewardsmith[docker]'"``, or the line's ``install``."""
+        if self.install or not self.extra:
+            return self.install
+        absent = absent_modules(self.extra)
+        missing = f" ({', '.join(absent)} missing)" if absent else ""
+        return f"the '{self.extra}' extra{missing}: {install_command(self.extra)}"
+
     def missing(self) -> bool:
         """Whether none of the module groups this backend can run with is importable here."""
-        return bool(self.needs) and not any(all(_importable(m) for m in group) for group in self.needs)
+        groups = self.module_groups()
+        return bool(groups) and not any(all(importable(m) for m in group) for group in groups)
 
 
 class BackendTable:
@@ -76,7 +94,7 @@ class BackendTable:
         backend = self.builtins.get(name) or self.plugins().get(name)
         if backend is None or not backend.missing():
             return None
-        return f"{self.kind} {name!r} needs {backend.install}"
+        return f"{self.kind} {name!r} needs {backend.install_hint()}"
 
     def load(self, name: str) -> Any:
         """The class (or function) that builds backend ``name``, imported now."""
@@ -85,13 +103,6 @@ class BackendTable:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
-            hint = f" ({self.kind} {name!r} needs {backend.install})" if backend.install else ""
+            hint = f" ({self.kind} {name!r} needs {backend.install_hint()})" if backend.install_hint() else ""
             raise ValueError(f"{self.kind} {name!r} is unavailable: {exc}{hint}") from exc
         return getattr(module, attribute) if attribute else module
-
-
-def _importable(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False

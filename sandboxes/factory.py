@@ -17,8 +17,6 @@ SANDBOXES = BackendTable(
             "docker",
             "rewardsmith.sandboxes.docker.backend:DockerSandbox",
             extra="docker",
-            needs=(("docker",),),
-            install="the 'docker' extra: pip install 'rewardsmith[docker]'",
         ),
         Backend("remote", "rewardsmith.sandboxes.fusion.client:RemoteSandbox", forwards=True),
     ],

@@ -49,15 +49,11 @@ JUDGE_CLIENTS = BackendTable(
             "openai",
             "rewardsmith.judges.clients.openai_compat:OpenAIOptions",
             extra="judge",
-            needs=(("openai",),),
-            install="the 'judge' extra (openai missing): pip install 'rewardsmith[judge]'",
         ),
         Backend(
             "transformers",
             "rewardsmith.judges.clients.transformers_local:TransformersOptions",
             extra="judge-local",
-            needs=(("transformers", "torch"),),
-            install="the 'judge-local' extra: pip install 'rewardsmith[judge-local]'",
         ),
     ],
 )

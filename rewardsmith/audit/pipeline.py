@@ -106,7 +106,7 @@ def run_audit(
     A judge whose ``order_free`` is true (a reward model scores each response alone) is recorded as such, and its
     position bias is reported as zero by construction instead of being tested.
     The report's plots need the ``audit`` extra (matplotlib): without it this refuses before judging anything,
-    naming the install, rather than failing after the judging (:class:`~rewardsmith.cli.extras.MissingExtra`).
+    naming the install, rather than failing after the judging (:class:`~rewardsmith.extras.MissingExtra`).
     Before any judging the judge is asked once: an endpoint that cannot answer raises
     :class:`~rewardsmith.audit.preflight.JudgeUnavailable` naming it and the fix. A run whose verdicts cover
     nothing (or less than half of its tasks) says so at the head of its summary and report.
@@ -163,8 +163,8 @@ def run_audit(
 
 
 def check_report_needs(what: str = "run_audit (the report's plots)") -> None:
-    """Raise :class:`~rewardsmith.cli.extras.MissingExtra` when the report cannot be drawn here (the CLI's check)."""
-    from rewardsmith.cli.extras import MissingExtra, missing_extra
+    """Raise :class:`~rewardsmith.extras.MissingExtra` when the report cannot be drawn here (the CLI's check)."""
+    from rewardsmith.extras import MissingExtra, missing_extra
 
     problem = missing_extra("audit", what)
     if problem:

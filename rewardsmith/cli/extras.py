@@ -10,45 +10,16 @@ instead of judging for minutes and dying while it draws the report.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from collections.abc import Callable, Iterable
 
-#: The modules each extra brings (pyproject.toml's optional dependencies), found without importing them.
-EXTRA_MODULES: dict[str, tuple[str, ...]] = {
-    "sandbox": ("pyseccomp",),
-    "docker": ("docker",),
-    "judge": ("openai",),
-    "judge-local": ("transformers", "torch"),
-    "trl": ("trl", "transformers", "torch"),
-    "audit": ("matplotlib",),
-    "serve": ("fastapi", "uvicorn", "prometheus_client", "httpx"),
-    "ray": ("ray",),
-    "instructions": ("langdetect",),
-}
+from rewardsmith.extras import EXTRA_MODULES, MissingExtra, importable, missing_extra
+
+__all__ = ["EXTRA_MODULES", "MissingExtra", "check_command_needs", "importable", "missing_extra"]
 
 #: The options that name a model client, and the defaults a command gives them when unset.
 CLIENT_ROLES = ("judge", "policy", "reviser")
 
 Needs = tuple[str, ...] | Callable[[argparse.Namespace], Iterable[str]]
-
-
-class MissingExtra(ValueError):
-    """A command needs an optional extra that is not installed (the message names it and the install)."""
-
-
-def importable(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def missing_extra(extra: str, what: str) -> str | None:
-    """``"<what> needs the 'audit' extra (matplotlib missing): pip install 'rewardsmith[audit]'"``, or None."""
-    absent = [module for module in EXTRA_MODULES[extra] if not importable(module)]
-    if not absent:
-        return None
-    return f"{what} needs the '{extra}' extra ({', '.join(absent)} missing): pip install 'rewardsmith[{extra}]'"
 
 
 def command_name(args: argparse.Namespace) -> str:

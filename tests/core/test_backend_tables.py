@@ -47,7 +47,7 @@ def test_every_table_line_points_at_a_module_that_exists(table: BackendTable):
     for name in table.builtins:
         backend = table.get(name)
         assert importlib.util.find_spec(backend.module) is not None, backend.target
-        assert not backend.needs or backend.install, f"{name}: needs packages but says no install"
+        assert not backend.module_groups() or backend.install_hint(), f"{name}: needs packages but says no install"
 
 
 def test_sandbox_cli_choices_config_values_and_table_agree():
@@ -142,3 +142,21 @@ def test_a_package_adds_a_sandbox_backend_through_the_entry_point_group(tmp_path
     assert seen["names"] == ["local", "docker", "remote", "echo"]
     assert seen["cli"] == seen["names"] and seen["config"] == seen["names"]
     assert seen["accepted"] == "echo" and seen["built"] == "EchoSandbox"
+
+
+def test_a_backend_line_with_only_an_extra_needs_that_extras_modules_and_names_its_install(monkeypatch):
+    """The extra's modules are written once (rewardsmith.extras): the table derives what is missing and the fix."""
+    import rewardsmith.extras as extras
+
+    monkeypatch.setitem(extras.EXTRA_MODULES, "docker", ("rewardsmith_no_such_module",))
+    assert SANDBOXES.missing_packages("docker") == (
+        "sandbox backend 'docker' needs the 'docker' extra (rewardsmith_no_such_module missing): "
+        "pip install 'rewardsmith[docker]'"
+    )
+    monkeypatch.setitem(extras.EXTRA_MODULES, "judge", ("rewardsmith_no_such_module",))
+    assert JUDGE_CLIENTS.missing_packages("openai") == (
+        "judge backend 'openai' needs the 'judge' extra (rewardsmith_no_such_module missing): "
+        "pip install 'rewardsmith[judge]'"
+    )
+    monkeypatch.setitem(extras.EXTRA_MODULES, "docker", ("json",))
+    assert SANDBOXES.missing_packages("docker") is None
