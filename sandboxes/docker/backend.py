@@ -289,19 +289,22 @@ class DockerSandbox(BatchMixin):
         stdin = len(payload).to_bytes(8, "big") + payload + len(program_stdin).to_bytes(8, "big") + program_stdin
         api = self.client.api
         oom_before = oom_kills(container.handle.id)
-        exec_id = api.exec_create(
-            container.handle.id,
-            ["python3", "-I", "-S", "-c", _inside_script("bootstrap_inside.py"), json.dumps(spec)],
-            stdin=True,
-            user=f"{RUN_UID}:{RUN_UID}",
-            workdir="/sandbox",
-            environment={
-                "HOME": "/sandbox",
-                "PATH": "/usr/local/bin:/usr/bin:/bin",
-                "LANG": "C.UTF-8",
-                "PYTHONHASHSEED": "0",
-            },
-        )["Id"]
+        try:
+            exec_id = api.exec_create(
+                container.handle.id,
+                ["python3", "-I", "-S", "-c", _inside_script("bootstrap_inside.py"), json.dumps(spec)],
+                stdin=True,
+                user=f"{RUN_UID}:{RUN_UID}",
+                workdir="/sandbox",
+                environment={
+                    "HOME": "/sandbox",
+                    "PATH": "/usr/local/bin:/usr/bin:/bin",
+                    "LANG": "C.UTF-8",
+                    "PYTHONHASHSEED": "0",
+                },
+            )["Id"]
+        except Exception as exc:  # a container that died while idle: the program never existed
+            raise _NotStarted(f"the engine refused the run: {exc}") from exc
         sock = raw_socket(api.exec_start(exec_id, socket=True))
         started = time.monotonic()
         deadline = started + limits.wall_time_s + self.config.grace_s
