@@ -17,6 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_LANGUAGES = ("python", "bash", "sh", "console", "shell")
 KNOWN_OPTIONS = {"run", "continue", "output", "skip", "needs", "server", "exit", "file", "timeout"}
 _FENCE = re.compile(r"^(?P<indent> *)(?P<ticks>`{3,})(?P<info>[^`]*)$")
+#: A whole-line snippet include (pymdownx.snippets, base path docs/examples/): the page shows the file, so the test
+#: runs the file.
+_INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"]+)"$', re.MULTILINE)
+EXAMPLES = ROOT / "docs" / "examples"
 
 
 @dataclass
@@ -71,7 +75,7 @@ def parse_page(path: Path) -> Page:
         while j < len(lines) and not re.match(rf"^ {{0,{indent + 3}}}{ticks}\s*$", lines[j]):
             body.append(lines[j][indent:] if lines[j].startswith(" " * indent) else lines[j].lstrip())
             j += 1
-        text = "\n".join(body) + "\n"
+        text = _INCLUDE.sub(lambda m: (EXAMPLES / m["name"]).read_text().rstrip("\n"), "\n".join(body) + "\n")
         page.fences.append(Fence(rel, i + 1, language, options, text, "\n".join(lines[prose_start:i])))
         i = prose_start = j + 1
     return page

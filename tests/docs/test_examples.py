@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.docs.fences import Fence, pages, problems
+from tests.docs.fences import EXAMPLES, Fence, pages, problems
 from tests.docs.runner import PageState, check_output, run_python, run_shell, server, unmet_need, write_file
 
 PAGES = pages()
@@ -20,6 +20,13 @@ _failed: set[str] = set()
 
 def test_the_docs_have_examples():
     assert len(PAGES) > 20 and sum(f.language == "python" for f in FENCES) > 15
+
+
+def test_every_example_script_is_shown_and_run_by_a_page():
+    """A script in docs/examples/ is written out by a page's ``file=`` fence (which a ``bash run`` fence runs)."""
+    shown = {f.options["file"] for f in FENCES if "file" in f.options and f.body.strip()}
+    scripts = sorted(p.name for p in EXAMPLES.glob("*.py"))
+    assert scripts and set(scripts) <= shown, f"not shown by any page: {sorted(set(scripts) - shown)}"
 
 
 @pytest.mark.parametrize("fence", FENCES, ids=[f.id for f in FENCES])
