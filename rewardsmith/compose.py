@@ -180,6 +180,9 @@ class WeightedSum(_Composite[WeightedSumConfig]):
     """Weighted sum of sub-rewards: ``sum_i w_i * r_i`` over the parts that scored.
 
     ``None`` only when every part is unscorable (or, with ``missing="zero"``, never for partial data).
+    Each result also carries ``components``: every part's own score by part name (:attr:`component_names`,
+    ``None`` where that part was unscorable), so a trainer that normalises per component (GDPO) gets the terms
+    from the same scoring pass that made the sum.
 
     >>> r = WeightedSum({"rewards": ["think_format", {"name": "tag_count", "weight": 0.5}]})
     """
@@ -196,6 +199,7 @@ class WeightedSum(_Composite[WeightedSumConfig]):
             self.weights = [spec_weight(s) for s in cfg.rewards]
         if cfg.name:
             self.__name__ = cfg.name
+        self.component_names = _unique([p.__name__ for p in self.parts])
 
     def gold_columns(self) -> tuple[str, ...]:
         return _gold_union(self.parts)
@@ -215,8 +219,19 @@ class WeightedSum(_Composite[WeightedSumConfig]):
                     continue
                 total += weight * result.score
                 scored += 1
-            out.append(RewardResult(score=total if scored else None, reason="; ".join(reasons)))
+            components = {name: r.score for name, r in zip(self.component_names, sample, strict=False)}
+            out.append(RewardResult(score=total if scored else None, reason="; ".join(reasons), components=components))
         return out
+
+
+def _unique(names: list[str]) -> list[str]:
+    """``names`` with repeats told apart (``regex``, ``regex_2``), so each part's component has its own key."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}_{seen[name]}")
+    return out
 
 
 class GateConfig(_CompositeConfig):

@@ -3,7 +3,9 @@
 One round: take ``batch_size`` prompts, sample ``num_generations`` completions each, score them with the
 reward terms (``r = sum_k w_k r_k`` over the terms that scored; all-unscorable samples get advantage 0),
 normalise within each prompt's group (or, with ``advantage: rloo``, subtract the mean of the group's other
-samples: ``A_i = r_i - mean_{j != i} r_j``), then run ``num_iterations`` clipped policy-gradient steps on the batch::
+samples: ``A_i = r_i - mean_{j != i} r_j``), then run ``num_iterations`` clipped policy-gradient steps on the batch.
+With ``reward_aggregation: normalize_then_sum`` (GDPO) each term is normalised within its group first, the weighted
+normalised terms are summed and the sum is whitened over the batch (:func:`decoupled_advantages`)::
 
     A_i      = (r_i - mean_group(r)) / (std_group(r) + 1e-4)        # scale_rewards="group" ("none": no division)
     rho_it   = exp(log pi(y_it) - log pi_old(y_it))
@@ -82,6 +84,41 @@ def rloo_advantages(rewards: torch.Tensor, num_generations: int) -> torch.Tensor
     return advantages.reshape(-1)
 
 
+def decoupled_advantages(
+    per_term: torch.Tensor,
+    weights: Sequence[float],
+    num_generations: int,
+    advantage: Literal["grpo", "rloo"] = "grpo",
+    scale: Literal["group", "batch", "none"] = "group",
+    eps: float = 1e-4,
+) -> torch.Tensor:
+    """GDPO's ``normalize_then_sum``: each term normalised within its group, weighted, summed, then whitened.
+
+    ``per_term`` is ``(N, K)``. Per term ``k``: ``grpo`` gives :func:`group_advantages` (scaled per ``scale``),
+    ``rloo`` gives :func:`rloo_advantages` divided by the term's group std (so a term's spread no longer sets its
+    share of the sum, which is the point). Then ``S = sum_k w_k A_k`` and ``A = (S - mean S) / (std S + eps)`` over
+    the batch's scored samples, as TRL and verl's ``gdpo`` estimator do. An unscorable term (NaN) adds nothing to
+    its sample's sum; a sample with every term unscorable gets advantage 0.
+    """
+    columns = []
+    for k in range(per_term.size(1)):
+        rewards = per_term[:, k]
+        if advantage == "rloo":
+            spread = _nanstd(rewards.view(-1, num_generations), dim=1, keepdim=True)
+            column = (rloo_advantages(rewards, num_generations).view(-1, num_generations) / (spread + eps)).reshape(-1)
+        else:
+            column = group_advantages(rewards, num_generations, scale, eps)
+        columns.append(torch.nan_to_num(column, nan=0.0))
+    w = torch.as_tensor(list(weights), dtype=per_term.dtype, device=per_term.device)
+    total = (torch.stack(columns, dim=1) * w).sum(dim=1)
+    scored = ~torch.isnan(per_term).all(dim=1)
+    if not scored.any():
+        return torch.zeros_like(total)
+    mean = total[scored].mean()
+    std = total[scored].std() if scored.sum() > 1 else torch.zeros_like(mean)
+    return torch.where(scored, (total - mean) / (std + eps), torch.zeros_like(total))
+
+
 def _nanstd(x: torch.Tensor, dim: int, keepdim: bool) -> torch.Tensor:
     count = (~torch.isnan(x)).sum(dim=dim, keepdim=True)
     mean = torch.nanmean(x, dim=dim, keepdim=True)
@@ -145,9 +182,25 @@ class MiniGRPOConfig(OnlineConfig):
         "grpo", description="grpo: group mean baseline (scaled per scale_rewards); rloo: leave-one-out mean, no scaling"
     )
     scale_rewards: Literal["group", "batch", "none"] = Field("group", description="divide advantages by the std")
+    reward_aggregation: Literal["sum_then_normalize", "normalize_then_sum"] = Field(
+        "sum_then_normalize",
+        description="sum the weighted terms, then normalise (GRPO); or normalise each term in its group, sum, whiten "
+        "(GDPO, TRL's multi_objective_aggregation)",
+    )
     loss_aggregation: Aggregation = "sequence_mean"
     num_iterations: int = Field(1, ge=1, description="optimizer steps per generation round (mu)")
     kl_importance_correction: bool = Field(True, description="weight the k3 KL by the importance ratio")
+
+
+def round_advantages(
+    config: MiniGRPOConfig, per_term: torch.Tensor, rewards: torch.Tensor, weights: Sequence[float]
+) -> torch.Tensor:
+    """A round's advantages per the config: ``advantage`` (grpo/rloo) under ``reward_aggregation``."""
+    if config.reward_aggregation == "normalize_then_sum":
+        return decoupled_advantages(per_term, weights, config.num_generations, config.advantage, config.scale_rewards)
+    if config.advantage == "rloo":
+        return rloo_advantages(rewards, config.num_generations)
+    return group_advantages(rewards, config.num_generations, config.scale_rewards)
 
 
 # -- the trainer ---------------------------------------------------------------------------------------
@@ -188,10 +241,7 @@ class MiniGRPOTrainer:
         batch, mask, completions = self.generate(batch_rows)
         per_term = self.score(batch_rows, completions)
         rewards = combine_rewards(per_term, self.terms.weights)
-        if cfg.advantage == "rloo":
-            advantages = rloo_advantages(rewards, cfg.num_generations).to(self.device)
-        else:
-            advantages = group_advantages(rewards, cfg.num_generations, cfg.scale_rewards).to(self.device)
+        advantages = round_advantages(cfg, per_term, rewards, self.terms.weights).to(self.device)
         mask = mask.to(torch.float32)
         width = mask.size(1)
         with torch.no_grad():

@@ -7,7 +7,10 @@ GRPO::
     GRPOTrainer(model=path, reward_funcs=funcs, args=args, train_dataset=ds)
 
 Each term stays a separate function, so TRL logs each one (``rewards/<name>/mean``) and does the weighted
-sum itself (``None`` → NaN, ignored; all-``None`` → advantage 0).
+sum itself (``None`` → NaN, ignored; all-``None`` → advantage 0). The terms are the components TRL's
+``multi_objective_aggregation="normalize_then_sum"`` (GDPO) normalises one by one::
+
+    args = GRPOConfig(..., **grpo_config_kwargs("rewards.yaml", "normalize_then_sum"))
 
 DPO: :func:`dpo_dataset` takes rows (or a ``datasets.Dataset``, or a jsonl path) with ``prompt``,
 ``chosen``, ``rejected`` and any provenance columns (judge, principle, scores, ...), and returns a
@@ -31,6 +34,10 @@ PREFERENCE_COLUMNS = ("prompt", "chosen", "rejected")
 
 Format = Literal["keep", "plain", "conversational"]
 
+#: TRL's ``GRPOConfig.multi_objective_aggregation`` values (TRL >= 1.16).
+MultiObjective = Literal["sum_then_normalize", "normalize_then_sum"]
+MULTI_OBJECTIVE: tuple[str, ...] = ("sum_then_normalize", "normalize_then_sum")
+
 #: Names served lazily from :mod:`rewardsmith.adapters.trainers.environments`.
 ENVIRONMENTS = ("PythonSandboxEnvironment", "ShellSandboxEnvironment")
 
@@ -49,9 +56,26 @@ def grpo_rewards(spec: RewardSpec | Mapping[str, Any] | list[Any] | str | Path) 
     return spec.reward_funcs(), spec.reward_weights()
 
 
-def grpo_config_kwargs(spec: RewardSpec | Mapping[str, Any] | list[Any] | str | Path) -> dict[str, Any]:
-    """The ``GRPOConfig`` keyword arguments a spec determines (``reward_weights``)."""
-    return {"reward_weights": load_spec(spec).reward_weights()}
+def grpo_config_kwargs(
+    spec: RewardSpec | Mapping[str, Any] | list[Any] | str | Path,
+    aggregation: MultiObjective | None = None,
+) -> dict[str, Any]:
+    """The ``GRPOConfig`` keyword arguments a spec determines: ``reward_weights``, and with ``aggregation`` TRL's
+    ``multi_objective_aggregation`` (``normalize_then_sum``: each term normalised within its group before the
+    weighted sum, GDPO; ``sum_then_normalize``: TRL's default).
+
+    Each term is one of :func:`grpo_rewards`' functions, so each is one component: a gated term's value is its gated
+    score, a route term's the score of the route each sample took (:mod:`rewardsmith.adapters.components`).
+
+    >>> grpo_config_kwargs(["think_format", {"name": "tag_count", "weight": 0.5}], "normalize_then_sum")
+    {'reward_weights': [1.0, 0.5], 'multi_objective_aggregation': 'normalize_then_sum'}
+    """
+    kwargs: dict[str, Any] = {"reward_weights": load_spec(spec).reward_weights()}
+    if aggregation is not None:
+        if aggregation not in MULTI_OBJECTIVE:
+            raise ValueError(f"aggregation must be one of {', '.join(MULTI_OBJECTIVE)}; got {aggregation!r}")
+        kwargs["multi_objective_aggregation"] = aggregation
+    return kwargs
 
 
 def dpo_dataset(

@@ -12,7 +12,9 @@ become ``reward_extra_info``, one list per key, so every sample returns the same
         reward_kwargs: {mapping: {include_reason: true}}   # optional; a dict or a YAML path
 
 Return value: always ``{"score": float, "unscorable": bool}`` (plus ``"reason": str`` with
-``include_reason: true``). An unscorable sample (missing gold, sandbox failure, no route) cannot be
+``include_reason: true``, and one number per component when a route's reward is a ``weighted_sum``: its parts by
+their logged names, for verl's ``gdpo`` estimator, ``algorithm.gdpo_reward_keys``; see
+:mod:`rewardsmith.adapters.components`). An unscorable sample (missing gold, sandbox failure, no route) cannot be
 ``None`` in verl's reward tensor, so it scores ``unscorable_score`` (default 0.0) and is flagged
 ``unscorable: True``; the coalesced paths also log one line per batch with unscorable samples.
 
@@ -47,6 +49,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rewardsmith.adapters.components import component_names, component_scores
 from rewardsmith.adapters.options import UnscorableScore
 from rewardsmith.adapters.trainers.verl_calls import Coalescer, ScorerCache, plain, report_unscorable, settings_key
 from rewardsmith.bridge import to_async
@@ -91,6 +94,9 @@ class VerlMapping(UnscorableScore):
     default: VerlRoute | None = Field(None, description="route for unmatched data sources (None: unscorable)")
     include_reason: bool = Field(False, description="add a 'reason' string to every result")
 
+
+#: Keys of every result (``reason`` with ``include_reason``), which no component may take.
+RESULT_KEYS = ("score", "unscorable", "reason")
 
 #: Row key that carries a sample's ground truth until its route puts it in the route's column.
 GROUND_TRUTH_KEY = "__verl_ground_truth__"
@@ -158,7 +164,29 @@ class VerlScorer:
         )
         if default is not None:
             self.route_rewards.append(default)
+        self.component_names = self._components()
         self._coalescers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> _Coalescer
+
+    def _components(self) -> list[str]:
+        """The component keys every result carries: the parts of the routes whose reward is a ``weighted_sum``.
+
+        verl stacks ``reward_extra_info`` by the first sample's keys, so every sample must return the same keys
+        whatever its route: those routes are built now (not on first use) to learn their parts' names, and a
+        sample of another route reports ``unscorable_score`` for them. A name that would overwrite a key of the
+        result is a configuration error.
+        """
+        names: list[str] = []
+        for route_reward in self.route_rewards:
+            if route_reward.route.reward == "weighted_sum":
+                names.extend(component_names(route_reward.reward()))
+        names = list(dict.fromkeys(names))
+        taken = [name for name in names if name in RESULT_KEYS]
+        if taken:
+            raise ConfigError(
+                f"verl mapping: weighted_sum parts named {taken} would overwrite the result's own keys "
+                f"{list(RESULT_KEYS)}; give those parts a distinct 'label'"
+            )
+        return names
 
     def built_rewards(self) -> list[Reward]:
         """The routes' rewards built so far (each is built on its route's first sample), to inspect or close."""
@@ -258,6 +286,10 @@ class VerlScorer:
         out: dict[str, Any] = {"score": self.mapping.as_number(result.score), "unscorable": result.score is None}
         if self.mapping.include_reason:
             out["reason"] = result.reason
+        if self.component_names:
+            parts = component_scores(result)
+            for name in self.component_names:
+                out[name] = self.mapping.as_number(parts.get(name))
         return out
 
 

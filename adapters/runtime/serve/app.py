@@ -27,6 +27,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
+from rewardsmith.adapters.components import component_columns, component_names
 from rewardsmith.adapters.runtime.serve.admission import QueueFull
 from rewardsmith.adapters.runtime.serve.metrics import CONTENT_TYPE
 from rewardsmith.adapters.runtime.serve.middleware import GuardMiddleware
@@ -112,6 +113,7 @@ def create_app(
             reasons=[r.reason for r in results],
             timings_s=[round(t, 6) for t in timings],
             unscorable=sum(r.score is None for r in results),
+            components=component_columns(component_names(service.served(payload.reward).reward), results),
             elapsed_s=round(time.monotonic() - arrived, 6),
             request_id=payload.request_id,
         )
@@ -135,7 +137,8 @@ def create_app(
             return _refused(service, exc)
         own = served.unscorable_score  # the term's own option, else the server's
         unscorable_score = own if own is not None else service.settings.unscorable_score
-        return _json(OpenRLHFResponse(**openrlhf_payload(results, notes, unscorable_score)))
+        components = component_names(served.reward)
+        return _json(OpenRLHFResponse(**openrlhf_payload(results, notes, unscorable_score, components)))
 
     @app.post("/get_reward")
     async def get_reward(request: Request) -> Response:

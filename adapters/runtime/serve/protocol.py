@@ -4,8 +4,8 @@ OpenRLHF's remote reward client (``openrlhf/utils/agent.py``, ``SingleTurnAgentE
 ``{"query": [...], "prompts": [...], "labels": [...]}`` where ``query`` is the decoded prompt + response
 (special tokens kept), ``prompts`` the prompt text and ``labels`` the dataset's label column; it reads
 ``rewards`` and ``scores`` (a missing ``scores`` falls back to ``rewards``) and ``extra_logs``, whose values
-it turns into tensors, so they must be numeric. Its own ``serve_rm`` answers ``{"rewards": r, "scores": r,
-"extra_logs": {...}}`` with lists; so does this server.
+it turns into tensors, so they must be numeric (a weighted sum adds one ``component/<name>`` key per part).
+Its own ``serve_rm`` answers ``{"rewards": r, "scores": r, "extra_logs": {...}}`` with lists; so does this server.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ class ScoreResponse(BaseModel):
     unscorable: int
     elapsed_s: float
     request_id: str | None = None
+    components: dict[str, list[float | None]] = Field(
+        default_factory=dict, description="a weighted sum's parts, each part's own scores (rewardsmith.components)"
+    )
 
 
 class OpenRLHFRequest(BaseModel):

@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rewardsmith.adapters.components import component_columns
 from rewardsmith.adapters.options import unscorable_as
 from rewardsmith.groups import chunk_plan
 from rewardsmith.reward import Reward, rows_from_columns
@@ -227,11 +228,26 @@ def openrlhf_batch(
     return completions, columns, notes
 
 
+#: Prefix of a component's key in OpenRLHF's ``extra_logs``: OpenRLHF turns each key into an ``info`` entry of the
+#: sample's experience, beside its own (``reward``, ``score``, ...), which a component must never overwrite.
+COMPONENT_LOG_PREFIX = "component/"
+
+
 def openrlhf_payload(
-    results: Sequence[RewardResult], notes: Sequence[str | None], unscorable_score: float | None
+    results: Sequence[RewardResult],
+    notes: Sequence[str | None],
+    unscorable_score: float | None,
+    components: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """OpenRLHF's response: numbers only where it reads numbers; an unscorable sample is flagged."""
+    """OpenRLHF's response: numbers only where it reads numbers; an unscorable sample is flagged.
+
+    Each of ``components`` (a weighted sum's parts: :mod:`rewardsmith.adapters.components`) is one more
+    ``extra_logs`` key, ``component/<name>``, its unscorable values reported like an unscorable reward.
+    """
     rewards = [unscorable_as(r.score, unscorable_score) for r in results]
     flags = [0.0 if r.score is not None else 1.0 for r in results]
     reasons = [f"{r.reason} ({note})" if note else r.reason for r, note in zip(results, notes, strict=True)]
-    return {"rewards": rewards, "scores": rewards, "extra_logs": {"unscorable": flags}, "reasons": reasons}
+    logs: dict[str, list[float]] = {"unscorable": flags}
+    for name, values in component_columns(components, results).items():
+        logs[COMPONENT_LOG_PREFIX + name] = [unscorable_as(v, unscorable_score) for v in values]
+    return {"rewards": rewards, "scores": rewards, "extra_logs": logs, "reasons": reasons}
