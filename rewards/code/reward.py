@@ -47,13 +47,13 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from rewardsmith.registry import register_reward
-from rewardsmith.reward import Reward, RewardConfig
+from rewardsmith.reward import ConfigError, Reward, RewardConfig
 from rewardsmith.rewards.code import datasets, harness, preludes
 from rewardsmith.rewards.code.case_formats import BadTestsFormat, normalize_language, parse_tests
 from rewardsmith.rewards.code.checking import ProgramState, TrustedChecks
 from rewardsmith.rewards.code.checking import Sample as _Sample
 from rewardsmith.rewards.code.extract import extract_code
-from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus, SandboxBackend
+from rewardsmith.sandboxes.base import LimitName, Limits, RunRequest, RunResult, RunStatus, SandboxBackend
 from rewardsmith.sandboxes.factory import SandboxName
 from rewardsmith.types import RewardResult
 
@@ -101,6 +101,10 @@ class CodeTestsConfig(RewardConfig):
         return self
 
 
+#: what a verdict rests on: a run ends, stays in its memory and reaches nothing outside (the rest of the host's
+#: protection may be a server's own policy); ``isolation="weak"`` accepts a reachable network, as it says
+SANDBOX_NEEDS: frozenset[LimitName] = frozenset({"wall_time_s", "memory_mb", "network"})
+
 #: compiled programs kept per reward instance (by source hash), oldest dropped first
 COMPILE_CACHE_SIZE = 256
 COMPILE_CACHE_BYTES = 64 << 20
@@ -125,6 +129,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         self._backend_lock = threading.Lock()
         self._compiled: dict[str, RunResult] = {}
         self._first_rounds: OrderedDict = OrderedDict()
+        self._check_backend()
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -322,6 +327,17 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
                 sample.outcomes[index] = None
                 sample.notes[index] = f"host failed to judge the output: {type(exc).__name__}"
 
+    @staticmethod
+    def _as_program(sample: _Sample, index: int, plan: harness.ProgramPlan) -> None:
+        """A simple assert whose parts are objects of the solution's, not values: decided as a program test (its
+        objects stay in the solution's process; the rounds compare them exactly or refuse), never failed for it."""
+        sample.plans[index] = plan
+        if plan.untrusted is not None:
+            sample.undecidable[index] = plan.untrusted
+            return
+        sample.programs[index] = ProgramState()
+        sample.pending_checks.append((index, plan, {}))
+
     def _judge(self, sample: _Sample, index: int, nonce: str, result: RunResult) -> None:
         if result.infrastructure_failure:
             sample.outcomes[index] = None
@@ -345,6 +361,9 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         plan = sample.plans[index] if suite.kind == "asserts" else None
         if isinstance(plan, harness.ProgramPlan):
             self._judge_program(sample, index, plan, record, why)
+            return
+        if isinstance(plan, harness.AssertPlan) and record is not None and record.get("objects") is True:
+            self._as_program(sample, index, harness.plan_program(plan.source, harness.solution_names(sample.code)))
             return
         value_key = "value" if suite.kind == "calls" else "values"
         if record is None or value_key not in record:
@@ -471,13 +490,46 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
     def _sandbox(self) -> SandboxBackend:
         with self._backend_lock:
             if self._backend is None:
-                from rewardsmith.sandboxes.factory import open_backend
-
-                options = dict(self.config.backend_options)
-                if self.config.backend == "local":
-                    options.setdefault("isolation", self.config.isolation)
-                    options.setdefault("warm_modules", {harness.RUNTIME_MODULE: harness.runtime_source()})
-                if self.config.base_url:
-                    options.setdefault("base_url", self.config.base_url)
-                self._backend = open_backend(self.config.backend, **options)
+                self._backend = self._open_backend()
             return self._backend
+
+    def _open_backend(self) -> SandboxBackend:
+        from rewardsmith.sandboxes.factory import open_backend
+
+        options = dict(self.config.backend_options)
+        if self.config.backend == "local":
+            options.setdefault("isolation", self.config.isolation)
+            options.setdefault("warm_modules", {harness.RUNTIME_MODULE: harness.runtime_source()})
+        if self.config.base_url:
+            options.setdefault("base_url", self.config.base_url)
+        return open_backend(self.config.backend, **options)
+
+    def _check_backend(self) -> None:
+        """Refuse, at construction, a backend whose own description does not cover what the verdicts rest on
+        (:data:`SANDBOX_NEEDS`, at the configured isolation): a backend that drops limits would pay its scores all
+        the same. A backend starts nothing until its first run, so one is built here only to be asked (options it
+        refuses are a configuration error too, said now rather than as every sample's None)."""
+        try:
+            backend = self._open_backend()
+        except Exception as exc:
+            lines = [line.strip() for line in str(exc).splitlines() if not line.strip().startswith("For further")]
+            why = "; ".join(line for line in lines if line)
+            raise ConfigError(f"code_tests cannot open sandbox backend {self.config.backend!r}: {why}") from None
+        try:
+            guarantees = backend.describe() if callable(getattr(backend, "describe", None)) else None
+        finally:
+            backend.close()
+        if guarantees is None:
+            problem = "it does not say what it guarantees (no describe())"
+        else:
+            needs = SANDBOX_NEEDS if self.config.isolation == "strong" else SANDBOX_NEEDS - {"network"}
+            problem = guarantees.shortfall(needs, self.config.isolation)
+        if problem:
+            weak_only = (
+                guarantees is not None and guarantees.isolation == "weak" and guarantees.enforces >= SANDBOX_NEEDS
+            )
+            fix = "accept weak isolation with isolation='weak', or use" if weak_only else "use"
+            raise ConfigError(
+                f"code_tests cannot trust sandbox backend {self.config.backend!r}: {problem}; to fix: {fix} a backend "
+                f"that isolates and enforces {', '.join(sorted(SANDBOX_NEEDS))} (local, docker, remote)"
+            )
