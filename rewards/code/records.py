@@ -44,10 +44,19 @@ def single_record(result: RunResult, nonce: str) -> tuple[dict | None, str]:
         return None, f"{result.status.value}: {result.message}".strip(": ")
     found = records(result.stdout, nonce)
     if len(found) != 1:
-        return None, "no result reported" if not found else f"{len(found)} result records (forged?)"
+        return None, "no result reported" if not found else several_records(found)
     if "invalid" in found[0]:
         return None, f"malformed result record: {found[0]['invalid']}"
     return found[0], ""
+
+
+def several_records(found: list[dict]) -> str:
+    """Why a run reported more than once: every forked copy of the harness reports, so a fork loop that met the
+    process limit shows as many records with fork errors; otherwise the solution wrote records of its own."""
+    errors = [error_text(record, "") for record in found]
+    if any("BlockingIOError" in error or "Resource temporarily unavailable" in error for error in errors):
+        return f"resource exhaustion: the solution forked until the process limit ({len(found)} processes reported)"
+    return f"{len(found)} result records: the solution forked or wrote records of its own"
 
 
 def error_text(record: dict | None, default: str) -> str:

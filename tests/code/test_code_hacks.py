@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from rewardsmith import get_reward
+from rewardsmith.rewards.code.records import several_records
 from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.docker_engine import require_docker
 from tests.support.hostile_programs import HACK_PROBLEM, REWARD_HACKS, RewardHack
@@ -198,3 +199,25 @@ def test_replayed_verdict_would_have_been_forged_in_process():
     finally:
         runner.close()
     assert result.score == 1.0 and result.trusted is False
+
+
+FORK_LOOP = "import os\n\ndef add(a, b):\n    while True:\n        os.fork()\n"
+
+
+def test_a_fork_bomb_is_reported_as_resource_exhaustion(local_reward):
+    """Every forked copy of the harness reports its fork error: the reason names the process limit, not forgery."""
+    (result,) = local_reward.details([fenced(FORK_LOOP)], tests=[TESTS["calls"]])
+    assert result.score == 0.0
+    assert "resource exhaustion" in result.reason and "process limit" in result.reason, result.reason
+    assert "forged" not in result.reason
+
+
+@pytest.mark.parametrize(
+    ("errors", "words"),
+    [
+        (["BlockingIOError: [Errno 11] Resource temporarily unavailable"] * 3, "forked until the process limit"),
+        (["", ""], "forked or wrote records of its own"),
+    ],
+)
+def test_several_records_say_why(errors, words):
+    assert words in several_records([{"error": e} if e else {"ok": True} for e in errors])

@@ -60,14 +60,14 @@ FUTURE = '"""doc"""\nfrom __future__ import annotations\n' + FUNCTION_STYLE
 
 # (name, source of the shape, tests, completion, expected score, words in the reason)
 PRELUDE_VERDICTS = [
-    ("leetcode-calls-unimported", "LeetCode Solution class", CALLS, block(LEETCODE), 1.0, "import prelude"),
-    ("leetcode-calls-wrong", "LeetCode Solution class", CALLS, block(LEETCODE_WRONG), 0.0, "import prelude"),
-    ("function-calls-unimported", "APPS/PrimeIntellect fn_name", TOTAL_CALLS, block(FUNCTION_STYLE), 1.0, "prelude"),
-    ("future-import-stays-first", "solution with __future__", TOTAL_CALLS, block(FUTURE), 1.0, "prelude"),
-    ("lcb-functional-row", "LiveCodeBench code_generation_lite", LCB_FUNCTIONAL, block(LEETCODE), 1.0, "prelude"),
-    ("lcb-stdin-row", "LiveCodeBench code_generation_lite", LCB_STDIN, block(STDIN_UNIMPORTED), 1.0, "prelude"),
+    ("leetcode-calls-unimported", "LeetCode Solution class", CALLS, block(LEETCODE), 1.0, "imports prepended"),
+    ("leetcode-calls-wrong", "LeetCode Solution class", CALLS, block(LEETCODE_WRONG), 0.0, "imports prepended"),
+    ("function-calls-unimported", "APPS/PrimeIntellect fn_name", TOTAL_CALLS, block(FUNCTION_STYLE), 1.0, "prepended"),
+    ("future-import-stays-first", "solution with __future__", TOTAL_CALLS, block(FUTURE), 1.0, "prepended"),
+    ("lcb-functional-row", "LiveCodeBench code_generation_lite", LCB_FUNCTIONAL, block(LEETCODE), 1.0, "prepended"),
+    ("lcb-stdin-row", "LiveCodeBench code_generation_lite", LCB_STDIN, block(STDIN_UNIMPORTED), 1.0, "prepended"),
     # the prelude's names never stand in for the solution's function (`from math import *` binds gcd)
-    ("prelude-name-is-not-the-function", "LeetCode Solution class", GCD_CALLS, block(GCD_METHOD), 0.0, "prelude"),
+    ("prelude-name-is-not-the-function", "LeetCode Solution class", GCD_CALLS, block(GCD_METHOD), 0.0, "prepended"),
     ("prelude-name-missing-function", "fn_name", GCD_CALLS, block("def other(a, b):\n    return 2\n"), 0.0, "gcd"),
     # asserts come from harnesses that prepend nothing: the missing import is the solution's error
     ("asserts-get-no-prelude", "plain asserts", ASSERTS, block(LEETCODE), 0.0, "NameError"),
@@ -87,6 +87,8 @@ def test_leetcode_livecodebench_import_prelude(reward, tests, completion, expect
     (result,) = reward.score_batch([completion], [_row(tests)])
     assert result.score == pytest.approx(expected), result.reason
     assert words in result.reason
+    if "public_test_cases" not in tests:  # only a LiveCodeBench row is named after LiveCodeBench
+        assert "LeetCode" not in result.reason and "LiveCodeBench" not in result.reason, result.reason
 
 
 def test_prelude_keeps_docstring_and_future_imports_first():
