@@ -22,6 +22,7 @@ DOC_PAGES: dict[str, str] = {
     "train": "trainer.md",
     "train rm": "rewards/judges.md",
     "serve": "scale.md",
+    "grade": "integrations/harbor.md",
 }
 
 
