@@ -16,12 +16,15 @@ from typing import Any
 from rewardsmith.monitor import signals
 from rewardsmith.monitor.config import MonitorConfig
 from rewardsmith.monitor.patterns import answer_key, attack_pattern, is_hedged
-from rewardsmith.monitor.signals import Observation, Signal
+from rewardsmith.monitor.sequential import ECusum, log_threshold
+from rewardsmith.monitor.signals import Observation
 from rewardsmith.types import completion_text, prompt_text
 
 logger = logging.getLogger(__name__)
 #: keyword arguments TRL passes that are not dataset columns
 _TRAINER_KWARGS = {"trainer_state", "log_extra", "log_metric", "environments"}
+#: the tested quantities: each group's share, the unit of the test's e-CUSUM
+_UNITS = {"divergence": signals.divergence_share, "precision": signals.rejected_paid_share}
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ class HackMonitor:
         self._batches = 0
         self._checks = 0
         self._rng = random.Random(self.config.seed)
+        cfg = self.config
+        self._tests = {"divergence": ECusum(cfg.tolerance), "precision": ECusum(1.0 - cfg.min_precision)}
+        self._log_threshold = log_threshold(cfg.alpha, cfg.horizon, len(self._tests))
         self._lock = threading.Lock()
 
     @property
@@ -134,41 +140,55 @@ class HackMonitor:
     def _evaluate(self, step: int, check: int, log_metric: Any) -> None:
         cfg = self.config
         first = check - cfg.window + 1
-        window = [o for o in self.observations if o.check >= first]
-        stats = {"alpha": cfg.alpha, "min_checks": cfg.min_checks, "n_permutations": cfg.n_permutations}
-        found: list[Signal] = [
-            *signals.precision_recall(window, cfg.min_precision, cfg.min_passes),
-            signals.divergence(window, seed=cfg.seed + check, **stats),
-            signals.length_blowup(window, ratio=cfg.length_ratio, seed=cfg.seed + check, **stats),
-            signals.format_without_accuracy(window, seed=cfg.seed + check, **stats),
-            signals.group_collapse(window, level=cfg.collapse_level, seed=cfg.seed + check, **stats),
-            signals.share_rising(
-                window, lambda o: o.hedged, "hedging_rate", cfg.min_share, seed=cfg.seed + check, **stats
-            ),
-            signals.share_rising(
-                window, lambda o: o.attack is not None, "attack_share", cfg.min_share, seed=cfg.seed + check, **stats
-            ),
-        ]
+        self.observations = [o for o in self.observations if o.check >= first]
+        window = self.observations
+        current = [o for o in window if o.check == check]
+        levels = [*signals.precision_recall(window), signals.divergence(window)]
+        shapes = signals.forms(window, level=cfg.collapse_level)
         metrics: dict[str, float] = {}
-        for sig in found:
+        raised: list[Alarm] = []
+        for name, test in self._tests.items():
+            evidence = test.update(signals.group_shares(current, _UNITS[name]), at=check) / self._log_threshold
+            metrics[f"monitor/{name}_evidence"] = max(0.0, evidence)
+            if evidence >= 1.0:
+                raised.append(Alarm(name, step, check, self._message(name, test.since, window)))
+        for sig in (*levels, *shapes):
             if sig.value is not None:
                 metrics[f"monitor/{sig.name}"] = float(sig.value)
             if sig.low is not None and sig.high is not None:  # set together (one interval)
                 metrics[f"monitor/{sig.name}_low"], metrics[f"monitor/{sig.name}_high"] = sig.low, sig.high
-            if sig.p_value is not None:
-                metrics[f"monitor/{sig.name}_p"] = sig.p_value
-            if sig.alarm:
-                if not any(a.signal == sig.name for a in self.alarms):
-                    logger.warning("reward hacking alarm at step %d: %s", step, sig.message)
-                self.alarms.append(Alarm(sig.name, step, check, sig.message))
-        metrics["monitor/alarm"] = float(any(s.alarm for s in found))
+        for alarm in raised:
+            if not any(a.signal == alarm.signal for a in self.alarms):
+                logger.warning("reward hacking alarm at step %d: %s", step, alarm.message)
+            self.alarms.append(alarm)
+        metrics["monitor/alarm"] = float(bool(raised))
         metrics["monitor/alarm_count"] = float(len(self.alarms))
-        metrics["monitor/checked"] = float(len([o for o in self.observations if o.check == check]))
+        metrics["monitor/checked"] = float(len(current))
         self.latest = metrics
         self.history.append({"step": float(step), **metrics})
         if callable(log_metric):
             for name, value in metrics.items():
                 log_metric(name, value)
+
+    def _message(self, name: str, since: int, window: list[Observation]) -> str:
+        """The alarm in words, over the checks since the test's evidence began (within the window): the level with
+        its interval, the budget it was tested at, and the forms the paid-but-rejected completions take."""
+        cfg = self.config
+        recent = [o for o in window if o.check >= since] or window
+        span = f"over checks {recent[0].check}-{recent[-1].check}"
+        sig = {s.name: s for s in [*signals.precision_recall(recent), signals.divergence(recent)]}[name]
+        interval = f"{sig.value or 0.0:.0%} [{sig.low or 0.0:.0%}, {sig.high or 0.0:.0%}]"
+        budget = f"{cfg.alpha:.0%} false alarms in {cfg.horizon} checks"
+        shape = signals.describe_forms(signals.forms(recent, level=cfg.collapse_level), recent, ratio=cfg.length_ratio)
+        if name == "precision":
+            return (
+                f"precision of the training reward vs the shadow is {interval} {span}: it pays for answers the shadow "
+                f"rejects (sequential test against precision >= {cfg.min_precision:.0%} at {budget}){shape}"
+            )
+        return (
+            f"the training reward pays {interval} of checked completions that the shadow rejects {span} "
+            f"(sequential test against a tolerated {cfg.tolerance:.0%} at {budget}){shape}"
+        )
 
     def first_alarm_step(self) -> int | None:
         return self.alarms[0].step if self.alarms else None

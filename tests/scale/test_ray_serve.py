@@ -87,7 +87,7 @@ def test_monitor_settings_reach_the_replica_and_watch_its_scores() -> None:
         port=PORT,
         name="monitored",
         settings={"batch_wait_ms": 0},
-        monitor={"shadow": {"name": "math_equivalence", "config": {"workers": 1}}, "sample": 4, "min_passes": 2},
+        monitor={"shadow": {"name": "math_equivalence", "config": {"workers": 1}}, "sample": 4},
         ray_actor_options={"num_cpus": 0.25},
         proxy_location="HeadOnly",
         ready_timeout_s=180,
@@ -111,7 +111,7 @@ def test_monitor_settings_reach_the_replica_and_watch_its_scores() -> None:
         assert report["shadow"]["name"] == "math_equivalence" and report["sample"] == 4, report
         assert watched["batches"] == 1 and watched["checks"] == 1, report
         assert watched["signals"]["checked"] == 4 and watched["signals"]["precision"] == 0.0, report
-        assert report["alarm"] is True and [a["signal"] for a in watched["alarms"]] == ["precision"], report
+        assert report["alarm"] is True and [a["signal"] for a in watched["alarms"]] == ["divergence"], report
         with urllib.request.urlopen(url + "metrics", timeout=30) as response:
             assert 'rewardsmith_monitor_precision{reward="regex_match"} 0.0' in response.read().decode()
     finally:

@@ -99,7 +99,7 @@ def test_hacked_reward_raises_the_alarm_on_metrics_and_logs_it_once() -> None:
         report = httpx.get(server.url + "/monitor", timeout=10).json()
         watched = report["rewards"]["regex_match"]
         assert report["alarm"] and watched["alarm"] and watched["checks"] == ROUNDS
-        assert [a["signal"] for a in watched["alarms"]] == ["precision"]
+        assert [a["signal"] for a in watched["alarms"]] == ["divergence"]
         time.sleep(0.5)
         logged = server.stderr()
         assert logged.count(ALARM_LINE) == 1 and logged.count("reward hacking alarm") == 1, logged[-2000:]
@@ -132,7 +132,7 @@ def test_requests_are_cut_into_batches_of_sample_with_columns_aligned() -> None:
     from rewardsmith.monitor import MonitorConfig
     from rewardsmith.types import RewardResult
 
-    config = MonitorConfig(shadow={"name": "math_equivalence", "config": {"workers": 1}}, sample=4, min_passes=2)
+    config = MonitorConfig(shadow={"name": "math_equivalence", "config": {"workers": 1}}, sample=4)
     monitor = ServeMonitor(config, ["served"], CollectorRegistry())
     try:
         paid = [RewardResult(score=1.0, reason="")] * 2
@@ -143,7 +143,7 @@ def test_requests_are_cut_into_batches_of_sample_with_columns_aligned() -> None:
         assert monitor.wait_idle() and monitor.streams["served"].batches == 1
         latest = monitor.streams["served"].monitor.latest
         assert latest["monitor/checked"] == 4 and latest["monitor/precision"] == 0.25  # one of four right
-        assert monitor.describe()["rewards"]["served"]["alarm"] is False  # 4 passes: not yet enough to judge
+        assert monitor.describe()["rewards"]["served"]["alarm"] is False  # 3 groups: not yet enough to judge
     finally:
         monitor.close()
 
