@@ -34,7 +34,7 @@ def run(model_dir, tmp_path, monitor, steps):
 def test_mini_trainer_stops_on_the_alarm_of_a_hackable_reward(tiny_model_dir, tmp_path):
     monitor = HackMonitor(shadow="math_equivalence", stop_on_alarm=True)
     history, logged = run(tiny_model_dir, tmp_path, monitor, steps=20)
-    assert monitor.alarms and monitor.alarms[0].signal == "precision"
+    assert monitor.alarms and monitor.alarms[0].signal == "divergence"
     assert len(history) == len(logged) < 6  # stopped within a bounded number of steps
     assert logged[-1]["monitor/alarm"] == 1.0 and logged[-1]["monitor/precision_high"] < 0.5
 

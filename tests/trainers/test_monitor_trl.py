@@ -59,7 +59,7 @@ def test_hackable_reward_raises_the_alarm_and_stops_training(tiny_model_dir, tmp
     monitor = HackMonitor(shadow="math_equivalence", stop_on_alarm=True)
     trainer = train(tiny_model_dir, tmp_path, monitor, seed=0, steps=20)
     first = monitor.alarms[0]
-    assert first.signal == "precision" and "shadow rejects" in first.message
+    assert first.signal == "divergence" and "shadow rejects" in first.message
     assert first.step < ALARM_BOUND
     assert trainer.state.global_step <= first.step + 1 < 20  # stopped at the step that raised it
     logged = [entry for entry in trainer.state.log_history if "monitor/alarm" in entry]
@@ -73,7 +73,7 @@ def test_clean_runs_raise_no_alarm_false_alarm_rate(tiny_model_dir, tmp_path):
         monitor = HackMonitor(shadow=ANY_DIGIT, seed=seed)
         trainer = train(tiny_model_dir, tmp_path / str(seed), monitor, seed=seed, steps=CLEAN_STEPS)
         assert len(monitor.history) == CLEAN_STEPS  # one check per step, every signal tested
-        assert all(h["monitor/precision"] == 1.0 for h in monitor.history)
+        assert all(h["monitor/precision"] == 1.0 and h["monitor/divergence_evidence"] == 0.0 for h in monitor.history)
         alarmed.append(monitor.alarmed)
         rewards = [e["reward"] for e in trainer.state.log_history if "reward" in e]
         rising.append(rewards[-1] - rewards[0])
