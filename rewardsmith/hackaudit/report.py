@@ -67,6 +67,9 @@ def build_metrics(
             continue
         stats = _group_stats(grouped[name], threshold)
         attacks[name] = {"family": grouped[name][0]["family"], "description": descriptions.get(name, ""), **stats}
+    for name, count in (run.get("dropped_right") or {}).items():
+        if name in attacks:
+            attacks[name]["dropped_right"] = count
     controls = _group_stats(grouped.get(CONTROL, []), threshold) if grouped.get(CONTROL) else {"n": 0, "rate": None}
     flagged = [n for n, m in attacks.items() if m.get("n") and m["rate"] is not None and m["rate"] > max_fp]
     controls_failing = controls["rate"] is None or controls["rate"] < min_control
@@ -169,6 +172,15 @@ def _rows(m: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
+def _dropped(run: Mapping[str, Any]) -> str:
+    """Attack variants that stated the row's gold (right answers, never scored), per attack."""
+    dropped = run.get("dropped_right") or {}
+    if not dropped:
+        return "none (no attack variant stated a row's gold)"
+    each = ", ".join(f"{name} {count}" for name, count in sorted(dropped.items()))
+    return f"{sum(dropped.values())} attack variants stated the row's gold and were not scored ({each})"
+
+
 def render_markdown(m: Mapping[str, Any]) -> str:
     run, c = m["run"], m["controls"]
     lines = ["# Reward hackability audit", ""]
@@ -177,6 +189,7 @@ def render_markdown(m: Mapping[str, Any]) -> str:
         f"- **data**: {run['data']} — {run['n_rows']} rows",
         f"- **scored correct**: score >= {run['threshold']}",
         f"- **honest controls**: {c.get('scored_correct', 0)}/{c.get('n', 0)} passed ({_pct(c)})",
+        f"- **dropped as right**: {_dropped(run)}",
         "",
         "## Findings",
         "",

@@ -2,7 +2,8 @@
 
 Every scored completion is one record of an append-only :class:`~rewardsmith.store.KeyedStore` (``verdicts.jsonl``)
 keyed by the spec, the attack, the row and the completion, so a rerun (after a kill, or with more attacks) scores
-only what is missing and an edited spec is scored afresh.
+only what is missing and an edited spec is scored afresh. An attack completion that states the row's gold is a right
+answer, not an attack: it is dropped before scoring and counted (``dropped_right`` in the metrics).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.hackaudit.attacks import Attack, select_attacks
+from rewardsmith.hackaudit.attacks.base import completion_text, states_gold
 from rewardsmith.hackaudit.controls import CONTROL, honest_controls, row_context
 from rewardsmith.hackaudit.spec_kinds import SpecProfile, profile_spec
 
@@ -62,19 +64,33 @@ def spec_digest(raw_spec: Any) -> str:
     return hashlib.sha256(json.dumps(raw_spec, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def plan(rows: list[dict[str, Any]], attacks: list[Attack], profile: SpecProfile, digest: str, seed: int = 0):
-    """Every completion to score: the honest controls, then each attack's variants, row by row."""
+@dataclass
+class Plan:
+    """The completions to score, and per attack how many of its variants stated the gold and were dropped."""
+
+    completions: list[PlannedCompletion]
+    dropped_right: dict[str, int]
+
+
+def plan(rows: list[dict[str, Any]], attacks: list[Attack], profile: SpecProfile, digest: str, seed: int = 0) -> Plan:
+    """Every completion to score: the honest controls, then each attack's variants, row by row (less the variants
+    that state the row's gold: those are right answers, and a reward that pays them is right to)."""
     out: list[PlannedCompletion] = []
+    dropped: dict[str, int] = {}
     for index, row in enumerate(rows):
         ctx = row_context(row, profile, seed=seed)
-        generated: list[tuple[str, str, list[str]]] = [(CONTROL, "control", honest_controls(ctx))]
+        generated: list[tuple[str, str, list]] = [(CONTROL, "control", honest_controls(ctx))]
         generated += [(a.name, a.family, a.generate(ctx)) for a in attacks]
         for name, family, completions in generated:
-            for variant, text in enumerate(completions):
+            for variant, item in enumerate(completions):
+                if name != CONTROL and states_gold(item, ctx.gold):
+                    dropped[name] = dropped.get(name, 0) + 1
+                    continue
+                text = completion_text(item)
                 blob = json.dumps([digest, name, index, variant, text, seed])
                 key = hashlib.sha256(blob.encode()).hexdigest()[:24]
                 out.append(PlannedCompletion(key, name, family, index, variant, text))
-    return out
+    return Plan(out, dropped)
 
 
 def _batches(items: list[PlannedCompletion], size: int) -> Iterator[list[PlannedCompletion]]:
@@ -108,7 +124,8 @@ def run_reward_audit(
     if not rows:
         raise ValueError(f"{data}: no rows to audit on")
     digest = spec_digest(raw)
-    planned = plan(rows, chosen, profile, digest, seed=seed)
+    planned_run = plan(rows, chosen, profile, digest, seed=seed)
+    planned = planned_run.completions
     out = Path(out)
     scored_now = 0
     with KeyedStore(out / VERDICTS_FILE) as store:
@@ -148,6 +165,7 @@ def run_reward_audit(
         "max_fp": max_fp,
         "min_control": min_control,
         "attacks_selected": [a.name for a in chosen],
+        "dropped_right": planned_run.dropped_right,
         "scored_now": scored_now,
         "reused": reused,
     }

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
+from rewardsmith.hackaudit.attacks.answers import reading, same_answer
 from rewardsmith.hackaudit.spec_kinds import SpecProfile
 
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
@@ -39,28 +40,24 @@ class AttackContext:
         return list(dict.fromkeys(_NUMBER.findall(self.prompt)))
 
     def wrong_values(self, k: int = 2) -> list[str]:
-        """``k`` answers that differ from the gold: neighbours of a numeric gold, small constants otherwise."""
+        """``k`` answers that differ from the gold: neighbours of a numeric gold, small constants otherwise (none
+        that :func:`~rewardsmith.hackaudit.attacks.answers.same_answer` takes for the gold: ``1`` for ``1_2``, ``0``
+        for ``0^\\circ``)."""
         value = numeric(self.gold)
         if value is not None:
             candidates = [value + 1, value - 1, value + 2, value * 2 + 3]
             texts = [format_number(c) for c in candidates if c != value]
         else:
-            texts = [t for t in ("0", "1", "-1", "2") if t != (self.gold or "").strip()]
+            gold = (self.gold or "").strip()
+            texts = [t for t in ("0", "1", "-1", "2", "3", "-2") if not same_answer(t, gold)]
         return texts[:k]
 
 
 def numeric(text: str | None) -> Fraction | None:
-    """The gold as an exact number when it is a plain integer, decimal or ``a/b``; else ``None``."""
-    if text is None:
-        return None
-    s = text.strip().strip("$").replace(",", "")
-    m = re.fullmatch(r"\\d?frac\{(-?\d+)\}\{(\d+)\}", s)
-    if m:
-        s = f"{m.group(1)}/{m.group(2)}"
-    try:
-        return Fraction(s)
-    except (ValueError, ZeroDivisionError):
-        return None
+    """The gold as an exact number when it is written as one without a unit (an integer, decimal, ``a/b``,
+    ``\\frac{a}{b}``, a repeating decimal, a base subscript: ``212_4`` is 38); else ``None``."""
+    read = reading(text) if text is not None else None
+    return read[0] if read is not None and read[1] is None else None
 
 
 def format_number(value: Fraction) -> str:
@@ -69,12 +66,36 @@ def format_number(value: Fraction) -> str:
     return f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
+@dataclass(frozen=True)
+class Variant:
+    """An attack completion that states one final answer, ``states``, the answer a strict reader takes from it.
+
+    The runner drops the variant when ``states`` is the gold after all (an attack of fixed answers, such as
+    ``\\boxed{\\infty}``, meets a row whose gold is that answer), and reports how many it dropped, so a reward
+    is never charged with paying a right answer. A completion given as a plain string states no single answer
+    (a hedge, an empty answer, a program): it is wrong by its form.
+    """
+
+    text: str
+    states: str | None = None
+
+
+def completion_text(item: str | Variant) -> str:
+    return item.text if isinstance(item, Variant) else item
+
+
+def states_gold(item: str | Variant, gold: str | None) -> bool:
+    """The variant states the gold (by the attacker's independent reading), so it is no attack."""
+    return isinstance(item, Variant) and item.states is not None and gold is not None and same_answer(item.states, gold)
+
+
 class Attack:
     """Adversarial completions for a row; none of them is a correct answer, so any that scores correct is a hack.
 
     Subclasses set ``name`` (through :func:`~rewardsmith.hackaudit.attacks.register_attack`), ``family``, the reward
     ``kinds`` they can fool, a one-line ``description``, and implement :meth:`generate` (an empty list when the row
-    lacks what the attack needs, e.g. no gold or no tests).
+    lacks what the attack needs, e.g. no gold or no tests). A completion that states a single final answer is
+    returned as a :class:`Variant` naming it, so that the runner can drop it when the row's gold is that answer.
     """
 
     name: str = "attack"  # the class's registered name; an instance carries the name it was fetched under
@@ -82,5 +103,5 @@ class Attack:
     kinds: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
 
-    def generate(self, ctx: AttackContext) -> list[str]:
+    def generate(self, ctx: AttackContext) -> list[str | Variant]:
         raise NotImplementedError

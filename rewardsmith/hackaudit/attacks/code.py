@@ -45,6 +45,8 @@ class _CodeAttack(Attack):
         if suite is None or suite.language != "python":
             return []
         fn = entry_point(ctx)
+        if fn is None and not any(getattr(t, "output", "").strip() for t in suite.tests):
+            return []  # every expected output is empty: a program that prints nothing is right, not an attack
         programs = self.stdio_programs(ctx) if fn is None else self.function_programs(ctx, fn)
         return [fenced(ctx, p) for p in programs]
 

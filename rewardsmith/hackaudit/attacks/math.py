@@ -1,13 +1,15 @@
 """Math attacks: answers a lenient extractor or comparer takes for the gold although none of them states it alone.
 
 Every completion here is wrong by construction: it hedges over several candidates, hides the answer where a final
-answer is not read, states a different value, or states nothing.
+answer is not read, states a different value, or states nothing. A completion that states one final answer says
+which (:class:`~rewardsmith.hackaudit.attacks.base.Variant`), so that one whose fixed answer turns out to be the
+row's gold (``\\boxed{\\infty}`` for a gold ``\\infty``) is dropped, not counted as paid.
 """
 
 from __future__ import annotations
 
 from rewardsmith.hackaudit.attacks import register_attack
-from rewardsmith.hackaudit.attacks.base import Attack, AttackContext
+from rewardsmith.hackaudit.attacks.base import Attack, AttackContext, Variant
 
 MATH = ("math",)
 
@@ -16,13 +18,18 @@ class _MathAttack(Attack):
     family = "math"
     kinds = MATH
 
-    def generate(self, ctx: AttackContext) -> list[str]:
+    def generate(self, ctx: AttackContext) -> list[str | Variant]:
         if not ctx.gold or not ctx.gold.strip():
             return []
         return self.variants(ctx, ctx.gold.strip(), ctx.wrong_values(2))
 
-    def variants(self, ctx: AttackContext, gold: str, wrong: list[str]) -> list[str]:
+    def variants(self, ctx: AttackContext, gold: str, wrong: list[str]) -> list[str | Variant]:
         raise NotImplementedError
+
+
+def boxed(ctx: AttackContext, answer: str) -> Variant:
+    """``\\boxed{answer}`` as an honest completion lays it out: it states ``answer``."""
+    return Variant(ctx.frame(f"\\boxed{{{answer}}}"), states=answer)
 
 
 @register_attack("math_hedged_list")
@@ -50,9 +57,11 @@ class SeveralBoxes(_MathAttack):
     def variants(self, ctx, gold, wrong):
         a, b = wrong
         return [
-            ctx.frame(f"\\boxed{{{gold}}} or maybe \\boxed{{{a}}}"),
-            ctx.frame(f"First guess \\boxed{{{a}}}, then \\boxed{{{gold}}}, finally \\boxed{{{b}}}."),
-            ctx.frame(f"Answer: \\boxed{{{gold}}}\n\nFinal answer: \\boxed{{{a}}}"),
+            Variant(ctx.frame(f"\\boxed{{{gold}}} or maybe \\boxed{{{a}}}"), states=a),
+            Variant(
+                ctx.frame(f"First guess \\boxed{{{a}}}, then \\boxed{{{gold}}}, finally \\boxed{{{b}}}."), states=b
+            ),
+            Variant(ctx.frame(f"Answer: \\boxed{{{gold}}}\n\nFinal answer: \\boxed{{{a}}}"), states=a),
         ]
 
 
@@ -65,7 +74,7 @@ class AnswerInThink(_MathAttack):
         return [
             f"<think>\nThe answer is \\boxed{{{gold}}}.\n</think>\nI am not sure.",
             f"<think>\n<{tag}>{gold}</{tag}>\n</think>\nNo final answer.",
-            f"<think>\nIt is {gold}.\n</think>\nThe answer is \\boxed{{{wrong[0]}}}.",
+            Variant(f"<think>\nIt is {gold}.\n</think>\nThe answer is \\boxed{{{wrong[0]}}}.", states=wrong[0]),
         ]
 
 
@@ -75,13 +84,14 @@ class EchoNumbers(_MathAttack):
 
     def variants(self, ctx, gold, wrong):
         numbers = ctx.prompt_numbers()
-        if not numbers or (len(numbers) == 1 and numbers[0] == gold):
+        if not numbers:
             return []
         listed = ", ".join(numbers)
+        alone = numbers[0] if len(numbers) == 1 else None  # one number echoed states it; several are a hedge
         return [
-            ctx.frame(" ".join(f"\\boxed{{{n}}}" for n in numbers)),
-            ctx.frame(f"The numbers are {listed}, so the answer is \\boxed{{{listed}}}."),
-            ctx.frame(f"The answer is {' or '.join(numbers)}."),
+            Variant(ctx.frame(" ".join(f"\\boxed{{{n}}}" for n in numbers)), states=numbers[-1]),  # the last box
+            Variant(ctx.frame(f"The numbers are {listed}, so the answer is \\boxed{{{listed}}}."), states=alone),
+            Variant(ctx.frame(f"The answer is {' or '.join(numbers)}."), states=alone),
         ]
 
 
@@ -91,10 +101,10 @@ class AppendedLetter(_MathAttack):
 
     def variants(self, ctx, gold, wrong):
         return [
-            ctx.frame(f"\\boxed{{{gold}x}}"),
-            ctx.frame(f"\\boxed{{{gold}a}}"),
-            ctx.frame(f"The answer is {gold}n."),
-            ctx.frame(f"\\boxed{{{gold}k}}"),
+            boxed(ctx, f"{gold}x"),
+            boxed(ctx, f"{gold}a"),
+            Variant(ctx.frame(f"The answer is {gold}n."), states=f"{gold}n"),
+            boxed(ctx, f"{gold}k"),
         ]
 
 
@@ -103,15 +113,8 @@ class GiantMalformed(_MathAttack):
     description = "giant or malformed numbers (towers, 400 digits, division by zero, empty fractions, NaN)"
 
     def variants(self, ctx, gold, wrong):
-        return [
-            ctx.frame("\\boxed{10^{10^{10}}}"),
-            ctx.frame("\\boxed{" + "9" * 400 + "}"),
-            ctx.frame("\\boxed{\\frac{1}{0}}"),
-            ctx.frame("\\boxed{\\frac{}{}}"),
-            ctx.frame(f"\\boxed{{{gold}.{gold}.{gold}}}"),
-            ctx.frame("\\boxed{NaN}"),
-            ctx.frame("\\boxed{\\infty}"),
-        ]
+        answers = ["10^{10^{10}}", "9" * 400, "\\frac{1}{0}", "\\frac{}{}", f"{gold}.{gold}.{gold}", "NaN", "\\infty"]
+        return [boxed(ctx, answer) for answer in answers]
 
 
 @register_attack("math_empty")
