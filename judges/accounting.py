@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rewardsmith.judges.base import Usage
+from rewardsmith.transient import KeepsConfig
 
 
 class Price(BaseModel):
@@ -57,7 +58,7 @@ class UsageReport(BaseModel):
         )
 
 
-class Accountant:
+class Accountant(KeepsConfig):
     """Thread-safe counters of calls (sent, cached, failed), retries, tokens and cost."""
 
     def __init__(self, prices: dict[str, Any] | None = None) -> None:
@@ -65,11 +66,9 @@ class Accountant:
         self._lock = threading.Lock()
         self._report = UsageReport()
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"prices": self.prices, "_report": self._report}
+    _PICKLED = ("prices", "_report")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _rebuild(self) -> None:
         self._lock = threading.Lock()
 
     def price_of(self, model: str) -> Price:

@@ -13,9 +13,9 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
 
 from rewardsmith.judges.base import ChatParams, ChatResult, Message
+from rewardsmith.transient import KeepsConfig
 
 _SCHEMA = "CREATE TABLE IF NOT EXISTS judge_cache (key TEXT PRIMARY KEY, model TEXT, result TEXT, created REAL)"
 
@@ -38,7 +38,7 @@ def _unset_fields(params: ChatParams) -> set[str]:
     return {"json_schema"} if params.json_schema is None else set()
 
 
-class RequestCache:
+class RequestCache(KeepsConfig):
     """SQLite-backed map from :func:`cache_key` to :class:`ChatResult`, counting hits and misses."""
 
     def __init__(self, directory: str | os.PathLike[str], filename: str = "judge-cache.sqlite") -> None:
@@ -50,11 +50,9 @@ class RequestCache:
         self._lock = threading.Lock()
         self._connect()  # create the table now so a bad path fails at construction
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path, "hits": self.hits, "misses": self.misses}
+    _PICKLED = ("path", "hits", "misses")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _rebuild(self) -> None:
         self._local = threading.local()
         self._lock = threading.Lock()
 

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from rewardsmith.judges.base import ChatParams, Message
+from rewardsmith.transient import KeepsConfig
 
 WINDOW_S = 60.0
 
@@ -27,7 +28,7 @@ def estimate_tokens(messages: list[Message], params: ChatParams) -> int:
     return chars // 4 + params.max_tokens
 
 
-class RateLimiter:
+class RateLimiter(KeepsConfig):
     """Sliding-window rpm/tpm limiter shared by threads (``reserve`` returns how long to wait)."""
 
     def __init__(self, rpm: float | None = None, tpm: float | None = None, *, clock=time.monotonic) -> None:
@@ -40,11 +41,10 @@ class RateLimiter:
         self._events: collections.OrderedDict[int, list[float]] = collections.OrderedDict()  # id -> [time, tokens]
         self._ids = itertools.count()
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"rpm": self.rpm, "tpm": self.tpm}
+    _PICKLED = ("rpm", "tpm")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        type(self).__init__(self, state["rpm"], state["tpm"])
+    def _rebuild(self) -> None:
+        type(self).__init__(self, self.rpm, self.tpm)
 
     @property
     def active(self) -> bool:
@@ -89,7 +89,7 @@ class RateLimiter:
         return reservation
 
 
-class ConcurrencyLimit:
+class ConcurrencyLimit(KeepsConfig):
     """At most ``n`` requests in flight: a thread semaphore for sync calls, one asyncio semaphore per loop."""
 
     def __init__(self, n: int) -> None:
@@ -100,11 +100,10 @@ class ConcurrencyLimit:
         self._loops: dict[int, tuple[Any, asyncio.Semaphore]] = {}
         self._lock = threading.Lock()
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"n": self.n}
+    _PICKLED = ("n",)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        type(self).__init__(self, state["n"])
+    def _rebuild(self) -> None:
+        type(self).__init__(self, self.n)
 
     @property
     def sync(self) -> threading.BoundedSemaphore:

@@ -39,6 +39,7 @@ from rewardsmith.bridge import run_sync
 from rewardsmith.groups import BatchDependency
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import Reward, RewardConfig
+from rewardsmith.transient import KeepsConfig
 from rewardsmith.types import RewardResult
 
 logger = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ class RemoteConfig(RewardConfig):
 
 
 @register_reward("remote")
-class RemoteReward(Reward[RemoteConfig]):
+class RemoteReward(KeepsConfig, Reward[RemoteConfig]):
     """Scores on ``rewardsmith serve`` servers; results equal the served reward's, sample for sample."""
 
     name = "remote"
@@ -94,11 +95,9 @@ class RemoteReward(Reward[RemoteConfig]):
         self._reset_health()
 
     # Server health is this process's observation (monotonic clock): it is not pickled, and no connection is.
-    def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "__name__": self.__name__}
+    _PICKLED = ("config", "__name__")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _rebuild(self) -> None:
         self._reset_health()
 
     def _reset_health(self) -> None:

@@ -23,6 +23,7 @@ from pydantic import Field
 from rewardsmith.http import FailureKind, RetryPolicy, parse_retry_after
 from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
 from rewardsmith.judges.clients.options import ClientOptions, Flag
+from rewardsmith.transient import KeepsConfig
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class TransportStats:
             self.retries += int(retry)
 
 
-class OpenAIChatClient:
+class OpenAIChatClient(KeepsConfig):
     """Chat completions over the OpenAI API shape; log-probs are requested when ``top_logprobs > 0``."""
 
     def __init__(
@@ -80,16 +81,19 @@ class OpenAIChatClient:
     def __repr__(self) -> str:
         return f"OpenAIChatClient(model={self.model!r}, base_url={self.base_url!r})"
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = {
-            k: v
-            for k, v in self.__dict__.items()
-            if k not in {"_sync_client", "_async_clients", "_lock", "stats", "before_retry"}
-        }
-        return state
+    _PICKLED = (
+        "model",
+        "base_url",
+        "api_key",
+        "timeout",
+        "max_retries",
+        "backoff",
+        "max_backoff",
+        "logprobs_supported",
+        "schema_style",
+    )
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _rebuild(self) -> None:
         self.stats = TransportStats()
         self.before_retry = None
         self._sync_client = None

@@ -19,11 +19,12 @@ from pydantic import Field
 
 from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
 from rewardsmith.judges.clients.options import ClientOptions, Flag
+from rewardsmith.transient import KeepsConfig
 
 logger = logging.getLogger(__name__)
 
 
-class TransformersChatClient:
+class TransformersChatClient(KeepsConfig):
     """Chat completions from a local model; ``model_path`` is a directory or a ``.gguf`` file."""
 
     def __init__(self, model_path: str | Path, *, model_name: str | None = None, device: str = "cpu") -> None:
@@ -37,11 +38,9 @@ class TransformersChatClient:
     def __repr__(self) -> str:
         return f"TransformersChatClient(model_path={self.model_path!r})"
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"model_path": self.model_path, "model": self.model, "device": self.device}
+    _PICKLED = ("model_path", "model", "device")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _rebuild(self) -> None:
         self._loaded = None
         self._lock = threading.Lock()
 

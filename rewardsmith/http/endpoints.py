@@ -15,7 +15,9 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from rewardsmith.transient import KeepsConfig
 
 Strategy = Literal["round_robin", "least_busy"]
 
@@ -44,7 +46,7 @@ class _State:
     confirmed: bool = False
 
 
-class EndpointPool:
+class EndpointPool(KeepsConfig):
     """Base URLs with their health; one pool per client object, shared by all its threads and tasks."""
 
     def __init__(
@@ -76,11 +78,9 @@ class EndpointPool:
         self._state = {url: _State() for url in self.urls}
 
     # Health is this process's observation on its monotonic clock: a copy in another process starts fresh.
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: self.__dict__[k] for k in ("urls", "cooldown_s", "max_cooldown_s", "strategy", "_clock")}
+    _PICKLED = ("urls", "cooldown_s", "max_cooldown_s", "strategy", "_clock")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _rebuild(self) -> None:
         self._reset()
 
     def __len__(self) -> int:

@@ -18,12 +18,14 @@ from typing import Any
 
 import httpx
 
+from rewardsmith.transient import KeepsConfig
+
 Timeout = float | httpx.Timeout
 
 _LIVE: weakref.WeakSet[Transport] = weakref.WeakSet()
 
 
-class Transport:
+class Transport(KeepsConfig):
     """httpx clients built on first use with these headers and limits."""
 
     def __init__(
@@ -44,11 +46,9 @@ class Transport:
         self._async: dict[int, tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]] = {}
         _LIVE.add(self)
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"timeout": self.timeout, "headers": self.headers, "limits": self.limits}
+    _PICKLED = ("timeout", "headers", "limits")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _rebuild(self) -> None:
         self._reset()
 
     def _options(self) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from rewardsmith.adapters.runtime.ray.connect import ClusterUnavailable, connect
 from rewardsmith.compose import build_reward
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import Reward
+from rewardsmith.transient import KeepsConfig
 from rewardsmith.types import RewardResult
 
 if TYPE_CHECKING:  # imported on the first batch at run time, like the rest of the Ray machinery
@@ -32,7 +33,7 @@ if TYPE_CHECKING:  # imported on the first batch at run time, like the rest of t
 
 
 @register_reward("ray_pool")
-class RayPool(Reward[RayPoolConfig]):
+class RayPool(KeepsConfig, Reward[RayPoolConfig]):
     """Scores batches on Ray actors that each hold one warm copy of the inner reward.
 
     Connects lazily on the first batch and holds no live Ray handle in its pickled state, so it ships to a
@@ -53,14 +54,10 @@ class RayPool(Reward[RayPoolConfig]):
         """The inner reward's: a misaligned column is answered here, without a round trip to the cluster."""
         return tuple(self.inner.required_columns)
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_actors"] = None
-        del state["_lock"]
-        return state
+    _PICKLED = ("config", "inner", "__name__")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
+    def _rebuild(self) -> None:
+        self._actors = None
         self._lock = threading.Lock()
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
