@@ -5,6 +5,8 @@ Endpoints:
 - ``POST /v1/score`` — ``{"reward", "completions", "columns", "deadline_s"?, "request_id"?}`` →
   ``{"scores", "reasons", "timings_s", "unscorable", "elapsed_s"}``;
 - ``POST /get_reward`` (and ``/get_reward/{reward}``) — OpenRLHF's remote reward protocol;
+- ``POST /verify`` — NeMo Gym's verify route: every served reward is a term of the sample's reward
+  (:mod:`rewardsmith.adapters.protocols.nemo_gym`);
 - ``GET /healthz``, ``GET /v1/rewards``, ``GET /metrics`` (Prometheus text);
 - ``GET /monitor`` — the reward-hacking monitor's signals and alarms (with ``settings.monitor``, :mod:`.monitoring`).
 
@@ -28,6 +30,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 
 from rewardsmith.adapters.components import component_columns, component_names
+from rewardsmith.adapters.protocols import nemo_gym
 from rewardsmith.adapters.runtime.serve.admission import QueueFull
 from rewardsmith.adapters.runtime.serve.metrics import CONTENT_TYPE
 from rewardsmith.adapters.runtime.serve.middleware import GuardMiddleware
@@ -147,6 +150,23 @@ def create_app(
     @app.post("/get_reward/{reward}")
     async def get_named_reward(request: Request, reward: str) -> Response:
         return await openrlhf(request, reward)
+
+    @app.post("/verify")
+    async def verify(request: Request) -> Response:
+        arrived = time.monotonic()
+
+        async def score_term(name: str, completions: list[Any], columns: dict[str, list[Any]]) -> list[Any]:
+            return (await service.score(name, completions, columns, None, arrived))[0]
+
+        terms = [(name, float(served.spec.get("weight", 1.0))) for name, served in service.rewards.items()]
+        try:
+            payload = await _parse(request, nemo_gym.VerifyRequest)
+            answer = await nemo_gym.verify(payload, terms, score_term)
+        except (BadRequest, QueueFull) as exc:
+            return _refused(service, exc)
+        except ValueError as exc:  # task fields the request cannot carry
+            return _refused(service, BadRequest(str(exc)))
+        return JSONResponse(answer)
 
     return app
 
