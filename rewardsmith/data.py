@@ -14,16 +14,19 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.sample_files import sample_path
+
 _BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet", ".tsv": "csv"}
 
 
 def load_table(path: str | os.PathLike[str]) -> Any:
     """A local data file as a memory-mapped ``datasets.Dataset`` (jsonl, json, csv, tsv, parquet).
 
-    Rows stay on disk until read, so a large file can be processed batch by batch.
+    Rows stay on disk until read, so a large file can be processed batch by batch. ``samples:NAME`` reads a
+    bundled sample (:mod:`rewardsmith.sample_files`).
     Raises ``FileNotFoundError`` for a missing file and ``ValueError`` for one that cannot be read.
     """
-    path = Path(path)
+    path = sample_path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such data file: {path}")
     builder = _BUILDERS.get(path.suffix.lower())

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.reward import ConfigError
+from rewardsmith.sample_files import sample_path
 from rewardsmith.yaml_files import read_yaml_file
 
 #: Keys whose string value names a file (besides any key ending in ``_file``).
@@ -36,8 +37,9 @@ IMPORT_KEYS = frozenset({"pydantic_model"})
 
 
 def read_spec_file(path: str | os.PathLike[str], *, allow_imports: bool = False) -> Any:
-    """The document of a spec file, its file references confined to its folder and its imports checked."""
-    path = Path(path)
+    """The document of a spec file (``samples:NAME`` for a bundled one), its file references confined to its folder
+    and its imports checked."""
+    path = sample_path(path)
     document = read_yaml_file(path, "reward spec file")
     return confine_spec(document, path.parent, source=str(path), allow_imports=allow_imports)
 

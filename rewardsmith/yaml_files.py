@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.reward import ConfigError
+from rewardsmith.sample_files import sample_path
 
 #: Deepest nesting of mappings and lists a config document may have.
 MAX_DEPTH = 64
@@ -31,9 +32,10 @@ MAX_NODES = 1_000_000
 def read_yaml_file(path: str | Path, what: str = "config file") -> Any:
     """The parsed document of a YAML (or JSON) file; a missing file or any syntax error is one line.
 
-    ``what`` names the kind of file in the missing-file message (``no such reward spec file: x.yaml``).
+    ``what`` names the kind of file in the missing-file message (``no such reward spec file: x.yaml``);
+    ``samples:NAME`` reads a bundled sample (:mod:`rewardsmith.sample_files`).
     """
-    path = Path(path)
+    path = sample_path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such {what}: {path}")
     try:

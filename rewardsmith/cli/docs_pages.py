@@ -13,6 +13,7 @@ DOC_PAGES: dict[str, str] = {
     "": "index.md",
     "rewards": "concepts.md",
     "score": "concepts.md",
+    "samples": "concepts.md",
     "sandbox": "sandboxes.md",
     "judge": "judges.md",
     "constitutions": "rlaif.md",

@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "rewardsmith.cli.audit",
     "rewardsmith.cli.train",
     "rewardsmith.cli.serve",
+    "rewardsmith.cli.samples",
 )
 
 

@@ -14,7 +14,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.docs.fences import ROOT, Fence
+from tests.docs.fences import Fence
 from tests.docs.values import expectations, matches
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -28,7 +28,6 @@ class PageState:
 
     def __init__(self, workdir: Path):
         self.workdir = workdir
-        (workdir / "rewardsmith").symlink_to(ROOT / "rewardsmith")  # relative paths such as rewardsmith/samples/...
         self.namespace: dict = {}
         self.last_output = ""
 
