@@ -45,8 +45,12 @@ class _RkBlocked(BaseException):
 
 
 class _RkUndecidable(BaseException):
-    # an argument that is not a plain value (a function, an object of the test's): it cannot be sent to the solution
+    # an argument that is not a plain value (a function, an object of the test's): it cannot be sent to the solution;
+    # or a check whose truth depends on what the trusted process cannot know of the solution's objects
     pass
+
+
+_RK_NOT_PLAIN = "passes the solution a value that is not plain data (a function or an object)"
 
 
 class _RkFails(BaseException):
@@ -110,7 +114,32 @@ def _rk_call_parts(args, kwargs):
 
 
 # --------------------------------------------------------------------------------------- trusted side: asking
-_RK = {"table": {}, "counts": {}, "asked": None, "assuming": 0, "flags": set()}
+_RK = {"table": {}, "counts": {}, "asked": None, "assuming": 0, "flags": set(), "why": "", "crossed": {}}
+
+
+def _rk_refuse(why, guess):
+    """A check whose truth the trusted process cannot know exactly: the verdict run refuses it (the test is
+    undecidable, its reason named); the probe only looks for the calls to ask, so it goes on with ``guess``."""
+    if _RK["asked"] is not None:
+        return guess
+    _RK["flags"].add("undecidable")
+    _RK["why"] = _RK["why"] or why
+    raise _RkUndecidable(why)
+
+
+def _rk_cross(value):
+    # containers decoded from the solution's answers: copies of its values, whose identity the test cannot see
+    t = type(value)
+    if t is dict:
+        parts = [*dict.keys(value), *dict.values(value)]
+    elif t is list or t is tuple or t is set or t is frozenset:
+        parts = value
+    else:
+        return value
+    _RK["crossed"][id(value)] = value
+    for part in parts:
+        _rk_cross(part)
+    return value
 
 
 def _rk_ask(target, kind, payload):
@@ -120,6 +149,7 @@ def _rk_ask(target, kind, payload):
         key = kind + "\0" + target + "\0" + json.dumps(encoded, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         _RK["flags"].add("undecidable")
+        _RK["why"] = _RK["why"] or _RK_NOT_PLAIN
         raise _RkUndecidable(kind) from None
     count = _RK["counts"].get(key, 0)
     _RK["counts"][key] = count + 1
@@ -137,28 +167,67 @@ def _rk_ask(target, kind, payload):
             _RK["asked_ids"].add(qid)
         return _RkPending(qid)
     if "value" in entry:
-        return _rk_decode(entry["value"])
+        return _rk_cross(_rk_decode(entry["value"]))
     if "object" in entry:
-        return _RkStub(qid)
-    if "raise" in entry and entry["raise"] not in ("StopIteration", "StopAsyncIteration"):
-        error = getattr(builtins, entry["raise"], None)
-        error = error if isinstance(error, type) and issubclass(error, Exception) else Exception
-        raise error("raised by the solution")
+        return _RkStub(qid, entry["object"])
+    if "raise" in entry:
+        raise _rk_error(entry["raise"])("raised by the solution")
     _RK["flags"].add("fails")
     raise _RkFails(qid)
+
+
+_RK_ERRORS = {}
+
+
+def _rk_error(raised):
+    # the class to raise for the solution's exception: the builtin itself by its name, or for a class of the
+    # solution's (a list of its builtin bases) a class with those bases, so every `except` of a builtin class and
+    # pytest.raises match it exactly as they match the original; StopIteration would end the test's own loop
+    # quietly, so it fails the test instead
+    exact = type(raised) is str
+    names = (raised,) if exact else tuple(raised)
+    if any(n in ("StopIteration", "StopAsyncIteration") for n in names):
+        _RK["flags"].add("fails")
+        raise _RkFails("StopIteration")
+    key = (exact, names)
+    if key not in _RK_ERRORS:
+        bases = tuple(getattr(builtins, n, None) for n in names)
+        if not all(isinstance(b, type) and issubclass(b, Exception) for b in bases):
+            _RK["flags"].add("fails")
+            raise _RkFails("unknown exception")
+        try:
+            _RK_ERRORS[key] = bases[0] if exact else type("SolutionError", bases, {"__module__": "solution"})
+        except TypeError:
+            _RK_ERRORS[key] = None
+    error = _RK_ERRORS[key]
+    if error is None:
+        return _rk_refuse(
+            "raises an exception class of the solution's whose builtin bases cannot be combined", Exception
+        )
+    return error
 
 
 def _rk_replay(site, parts):
     return _rk_ask(site, "site", list(parts))
 
 
-class _RkStub:
-    # a value of the solution's that is not plain (a function, class or instance): only calls, attribute reads and
-    # writes reach it, each one asked like any other call
-    __slots__ = ("_rk",)
+# what the solution's process reports of an object it returned (answer ``{"object": [same, traits]}``): ``same`` is
+# the id of the first call that returned that very object (two stubs with one ``same`` are one object), ``traits``
+# which of object's own behaviours its class keeps: identity ``==``/``!=``, identity hash, always true
+_RK_EQ, _RK_HASH, _RK_TRUE = 1, 2, 4
+_RK_COPIES = "compares identity ('is') of values that crossed from the solution's process as copies"
+_RK_EQ_TWO = "compares two objects of the solution's whose class defines __eq__ or __ne__ (their own verdict)"
 
-    def __init__(self, handle):
+
+class _RkStub:
+    # a value of the solution's that is not plain (a function, class or instance): calls, attribute reads and
+    # writes reach it, each one asked like any other call; identity, ``==``, hash and truth are decided from what
+    # the solution's process reported of the object, exactly, or the check is refused (never guessed)
+    __slots__ = ("_rk", "_rk_facts")
+
+    def __init__(self, handle, facts=None):
         object.__setattr__(self, "_rk", handle)
+        object.__setattr__(self, "_rk_facts", facts)
 
     def _rk_handle(self):
         handle = object.__getattribute__(self, "_rk")
@@ -176,6 +245,68 @@ class _RkStub:
 
     def __setattr__(self, name, value):
         _rk_ask(self._rk_handle(), "set", [name, value])
+
+    def __eq__(self, other):
+        return _rk_equal(self, other, True)
+
+    def __ne__(self, other):
+        return _rk_equal(self, other, False)
+
+    def __hash__(self):
+        facts = _rk_facts(self)
+        if facts is not None and facts[1] & _RK_HASH:
+            return hash(facts[0])
+        return _rk_refuse("hashes an object of the solution's whose class defines __hash__", object.__hash__(self))
+
+    def __bool__(self):
+        facts = _rk_facts(self)
+        if facts is not None and facts[1] & _RK_TRUE:
+            return True
+        return _rk_refuse(
+            "takes the truth of an object of the solution's whose class defines __bool__ or __len__", True
+        )
+
+
+def _rk_facts(value):
+    # (same, traits) of a solution object the answers describe; None for anything else (probe placeholders too)
+    if not isinstance(value, _RkStub):
+        return None
+    facts = object.__getattribute__(value, "_rk_facts")
+    return facts if type(facts) is list and len(facts) == 2 else None
+
+
+def _rk_equal(stub, other, equal):
+    # ``stub == other`` (``!=`` when not ``equal``). Two objects whose classes keep identity ``==`` are equal when
+    # they are one object (same); one such object is never equal to anything of the test's (object's own rule).
+    # A class's own ``__eq__`` against a plain value follows the type-strict rule: an object of the solution's is
+    # never one of the test's plain values. Two objects with their own ``__eq__``: only the solution could say
+    mine, theirs = _rk_facts(stub), _rk_facts(other)
+    if mine is None or (theirs is None and isinstance(other, _RkStub)):
+        return _rk_refuse(_RK_EQ_TWO, (stub is other) is equal)  # a probe placeholder: the probe goes on
+    if theirs is None:
+        return NotImplemented if mine[1] & _RK_EQ else not equal
+    if mine[1] & theirs[1] & _RK_EQ:
+        return (mine[0] == theirs[0]) is equal
+    return _rk_refuse(_RK_EQ_TWO, (stub is other) is equal)
+
+
+def _rk_is(a, b):
+    """``a is b`` in a program test (the plan rewrites every ``is``): exact for the solution's objects (by the
+    object the solution's process reported) and for the test's own values; refused for values that crossed from
+    the solution's process, which are copies (``f(xs) is xs`` holds there and cannot hold here)."""
+    if a is b:
+        return True
+    mine, theirs = _rk_facts(a), _rk_facts(b)
+    if mine is not None and theirs is not None:
+        return mine[0] == theirs[0]
+    if isinstance(a, _RkStub) or isinstance(b, _RkStub):
+        return False  # an object of the solution's is never the test's own value, nor a plain value it reported
+    crossed = _RK["crossed"]
+    if crossed.get(id(a), b) is a or crossed.get(id(b), a) is b:
+        return _rk_refuse(
+            "compares identity ('is') of values that crossed from the solution's process as copies", False
+        )
+    return False
 
 
 def _rk_blocked(self, *args):
@@ -195,6 +326,7 @@ class _RkPending(_RkStub):
 
     def __init__(self, handle, truth=None):
         object.__setattr__(self, "_rk", handle)
+        object.__setattr__(self, "_rk_facts", None)
         object.__setattr__(self, "_rk_truth", truth)
 
     def __bool__(self):
@@ -251,17 +383,64 @@ def _rk_test_random(seed):
     return private
 
 
-def _rk_test_scope(base, seed, modules):
-    # builtins whose import hands the test its private `random` (imports inside check() included)
+def _rk_has_stub(values):
+    return any(isinstance(v, _RkStub) or (type(v) is tuple and _rk_has_stub(v)) for v in values)
+
+
+def _rk_guarded(name, real):
+    # a builtin that would answer about the proxy, not the solution's object (type, isinstance, id ...): refused
+    # when a solution object reaches it
+    def guarded(*args, **kwargs):
+        if _rk_has_stub(args) and not (name == "type" and len(args) == 3):
+            _rk_refuse(name + "() of an object of the solution's (the trusted process holds a proxy)", None)
+        return real(*args, **kwargs)  # the probe goes on with the proxy's answer
+
+    return guarded
+
+
+_RK_GUARDED = ("type", "isinstance", "issubclass", "id", "callable")
+
+
+def _rk_unittest_identity():
+    # unittest's assertIs/assertIsNot compare with its own `is`, outside the test's rewritten source
+    import unittest
+
+    def assert_is(self, first, second, msg=None):
+        if not _rk_is(first, second):
+            raise self.failureException("not identical")
+
+    def assert_is_not(self, first, second, msg=None):
+        if _rk_is(first, second):
+            raise self.failureException("unexpectedly identical")
+
+    unittest.TestCase.assertIs = assert_is
+    unittest.TestCase.assertIsNot = assert_is_not
+    for name in ("assertIsInstance", "assertNotIsInstance"):
+        real = getattr(unittest.TestCase, name)
+        setattr(unittest.TestCase, name, _rk_guarded(name, real))
+
+
+def _rk_test_scope(base, seed, modules, trusted=False):
+    # builtins whose import hands the test its private `random` (imports inside check() included); in the trusted
+    # process, the builtins that would read a proxy instead of the solution's object are guarded
     private = _rk_test_random(seed)
     real_import = builtins.__import__
 
     def test_import(name, globals=None, locals=None, fromlist=(), level=0):
         if name == "random" and level == 0:
             return private
-        return real_import(name, globals, locals, fromlist, level)
+        module = real_import(name, globals, locals, fromlist, level)
+        if trusted and name == "unittest" and not _RK.get("unittest"):
+            _RK["unittest"] = True
+            _rk_unittest_identity()
+        return module
 
     test_builtins = dict(builtins.__dict__, __import__=test_import)
+    if trusted and "unittest" in modules and not _RK.get("unittest"):
+        _RK["unittest"] = True
+        _rk_unittest_identity()
+    if trusted:
+        test_builtins.update({name: _rk_guarded(name, getattr(builtins, name)) for name in _RK_GUARDED})
     scope = dict(base)
     scope.update(modules)
     if "random" in modules:
@@ -272,10 +451,11 @@ def _rk_test_scope(base, seed, modules):
 
 def _rk_run_program(source, check, modules, asked):
     # one run of a program test over the answers table: "passed", "failed", "missing", "undecidable" or "probed"
-    _RK.update(table=check["table"], counts={}, asked=asked, asked_ids=set(), assuming=0, flags=set())
-    base = {"__rk_replay": _rk_replay, "__rk_assuming": _RkAssuming(), "__name__": "__rk_test__"}
+    _RK.update(table=check["table"], counts={}, asked=asked, asked_ids=set(), assuming=0, flags=set(), why="")
+    _RK["crossed"] = {}
+    base = {"__rk_replay": _rk_replay, "__rk_assuming": _RkAssuming(), "__rk_is": _rk_is, "__name__": "__rk_test__"}
     try:
-        exec(compile(source, "<test>", "exec"), _rk_test_scope(base, check["seed"], modules))
+        exec(compile(source, "<test>", "exec"), _rk_test_scope(base, check["seed"], modules, trusted=True))
         outcome = "passed"
     except AssertionError:
         outcome = "failed"
@@ -291,14 +471,14 @@ def _rk_run_program(source, check, modules, asked):
 def _rk_program_check(check, modules):
     outcome = _rk_run_program(check["replay"], check, modules, None)
     if outcome == "undecidable":
-        return {"undecidable": "passes the solution a value that is not plain data (a function or an object)"}
+        return {"undecidable": _RK["why"][:200]}
     if outcome.startswith("errored:"):
         return {"errored": outcome[8:]}
     if outcome != "missing":
         return {"passed": outcome == "passed"}
     asked = []
     if _rk_run_program(check["probe"], check, modules, asked) == "undecidable":
-        return {"undecidable": "passes the solution a value that is not plain data (a function or an object)"}
+        return {"undecidable": _RK["why"][:200]}
     return {"asked": asked}
 
 
@@ -311,17 +491,37 @@ def _rk_glue_check(check, modules):
 
 
 # --------------------------------------------------------------------------------------- solution side: answering
-def _rk_entry(value):
+def _rk_entry(value, qid, seen):
     try:
         return {"value": _rk_encode(value)}
     except (TypeError, ValueError, RecursionError):
-        return {"opaque": True} if type(value) in _RK_PLAIN else {"object": True}
+        pass
+    if type(value) in _RK_PLAIN:
+        return {"opaque": True}
+    same = seen.setdefault(id(value), qid)  # every result stays alive in `results`: ids are not reused
+    kind = type(value)
+    traits = _RK_EQ if kind.__eq__ is object.__eq__ and kind.__ne__ is object.__ne__ else 0
+    traits |= _RK_HASH if kind.__hash__ is object.__hash__ else 0
+    traits |= 0 if hasattr(kind, "__bool__") or hasattr(kind, "__len__") else _RK_TRUE
+    return {"object": [same, traits]}
+
+
+def _rk_raised(kind):
+    # a builtin exception by its name; a class of the solution's by its most derived builtin bases (in MRO order),
+    # so the trusted side can raise a class that every builtin `except` clause matches exactly as it matches this
+    if getattr(builtins, kind.__name__, None) is kind:
+        return kind.__name__
+    bases = []
+    for base in kind.__mro__:
+        if getattr(builtins, base.__name__, None) is base and not any(issubclass(b, base) for b in bases):
+            bases.append(base)
+    return [b.__name__ for b in bases if issubclass(b, Exception)][:8] or "Exception"
 
 
 def _rk_answer(spec, scope):
     # perform the asked calls in order; a result is kept by its call's id, so later calls can pass it back
     chains = {site: eval(compile(source, "<site>", "eval"), scope) for site, source in spec["chains"].items()}
-    results, answers = {}, {}
+    results, answers, seen = {}, {}, {}
     for qid, kind, target, payload in spec["queries"]:
         try:
             inputs = _rk_decode(payload, results)
@@ -342,13 +542,10 @@ def _rk_answer(spec, scope):
                 setattr(results[target], inputs[0], inputs[1])
                 value = None
         except Exception as exc:
-            name = type(exc).__name__
-            builtin = getattr(builtins, name, None)
-            known = isinstance(builtin, type) and issubclass(builtin, Exception) and type(exc) is builtin
-            answers[qid] = {"raise": name if known else "Exception"}
+            answers[qid] = {"raise": _rk_raised(type(exc))}
             continue
         results[qid] = value
-        answers[qid] = _rk_entry(value)
+        answers[qid] = _rk_entry(value, qid, seen)
     return {"answers": answers}
 
 
@@ -421,7 +618,11 @@ def _rk_main(spec_on_stdin=False):
             except BaseException as exc:
                 record = {"passed": False, "error": "test raised " + type(exc).__name__[:60]}
         else:
-            record = {"values": [_rk_encode(eval(compile(e, "<test>", "eval"), scope)) for e in spec["exprs"]]}
+            values = [eval(compile(e, "<test>", "eval"), scope) for e in spec["exprs"]]
+            try:
+                record = {"values": [_rk_encode(v) for v in values]}
+            except TypeError:  # an object, not a value: the host decides this assert in the program rounds
+                record = {"objects": True}
     except BaseException as exc:  # the solution's failure, whatever it raised
         record = {"error": type(exc).__name__ + ": " + str(exc)[:200]}
     emit(record)

@@ -116,6 +116,9 @@ def plan_assert(test: AssertTest, defined: frozenset[str] = frozenset()) -> Asse
     for node in ast.walk(statement.test):
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr)):
             return plan_program(test.source, defined)
+        if _identity_of_values(node):
+            # glue would compare copies of the solution's values by identity; the program rounds decide `is`
+            return plan_program(test.source, defined)
         if isinstance(node, ast.Name) and (
             node.id in DYNAMIC_ACCESS or (node.id in user_names and id(node) not in called)
         ):
@@ -125,6 +128,14 @@ def plan_assert(test: AssertTest, defined: frozenset[str] = frozenset()) -> Asse
     check = splitter.visit(statement.test)
     ast.fix_missing_locations(check)
     return AssertPlan(test.source, tuple(splitter.exprs), ast.unparse(check), modules, _literal_check(check))
+
+
+def _identity_of_values(node: ast.AST) -> bool:
+    """An ``is`` between two operands none of which is a singleton constant (``x is None`` is exact on copies)."""
+    if not (isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops)):
+        return False
+    operands = [node.left, *node.comparators]
+    return not any(isinstance(o, ast.Constant) and o.value in (None, True, False, ...) for o in operands)
 
 
 def _literal_check(check: ast.expr) -> tuple[bool, Any]:
@@ -274,6 +285,29 @@ class _NonFatalAsserts(ast.NodeTransformer):
         return ast.copy_location(ast.With([ast.withitem(ast.Name("__rk_assuming", ast.Load()))], body), node)
 
 
+class _Identity(ast.NodeTransformer):
+    """``a is b`` -> ``__rk_is(a, b)`` (``is not``: ``not __rk_is(a, b)``): in the trusted process a solution's object
+    is a proxy and its values are copies, so ``is`` itself would compare proxies and copies; the harness decides it
+    exactly or refuses it. Assert messages are dropped (they never change a verdict, and would render proxies)."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
+        return ast.copy_location(ast.Assert(self.visit(node.test), None), node)
+
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
+        self.generic_visit(node)
+        if not any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            return node
+        if len(node.ops) > 1:
+            self.problems.append("a chained comparison with 'is'")
+            return node
+        call = ast.Call(ast.Name("__rk_is", ast.Load()), [node.left, node.comparators[0]], [])
+        negated = isinstance(node.ops[0], ast.IsNot)
+        return ast.copy_location(ast.UnaryOp(ast.Not(), call) if negated else call, node)
+
+
 def _untrusted_reason(tree: ast.Module, user_names: set[str]) -> str | None:
     """Why ``tree`` can only be decided next to the solution, or ``None`` when the trusted rounds decide it."""
     dynamic = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in DYNAMIC_ACCESS})
@@ -308,14 +342,15 @@ def plan_program(source: str, defined: frozenset[str] = frozenset()) -> ProgramP
     user_names = _tested_names(free, defined)
     modules = tuple(sorted(n for n in free if n in sys.stdlib_module_names and n not in dir(builtins)))
     sites = _Sites(user_names)
-    replay_tree = sites.visit(ast.parse(source))  # unparsed to text (and compiled from it): no locations needed
+    identity = _Identity()
+    replay_tree = identity.visit(sites.visit(ast.parse(source)))  # unparsed to text and compiled from it
     _unmangle(cast(ast.Module, replay_tree))
     replay = ast.unparse(replay_tree)
     # SyntaxError (e.g. `return` outside a function): the test is unusable. The probe differs from the replay only
     # in its asserts (each an equivalent `with` statement), so it compiles wherever the replay does.
     compile(replay, "<test>", "exec")
     probe = ast.unparse(_NonFatalAsserts().visit(replay_tree))
-    untrusted = "; ".join(dict.fromkeys(sites.problems)) or _untrusted_reason(tree, user_names)
+    untrusted = "; ".join(dict.fromkeys(sites.problems + identity.problems)) or _untrusted_reason(tree, user_names)
     return ProgramPlan(source, replay, probe, tuple(sites.chains), modules, untrusted or None)
 
 
@@ -327,7 +362,7 @@ def _unmangle(tree: ast.Module) -> None:
     aliases = [
         ast.Assign([ast.Name(f"_{name}{helper}", ast.Store())], ast.Name(helper, ast.Load()), lineno=0)
         for name in classes
-        for helper in ("__rk_replay", "__rk_assuming")
+        for helper in ("__rk_replay", "__rk_assuming", "__rk_is")
     ]
     head = 0  # after a docstring and ``from __future__`` imports, which must come first
     for index, statement in enumerate(tree.body):

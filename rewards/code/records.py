@@ -73,9 +73,17 @@ def decode_entry(entry: Any) -> None:
     if tag == "value":
         decode_plain(body)
     elif tag == "raise":
-        if type(body) is not str or not body.isidentifier() or len(body) > 64:
+        # a builtin exception's name, or the builtin bases of a class of the solution's
+        names = body if type(body) is list and 0 < len(body) <= 8 else [body]
+        if not all(type(n) is str and n.isidentifier() and len(n) <= 64 for n in names):
             raise PlainValueError("malformed exception name")
-    elif tag not in ("object", "opaque") or body is not True:
+    elif tag == "object":
+        # [id of the first call that returned this object, traits of its class]: see the harness's _RkStub
+        if not (type(body) is list and len(body) == 2 and type(body[0]) is str and len(body[0]) <= 80):
+            raise PlainValueError("malformed object answer")
+        if type(body[1]) is not int or not 0 <= body[1] <= 7:
+            raise PlainValueError("malformed object answer")
+    elif tag != "opaque" or body is not True:
         raise PlainValueError(f"unknown answer tag {str(tag)[:20]!r}")
 
 

@@ -449,6 +449,10 @@ def test_decoder_refuses_anything_but_harness_values(reported):
         {"q#0": {"value": {"$weird": 1}}},
         {"q#0": {"raise": "Value Error"}},
         {"q#0": {"object": 1}},
+        {"q#0": {"object": True}},
+        {"q#0": {"object": ["q#0", 8]}},
+        {"q#0": {"object": [1, 7]}},
+        {"q#0": {"raise": ["ValueError", "Key Error"]}},
         {"q#0": {"value": 1, "object": True}},
         {"q#0": {"verdict": True}},
         {"q#0": {"value": 1}, "other#0": {"value": 2}},
@@ -460,7 +464,8 @@ def test_answers_are_validated_before_the_trusted_replay(answers):
 
     with pytest.raises(PlainValueError):
         decode_answers(answers, {"q#0"})
-    good = {"a#0": {"value": {"$tuple": [1]}}, "b#0": {"raise": "ValueError"}, "c#0": {"object": True}}
+    good = {"a#0": {"value": {"$tuple": [1]}}, "b#0": {"raise": "ValueError"}, "c#0": {"object": ["c#0", 7]}}
+    good["d#0"] = {"raise": ["ValueError", "KeyError"]}
     assert decode_answers(good, set(good)) is good
 
 
