@@ -17,6 +17,11 @@ from typing import Any
 from rewardsmith.sample_files import sample_path
 
 _BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet", ".tsv": "csv"}
+#: the deepest row accepted, the row object itself counted. The real limits are the readers': ``Dataset.from_list``
+#: (trainers build their datasets from rows) recurses about 20 frames per nested dict, so it fails past 44 nested
+#: dicts from a shallow stack and past 34 from 200 frames down; Arrow's JSON reader refuses past 63 levels, and
+#: Parquet's past 49 lists. A row that parses but nests deeper fails here, once, naming its line
+MAX_ROW_DEPTH = 32
 
 
 def load_table(path: str | os.PathLike[str]) -> Any:
@@ -56,10 +61,26 @@ def read_rows(table: Any, indices: Iterable[int], path: str | os.PathLike[str]) 
     Some damage only shows when a row is decoded (e.g. a JSON string that is not UTF-8), so this raises
     the same one-line ``ValueError`` as :func:`load_table`.
     """
+    indices = list(indices)
     try:
-        return table.select(list(indices)).to_list()
+        rows = table.select(indices).to_list()
     except Exception as exc:
         raise ValueError(describe_read_error(Path(path), exc)) from exc
+    for index, row in zip(indices, rows, strict=True):
+        depth = _depth(row)
+        if depth > MAX_ROW_DEPTH:  # `datasets` read it (as Python objects, not Arrow types): later readers cannot
+            raise ValueError(f"{path}: {_row_place(Path(path), index)}: {_too_deep(depth)}")
+    return rows
+
+
+def _row_place(path: Path, index: int) -> str:
+    """``line N`` of row ``index`` in a JSON-lines file (blank lines are not rows), else ``row N``."""
+    if path.suffix.lower() == ".jsonl":
+        with path.open("rb") as fh:
+            lines = [number for number, raw in enumerate(fh, start=1) if raw.strip()]
+        if index < len(lines):
+            return f"line {lines[index]}"
+    return f"row {index + 1}"
 
 
 def describe_read_error(path: Path, exc: BaseException) -> str:
@@ -69,6 +90,10 @@ def describe_read_error(path: Path, exc: BaseException) -> str:
         if where is not None:
             return f"{path}: {where}"
     cause = _root_cause(exc)
+    if path.suffix.lower() == ".parquet" and "too deeply nested" in str(cause):
+        # Parquet's reader stops at 100 schema nodes (a list takes two, a struct one) and cannot even read the
+        # footer of such a file, so no column can be named; its own advice (raise a limit) is not one a user has
+        return f"{path}: a column nests deeper than Parquet's reader takes (49 lists or 62 structs): flatten it"
     message = str(cause).strip().splitlines()
     detail = message[0] if message else type(cause).__name__
     return f"{path}: cannot read as {path.suffix.lower().lstrip('.')}: {detail}"
@@ -86,15 +111,38 @@ def locate_json_error(path: Path) -> str | None:
             return f"not UTF-8 text (byte {exc.start})"
         if text.lstrip().startswith("["):
             try:
-                json.loads(text)
+                document = json.loads(text)
             except json.JSONDecodeError as exc:
                 return f"line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})"
             except RecursionError:
                 return "nested too deeply to read"
             except ValueError as exc:
                 return f"a number too long to read ({str(exc).split(':')[0]})"
+            rows = document if isinstance(document, list) else []
+            for number, row in enumerate(rows, start=1):
+                depth = _depth(row)
+                if depth > MAX_ROW_DEPTH:
+                    return f"row {number}: {_too_deep(depth)}"
             return None
     return _first_bad_line(path)
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value (a scalar is 0, ``[1]`` is 1), without recursion: rows that parse can
+    still be nested past what Python's own recursion in later readers takes."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in item)
+    return deepest
+
+
+def _too_deep(depth: int) -> str:
+    return f"nested {depth} levels deep (a row may nest {MAX_ROW_DEPTH} levels, itself included)"
 
 
 def _first_bad_line(path: Path) -> str | None:
@@ -116,6 +164,9 @@ def _first_bad_line(path: Path) -> str | None:
                 return f"line {lineno}: a number too long to read ({str(exc).split(':')[0]})"
             if not isinstance(row, dict):
                 return f"line {lineno}: a JSON {type(row).__name__}, not an object (one row per line)"
+            depth = _depth(row)
+            if depth > MAX_ROW_DEPTH:
+                return f"line {lineno}: {_too_deep(depth)}"
     return None
 
 
