@@ -16,7 +16,7 @@ from rewardsmith.constitutions.judging import comparison_template
 from rewardsmith.constitutions.loader import parse_text
 from rewardsmith.constitutions.revise import RevisePipeline, check_revision_templates, critique_messages
 from rewardsmith.constitutions.schema import ConstitutionError
-from rewardsmith.judges.base import ChatParams, ChatResult
+from rewardsmith.judges.clients.function import FunctionClient
 from rewardsmith.judges.pairwise import PairwiseJudge
 from rewardsmith.judges.templates import (
     TemplateError,
@@ -52,20 +52,9 @@ def payloads(marker: Path) -> dict[str, str]:
     }
 
 
-class EchoClient:
-    """A chat client that answers every request with a fixed text (no request should be sent here)."""
-
-    model = "echo"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def complete(self, messages, params: ChatParams) -> ChatResult:
-        self.calls += 1
-        return ChatResult(text="A")
-
-    async def acomplete(self, messages, params: ChatParams) -> ChatResult:
-        return self.complete(messages, params)
+def answers_a() -> FunctionClient:
+    """A chat client that answers every request with "A" and keeps the requests (none should be sent here)."""
+    return FunctionClient(lambda messages, params: "A", model="echo")
 
 
 def constitution_with(kind: str, template: str, *, refused_at_load: bool = True):
@@ -150,7 +139,7 @@ def test_constitution_critique_payload_never_runs(tmp_path):
     with pytest.raises(UnsafeTemplateError, match="critique template"):
         critique_messages(constitution, principle, prompt, "5", few_shot=False)
     with pytest.raises(UnsafeTemplateError, match="critique template of constitution 'hostile'"):
-        RevisePipeline(EchoClient(), constitution)
+        RevisePipeline(answers_a(), constitution)
     assert not marker.exists()
 
 
@@ -178,13 +167,13 @@ def test_judge_template_file_payload_never_runs(tmp_path):
     marker = tmp_path / "ran"
     path = tmp_path / "evil.jinja"
     path.write_text("[user]\n{{ prompt }} {{ first }} {{ second }}" + popen_walk("prompt", marker))
-    client = EchoClient()
+    client = answers_a()
     with pytest.raises(UnsafeTemplateError):
         PairwiseJudge(client, template=str(path))
     with pytest.raises(UnsafeTemplateError, match=r"evil\.jinja.*unsafe access"):
         render_messages(str(path), prompt="p", first="a", second="b", question=None)
     assert not marker.exists()
-    assert client.calls == 0
+    assert len(client.requests) == 0
 
 
 def test_revise_pipeline_runs_with_safe_overrides(tmp_path):
@@ -194,8 +183,8 @@ def test_revise_pipeline_runs_with_safe_overrides(tmp_path):
     constitution = constitution_with(
         "critique", "{{ critique_request | upper }} ({{ response | length }} chars)", refused_at_load=False
     )
-    client = EchoClient()
+    client = answers_a()
     pipeline = RevisePipeline(client, constitution)
     item = PromptItem(index=0, prompt_id="p0", prompt="2+2?", candidates=("5",))
     summary = asyncio.run(pipeline.arun([item], KeyedStore(tmp_path / "store.jsonl")))
-    assert summary.responses_total == 1 and client.calls == 2
+    assert summary.responses_total == 1 and len(client.requests) == 2
