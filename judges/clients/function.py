@@ -7,10 +7,10 @@ answers with a :class:`~rewardsmith.judges.base.ChatResult` or just its text, or
 so a test can assert what the judge was shown without a recording class of its own.
 
 >>> from rewardsmith.judges.base import ChatParams
->>> client = FunctionClient(lambda messages, params: messages[-1]["content"].upper())
+>>> client = FunctionClient(lambda messages, params: messages[-1].get("content", "").upper())
 >>> client.complete([{"role": "user", "content": "a or b?"}], ChatParams()).text
 'A OR B?'
->>> client.requests[0].messages[-1]["content"]
+>>> client.requests[0].text
 'a or b?'
 """
 
