@@ -22,6 +22,7 @@ from rewardsmith.cli.extras import check_command_needs, tag_commands
 COMMAND_MODULES = (
     "rewardsmith.cli.rewards",
     "rewardsmith.cli.score",
+    "rewardsmith.cli.rescore",
     "rewardsmith.cli.grade",
     "rewardsmith.cli.sandbox",
     "rewardsmith.cli.judge",
