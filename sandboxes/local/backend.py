@@ -39,11 +39,12 @@ import os
 import queue
 import secrets
 import threading
+import time
 from typing import Any, Literal
 
-from rewardsmith.sandboxes.base import ALL_LIMITS, BatchMixin, Guarantees, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.base import ALL_LIMITS, BatchMixin, Guarantees, Limits, RunRequest, RunResult, RunStatus
 from rewardsmith.sandboxes.local.bwrap import run_in_bwrap
-from rewardsmith.sandboxes.local.cgroups import CgroupManager, RunCgroup, cgroup_manager
+from rewardsmith.sandboxes.local.cgroups import CPUS_PER_RUN, CgroupManager, RunCgroup, cgroup_manager
 from rewardsmith.sandboxes.local.fallback import run_in_subprocess
 from rewardsmith.sandboxes.local.forkserver_host import (
     ForkserverError,
@@ -68,6 +69,13 @@ WEAK_NOTE = (
     "WEAK ISOLATION (opted in): rlimits and a uid drop only; the host filesystem is readable and the network reachable"
 )
 PROBE = RunRequest(argv=["python3", "-c", "print('ok')"])
+#: a wall-clock timeout is the program's own only when it had the CPU: a run that spent this share of its time queued
+#: for a CPU while it ran under this share of one was starved by its neighbours, and is run once more
+STARVED_SHARE = 0.25
+#: the rerun's wall cap, in multiples of the limit (a hard cap still); its verdict is its own CPU time
+STARVED_WALL_FACTOR = 3.0
+#: when a run's scheduler times are read, as a share of its wall limit (before the forkserver kills it)
+SAMPLE_AT = 0.8
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
 
@@ -183,7 +191,7 @@ class LocalSandbox(BatchMixin):
             return RunResult(status=RunStatus.SANDBOX_ERROR, message="the local sandbox never grants network access")
         tier = self._resolve_tier()
         if tier == "bwrap":
-            return self._run_in_forkserver(request)
+            return self._run_judged_by_own_time(request)
         if tier == "bwrap-exec":
             bwrap = find_bwrap()
             if bwrap is None:
@@ -215,7 +223,43 @@ class LocalSandbox(BatchMixin):
             pass
 
     # -- internals -------------------------------------------------------------------------------
-    def _run_in_forkserver(self, request: RunRequest, attempts: int = 2) -> RunResult:
+    def _run_judged_by_own_time(self, request: RunRequest) -> RunResult:
+        """A wall-clock timeout counts only when the run had its CPU. A run starved by its neighbours (a shared
+        machine, runs beside it) is run once more with a longer wall cap, where its own CPU time decides
+        (``RLIMIT_CPU``, and the CPU time it reports); starved again, it is a ``SANDBOX_ERROR`` naming the
+        starvation, so an honest program is never a timeout for what others took."""
+        result, starved = self._run_in_forkserver(request)
+        if starved is None:
+            return result
+        limits = request.limits
+        longer = limits.model_copy(update={"wall_time_s": limits.wall_time_s * STARVED_WALL_FACTOR})
+        result, starved = self._run_in_forkserver(request.model_copy(update={"limits": longer}))
+        if starved is not None:
+            message = f"starved: the machine did not give the run its CPU time twice ({starved})"
+            return result.model_copy(update={"status": RunStatus.SANDBOX_ERROR, "message": message})
+        if result.ok and (result.cpu_time_s or 0.0) > limits.cpu_time_s:
+            return result.model_copy(update={"status": RunStatus.TIMEOUT, "message": "CPU-time limit"})
+        return result
+
+    @staticmethod
+    def _starved(
+        result: RunResult, sample: list[tuple[float, tuple[float, float] | None]], limits: Limits
+    ) -> str | None:
+        """How a wall-clock timeout was starved, from the scheduler times read before the kill; ``None`` when the
+        timeout is the run's own (it slept, waited on input, or ran on its CPU: its own threads queueing for the
+        one CPU it may use count as running)."""
+        if result.status is not RunStatus.TIMEOUT or result.message != "wall-clock limit" or not sample:
+            return None
+        elapsed, times = sample[0]
+        if times is None:
+            return None
+        ran, waited = times
+        share_ran = ran / (CPUS_PER_RUN * elapsed)
+        if waited < STARVED_SHARE * elapsed or share_ran >= 1 - STARVED_SHARE or ran >= limits.cpu_time_s:
+            return None
+        return f"{ran:.2f} s on a CPU and {waited:.2f} s queued for one in its first {elapsed:.2f} s"
+
+    def _run_in_forkserver(self, request: RunRequest, attempts: int = 2) -> tuple[RunResult, str | None]:
         shipped = {f"{name}.py": source for name, source in self.warm_modules.items()}
         if any(request.files.get(path) == source for path, source in shipped.items()):
             # the warm interpreter already has these modules: no need to copy their sources into every run
@@ -224,7 +268,7 @@ class LocalSandbox(BatchMixin):
         try:
             server = self._checkout()
         except ForkserverError as exc:
-            return RunResult(status=RunStatus.SANDBOX_ERROR, message=str(exc))
+            return RunResult(status=RunStatus.SANDBOX_ERROR, message=str(exc)), None
         uid = 100_000 + secrets.randbelow(1 << 30)
         cgroup: RunCgroup | None = None
         if self._cgroups is not None:
@@ -232,15 +276,21 @@ class LocalSandbox(BatchMixin):
                 cgroup = self._cgroups.create(request.limits.memory_mb, request.limits.max_processes)
             except OSError as exc:
                 self._idle.put(server)
-                return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"cannot create the run's cgroup: {exc}")
+                message = f"cannot create the run's cgroup: {exc}"
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message=message), None
         payload = request_payload(request, uid, self._environment(sandboxed=True), cgroup.name if cgroup else None)
         memory_killed = False
+        sample: list[tuple[float, tuple[float, float] | None]] = []
+        timer = self._sampler(cgroup, request.limits.wall_time_s, sample)
         try:
             report = server.call(payload, timeout_s=request.limits.wall_time_s + 15.0)
         except (ForkserverError, ValueError) as exc:
             self._discard(server)
-            return RunResult(status=RunStatus.SANDBOX_ERROR, message=str(exc))
+            return RunResult(status=RunStatus.SANDBOX_ERROR, message=str(exc)), None
         finally:
+            if timer is not None:
+                timer.cancel()
+                timer.join(1.0)
             if cgroup is not None:
                 cgroup.kill_all()
                 memory_killed = cgroup.memory_killed()
@@ -251,7 +301,23 @@ class LocalSandbox(BatchMixin):
                 return self._run_in_forkserver(request, attempts - 1)
         else:
             self._idle.put(server)
-        return result_from_report(report, request.limits, memory_killed=memory_killed)
+        result = result_from_report(report, request.limits, memory_killed=memory_killed)
+        return result, self._starved(result, sample, request.limits)
+
+    @staticmethod
+    def _sampler(
+        cgroup: RunCgroup | None, wall_s: float, sample: list[tuple[float, tuple[float, float] | None]]
+    ) -> threading.Timer | None:
+        """Read the run's scheduler times once, near its wall limit (only runs that last that long are read)."""
+        if cgroup is None:
+            return None
+        started = time.monotonic()
+        timer = threading.Timer(
+            wall_s * SAMPLE_AT, lambda: sample.append((time.monotonic() - started, cgroup.scheduler_times()))
+        )
+        timer.daemon = True
+        timer.start()
+        return timer
 
     def _checkout(self) -> ForkserverProcess:
         while True:

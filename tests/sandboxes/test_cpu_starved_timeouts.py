@@ -1,0 +1,106 @@
+"""A wall-clock timeout is judged in the run's own CPU time: a run starved by its neighbours is never a timeout.
+
+Runs share the machine (other runs, other programs): a run that wanted the CPU and waited for it can reach its wall
+limit with little CPU time of its own. The local forkserver tier reads the scheduler's per-thread times of the run
+(time on a CPU, time queued for one) just before its wall limit; a starved run is run once more with a longer wall
+cap, where its own CPU time decides, and starved again it is a ``SANDBOX_ERROR`` naming the starvation. A program
+that sleeps, waits on input or spins past its CPU limit still times out.
+
+The table checks the rule on scheduler times; the real test runs an honest program, a sleeper and an endless loop
+next to hostile runs whose processes each ``setsid`` and spin (each run capped at one CPU, so several are needed to
+starve a neighbour on a machine of a few cores).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.local.backend import LocalSandbox
+
+WALL = "wall-clock limit"
+STARVED_RULE = [
+    # (status, message, elapsed, on CPU, queued, cpu limit, starved, why)
+    (RunStatus.TIMEOUT, WALL, 0.8, 0.1, 0.7, 1.0, True, "queued most of the time, little CPU: starved"),
+    (RunStatus.TIMEOUT, WALL, 0.8, 0.0, 0.0, 1.0, False, "slept (no CPU, never queued): its own timeout"),
+    (RunStatus.TIMEOUT, WALL, 0.8, 0.78, 0.05, 1.0, False, "ran on its CPU all along: its own timeout"),
+    (RunStatus.TIMEOUT, WALL, 0.8, 0.78, 6.0, 1.0, False, "its own threads queued for its one CPU: its own"),
+    (RunStatus.TIMEOUT, WALL, 8.0, 1.2, 6.0, 1.0, False, "used its whole CPU limit: its own timeout"),
+    (RunStatus.TIMEOUT, "CPU-time limit", 0.8, 0.1, 0.7, 1.0, False, "a CPU-time kill is always its own"),
+    (RunStatus.OK, "", 0.8, 0.1, 0.7, 1.0, False, "finished: nothing to judge"),
+]
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "elapsed", "ran", "waited", "cpu", "starved", "why"),
+    STARVED_RULE,
+    ids=[row[-1] for row in STARVED_RULE],
+)
+def test_starvation_rule(status, message, elapsed, ran, waited, cpu, starved, why):
+    result = RunResult(status=status, message=message)
+    verdict = LocalSandbox._starved(result, [(elapsed, (ran, waited))], Limits(wall_time_s=1, cpu_time_s=cpu))
+    assert (verdict is not None) is starved, why
+
+
+SPINNERS = 6
+HOSTILE = f"""
+import os, time
+end = time.monotonic() + 4
+for _ in range({SPINNERS}):
+    if os.fork() == 0:
+        os.setsid()
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+while time.monotonic() < end:
+    pass
+"""
+HOSTILE_RUNS = 2 * (os.cpu_count() or 2) + 1  # each capped at one CPU: together they leave a neighbour < 1/3 CPU
+HOSTILE_LIMITS = Limits(wall_time_s=9, cpu_time_s=9, max_processes=SPINNERS + 4, memory_mb=512)
+HONEST_CPU_S = 0.5  # alone it finishes in its 1.5 s; beside the hostile runs it gets well under that
+HONEST = f"import time\nwhile time.process_time() < {HONEST_CPU_S}:\n    pass\nprint('done')\n"
+SLEEPER = "import time\ntime.sleep(30)\n"
+ENDLESS = "while True:\n    pass\n"
+LIMITS = Limits(wall_time_s=1.5, cpu_time_s=1.5)
+
+
+def run(box: LocalSandbox, source: str, limits: Limits) -> RunResult:
+    return box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": source}, limits=limits))
+
+
+def test_honest_run_beside_setsid_spinners_is_never_a_timeout():
+    box = LocalSandbox(concurrency=HOSTILE_RUNS + 3)
+    try:
+        if box.tier != "bwrap":
+            pytest.skip(f"forkserver tier unavailable: {box._startup_error}")
+        if "cpu" not in box.cgroup_controllers:
+            pytest.skip("no cpu cgroup here")
+        results: dict[str, RunResult] = {}
+        threads = [
+            threading.Thread(target=lambda i=i: results.__setitem__(f"hostile{i}", run(box, HOSTILE, HOSTILE_LIMITS)))
+            for i in range(HOSTILE_RUNS)
+        ]
+        for thread in threads:
+            thread.start()
+        time.sleep(1.0)  # the spinners are up
+        judged = {"honest": HONEST, "sleeper": SLEEPER, "endless": ENDLESS}
+        workers = [
+            threading.Thread(target=lambda k=k, s=s: results.__setitem__(k, run(box, s, LIMITS)))
+            for k, s in judged.items()
+        ]
+        for thread in workers:
+            thread.start()
+        for thread in workers + threads:
+            thread.join(40)
+        honest, sleeper, endless = results["honest"], results["sleeper"], results["endless"]
+        assert honest.status is not RunStatus.TIMEOUT, (honest.message, honest.wall_time_s)
+        assert honest.ok or "starved" in honest.message, (honest.status, honest.message)
+        assert honest.stdout == (b"done\n" if honest.ok else honest.stdout)
+        assert (sleeper.status, sleeper.message) == (RunStatus.TIMEOUT, WALL), sleeper.message
+        assert endless.status is RunStatus.TIMEOUT or "starved" in endless.message, (endless.status, endless.message)
+    finally:
+        box.close()
