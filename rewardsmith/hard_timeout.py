@@ -48,9 +48,15 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from rewardsmith.worker_budget import LINGER_S, HostBudget
+
 #: How long a fresh worker may take to import its preload modules and say it is ready, and how long a call
 #: may wait for a ready worker.
 DEFAULT_STARTUP_TIMEOUT_S = 60.0
+
+#: How often a start waiting for a budget slot tries again, and how often a pool on a budget checks its share.
+_SLOT_POLL_S = 0.05
+_SHARE_POLL_S = 0.5
 
 #: First bytes of a :func:`report` message; a call's final reply is a pickle, which never starts with a zero byte.
 _REPORT_TAG = b"\x00R"
@@ -93,8 +99,13 @@ class CallOutcome:
 class _Worker:
     """One worker subprocess and its end of the socketpair; used by one caller thread at a time."""
 
-    def __init__(self, preload: Sequence[str], memory_limit_mb: int | None, startup_timeout_s: float) -> None:
+    def __init__(
+        self, preload: Sequence[str], memory_limit_mb: int | None, startup_timeout_s: float, slot: int | None = None
+    ) -> None:
+        """``slot``: a descriptor holding a :class:`~rewardsmith.worker_budget.HostBudget` slot's lock, handed to the
+        worker (which holds it until it exits) and closed here."""
         parent_sock, child_sock = socket.socketpair()
+        kept = [child_sock.fileno()] if slot is None else [child_sock.fileno(), slot]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         args = [sys.executable, "-m", "rewardsmith.hard_timeout", str(child_sock.fileno()), ",".join(preload)]
@@ -102,7 +113,7 @@ class _Worker:
         try:
             self.proc = subprocess.Popen(
                 args,
-                pass_fds=[child_sock.fileno()],
+                pass_fds=kept,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 env=env,
@@ -110,6 +121,8 @@ class _Worker:
             )
         finally:
             child_sock.close()
+            if slot is not None:
+                os.close(slot)
         self.conn = Connection(parent_sock.detach())
         if not self.conn.poll(startup_timeout_s):
             self.kill()
@@ -190,9 +203,11 @@ def _spawn_worker(
     memory_limit_mb: int | None,
     startup_timeout_s: float,
     warm_call: tuple[Callable[..., Any], tuple[Any, ...]] | None,
+    slot: int | None = None,
 ) -> _Worker:
-    """Start one worker and run its warm-up call; raises when it cannot start."""
-    worker = _Worker(preload, memory_limit_mb, startup_timeout_s)
+    """Start one worker (holding ``slot``, when the pool is on a budget) and run its warm-up call; raises when it
+    cannot start."""
+    worker = _Worker(preload, memory_limit_mb, startup_timeout_s, slot)
     if warm_call is not None:
         fn, args = warm_call
         worker.run(pickle.dumps((fn, tuple(args)), protocol=pickle.HIGHEST_PROTOCOL), startup_timeout_s)
@@ -215,19 +230,38 @@ class _Workers:
     Keeps ``target`` processes alive (the pool's workers plus spares) by starting replacements in
     background threads, ``parallel_starts`` at a time. Replaced wholesale on close and after fork,
     so a start that finishes late lands in a closed generation and is killed.
+
+    On a :class:`~rewardsmith.worker_budget.HostBudget`, each start first waits for a free slot, and a keeper
+    thread keeps the generation within its share of the budget: idle processes above the share are handed back
+    (and, when the host has more pools than slots, any idle one after ``LINGER_S``).
     """
 
-    def __init__(self, spawn: Callable[[], _Worker], target: int, parallel_starts: int) -> None:
+    def __init__(
+        self,
+        spawn: Callable[[int | None], _Worker],
+        target: int,
+        parallel_starts: int,
+        budget: HostBudget | None = None,
+    ) -> None:
         self.spawn = spawn
+        self.wanted = target
         self.target = target
         self.parallel_starts = parallel_starts
+        self.budget = budget
         self.cond = threading.Condition()
         self.idle: list[_Worker] = []
         self.live: list[_Worker] = []
+        self.idle_since: dict[_Worker, float] = {}
         self.starting = 0
+        self.waiting_for_slot = 0
         self.failures = 0
         self.last_error = ""
         self.closed = False
+        self._registration: int | None = None
+        if budget is not None:
+            self._registration = budget.register()
+            self.target = min(self.wanted, budget.share()[0])
+            threading.Thread(target=self._keep_share, daemon=True).start()
 
     def top_up(self) -> None:
         """Start missing processes in the background (call with ``cond`` held)."""
@@ -241,24 +275,80 @@ class _Workers:
             missing -= 1
 
     def _start_one(self) -> None:
+        worker: _Worker | None = None
+        error = ""
         try:
-            worker: _Worker | None = self.spawn()
-            error = ""
+            slot = self._wait_for_slot() if self.budget is not None else None
+            if self.budget is None or slot is not None:
+                worker = self.spawn(slot)
         except Exception as exc:
             worker, error = None, f"{type(exc).__name__}: {exc}"
         with self.cond:
             self.starting -= 1
-            if worker is None:
+            if worker is None and error:
                 self.failures += 1
                 self.last_error = error
+            elif worker is None:  # no longer needed (closed, or the share shrank while waiting for a slot)
+                pass
             elif self.closed:
                 worker.kill(wait=False)
                 _reap_later(worker)
             else:
                 self.live.append(worker)
-                self.idle.append(worker)
+                self._make_idle(worker)
                 self.top_up()  # a failure does not retry by itself: the next caller does
             self.cond.notify_all()
+
+    def _wait_for_slot(self) -> int | None:
+        """A budget slot's descriptor, waiting while every slot is held; None once this start is no longer needed."""
+        assert self.budget is not None
+        waiting = False
+        try:
+            while True:
+                with self.cond:
+                    if self.closed or len(self.live) + self.starting > self.target:
+                        return None
+                slot = self.budget.take_slot()
+                if slot is not None:
+                    return slot
+                with self.cond:
+                    if not waiting:
+                        waiting = True
+                        self.waiting_for_slot += 1
+                    self.cond.wait(_SLOT_POLL_S)
+        finally:
+            if waiting:
+                with self.cond:
+                    self.waiting_for_slot -= 1
+
+    def _keep_share(self) -> None:
+        """While open: follow this pool's share of the budget, handing back idle processes above it."""
+        assert self.budget is not None
+        while True:
+            try:
+                share, crowded = self.budget.share()
+            except Exception:  # the folder vanished or became unusable: keep what is held, retry later
+                share, crowded = self.target, False
+            now = time.monotonic()
+            with self.cond:
+                if self.closed:
+                    return
+                self.target = min(self.wanted, share)
+                surplus = len(self.live) - self.target
+                for worker in list(self.idle):
+                    lingered = crowded and now - self.idle_since.get(worker, now) >= LINGER_S
+                    if surplus > 0 or lingered:
+                        self.idle.remove(worker)
+                        self._drop(worker)
+                        surplus -= 1
+                if not crowded:
+                    self.top_up()
+                self.cond.notify_all()
+                self.cond.wait(_SHARE_POLL_S)
+
+    def _make_idle(self, worker: _Worker) -> None:
+        self.idle.append(worker)
+        self.idle_since[worker] = time.monotonic()
 
     def acquire(self, deadline: float) -> tuple[_Worker | None, str]:
         """A ready worker, or ``(None, why)`` when none is ready by ``deadline`` or starting failed."""
@@ -275,13 +365,13 @@ class _Workers:
                 self.top_up()
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    return None, "timeout"
+                    return None, "no slot" if self.waiting_for_slot else "timeout"
                 self.cond.wait(remaining)
 
     def release(self, worker: _Worker) -> None:
         with self.cond:
-            if worker.alive and not self.closed:
-                self.idle.append(worker)
+            if worker.alive and not self.closed and len(self.live) <= self.target:
+                self._make_idle(worker)
             else:
                 self._drop(worker)
                 self.top_up()
@@ -290,6 +380,7 @@ class _Workers:
     def _drop(self, worker: _Worker) -> None:
         with contextlib.suppress(ValueError):
             self.live.remove(worker)
+        self.idle_since.pop(worker, None)
         worker.kill(wait=False)
         _reap_later(worker)
 
@@ -300,6 +391,8 @@ class _Workers:
             failures_before = self.failures
             while len(self.live) < self.target and not self.closed:
                 if self.failures > failures_before and self.starting == 0:
+                    return
+                if self.waiting_for_slot and self.live:  # the rest waits for other pools' slots: serve with these
                     return
                 self.top_up()
                 remaining = deadline - time.monotonic()
@@ -313,9 +406,14 @@ class _Workers:
             doomed = list(self.live)
             self.live.clear()
             self.idle.clear()
+            self.idle_since.clear()
             self.cond.notify_all()
         for worker in doomed:
             worker.kill()
+        if self._registration is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._registration)  # counted out of the shares; the workers' slots went with them
+            self._registration = None
 
 
 class HardTimeoutPool:
@@ -333,6 +431,8 @@ class HardTimeoutPool:
             worker; a call that finds none in time ends as :data:`CallStatus.TIMEOUT` with ``started=False``.
         spares: processes kept started beyond ``workers``, so that a call arriving right after a kill
             finds a ready worker instead of waiting for a replacement to start (1-2 s here).
+        budget: a :class:`~rewardsmith.worker_budget.HostBudget` the processes (spares included) draw from: each
+            holds one of its host-wide slots while alive, and the pool keeps at most its share of them.
 
     The pool pickles as its configuration only (no processes), so objects that hold one stay picklable.
     A pool inherited through ``fork`` notices the new pid and starts its own workers.
@@ -347,6 +447,7 @@ class HardTimeoutPool:
         memory_limit_mb: int | None = None,
         startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
         spares: int = 1,
+        budget: HostBudget | None = None,
     ) -> None:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
@@ -364,9 +465,19 @@ class HardTimeoutPool:
         self.memory_limit_mb = memory_limit_mb
         self.startup_timeout_s = startup_timeout_s
         self.spares = spares
+        self.budget = budget
         self._reset()
 
-    _SETTINGS = ("workers", "timeout_s", "preload", "warm_call", "memory_limit_mb", "startup_timeout_s", "spares")
+    _SETTINGS = (
+        "workers",
+        "timeout_s",
+        "preload",
+        "warm_call",
+        "memory_limit_mb",
+        "startup_timeout_s",
+        "spares",
+        "budget",
+    )
 
     def _reset(self) -> None:
         self._lock = threading.Lock()
@@ -380,6 +491,7 @@ class HardTimeoutPool:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("spares", 1)
+        self.__dict__.setdefault("budget", None)
         self._reset()
 
     # -- public API ------------------------------------------------------------------------------
@@ -402,12 +514,17 @@ class HardTimeoutPool:
             payload = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             return CallOutcome(CallStatus.ERROR, error=f"cannot send call: {type(exc).__name__}: {exc}")
-        generation = self._ensure_generation()
+        try:
+            generation = self._ensure_generation()
+        except Exception as exc:  # the budget's folder is unusable: said on every call, never raised
+            return CallOutcome(CallStatus.CRASHED, error=f"could not start worker: {exc}", started=False)
         worker, why = generation.acquire(start + self.startup_timeout_s)
         if worker is None:
             elapsed = time.monotonic() - start
-            if why == "timeout":
+            if why in ("timeout", "no slot"):
                 error = f"no worker ready within startup_timeout_s={self.startup_timeout_s:g} s"
+                if why == "no slot" and self.budget is not None:
+                    error += f": {self.budget.starved()}"
                 return CallOutcome(CallStatus.TIMEOUT, error=error, elapsed_s=elapsed, started=False)
             return CallOutcome(CallStatus.CRASHED, error=why, elapsed_s=elapsed, started=False)
         try:
@@ -470,9 +587,53 @@ class HardTimeoutPool:
                 )
                 target = self.workers + self.spares
                 parallel = max(1, min(target, available_cpus() // 2))
-                self._generation = _Workers(spawn, target, parallel)
+                self._generation = _Workers(spawn, target, parallel, self.budget)
                 self._finalizer = weakref.finalize(self, _Workers.close, self._generation)
             return self._generation
+
+
+class PoolLease:
+    """One holder's use of a pool shared in this process (see :func:`shared_pool`)."""
+
+    def __init__(self, key: tuple[Any, ...], pool: HardTimeoutPool) -> None:
+        self.key = key
+        self.pool = pool
+        self.held = True
+
+    def release(self) -> None:
+        """Hand the pool back: the last holder's release stops its workers. Again after that (the holder used the
+        pool meanwhile, which restarts it): stops it again when nobody else holds it."""
+        with _SHARED_LOCK:
+            entry = _SHARED.get(self.key)
+            ours = entry is not None and entry[0] is self.pool
+            if self.held and ours:
+                assert entry is not None
+                entry[1] -= 1
+                if entry[1] > 0:
+                    self.held = False
+                    return
+                del _SHARED[self.key]
+            elif ours:
+                return  # released already, and others hold it
+            self.held = False
+        self.pool.close()
+
+
+_SHARED: dict[tuple[Any, ...], list[Any]] = {}  # settings -> [pool, holders]
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool(**settings: Any) -> PoolLease:
+    """A lease on this process's pool with these :class:`HardTimeoutPool` settings, started for the first holder
+    and stopped when the last lets go, so that reward instances alike (the same reward in several routes or
+    composites, replicas in one process) run on one set of workers instead of one each."""
+    key = tuple(sorted(settings.items()))
+    with _SHARED_LOCK:
+        entry = _SHARED.get(key)
+        if entry is None:
+            entry = _SHARED[key] = [HardTimeoutPool(**settings), 0]
+        entry[1] += 1
+        return PoolLease(key, entry[0])
 
 
 # -- worker side -------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
@@ -10,6 +11,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The host-wide math worker budget of this session's own: test runs side by side do not draw on each other's.
+os.environ["REWARDSMITH_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="rewardsmith-test-runtime-")
 
 # One llama.cpp judge server and one fault-injecting server for the whole session, shared by every module.
 from tests.support.judge_fixtures import embedded_server, fault_server  # noqa: F401

@@ -29,6 +29,7 @@ from typing import Any, cast
 
 from rewardsmith.hard_timeout import CallOutcome, CallStatus, available_cpus, report
 from rewardsmith.rewards.math.verdict import Verdict
+from rewardsmith.worker_budget import HostBudget
 
 #: The reward and its per-completion result (``rewards.math.reward.MathEquivalence`` and ``Scored``), named here
 #: without importing that module, which imports this one: the worker gets the class inside its pickled blob.
@@ -48,13 +49,27 @@ Part = tuple[str, str]
 
 
 def default_workers() -> int:
-    """Worker processes of a ``math_equivalence`` without ``workers`` set: ``REWARDSMITH_MATH_WORKERS`` when set,
-    else the CPUs this process may run on (its affinity mask). Several reward instances on one node (verl's
-    reward-loop workers, serve replicas, Ray actors) each start this many, so give each its share of the cores
-    through the variable or by pinning it to them."""
+    """Worker processes of a ``math_equivalence`` without ``workers`` set: ``REWARDSMITH_MATH_WORKERS`` when set
+    (the whole host budget, for an instance alone on the host), else the CPUs this process may run on (its
+    affinity mask). Several instances on one host share the budget of :func:`host_budget` whatever they ask."""
+    declared = _declared_workers()
+    return available_cpus() if declared is None else declared
+
+
+def host_budget() -> HostBudget:
+    """The math workers every process on this host shares: ``REWARDSMITH_MATH_WORKERS`` when set, else the host's
+    CPU count (not this process's affinity: instances pinned to different cores still share one machine)."""
+    declared = _declared_workers()
+    if declared is not None:
+        return HostBudget("math", declared, f"{WORKERS_ENV}={declared}")
+    cpus = os.cpu_count() or 1
+    return HostBudget("math", cpus, f"the host's {cpus} CPUs; set {WORKERS_ENV} to declare it")
+
+
+def _declared_workers() -> int | None:
     raw = os.environ.get(WORKERS_ENV, "").strip()
     if not raw:
-        return available_cpus()
+        return None
     try:
         workers = int(raw)
     except ValueError:

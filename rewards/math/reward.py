@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pickle
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Literal, cast
@@ -18,11 +19,11 @@ from typing import Any, Literal, cast
 from pydantic import Field, field_validator
 
 from rewardsmith.first_use import build_once
-from rewardsmith.hard_timeout import CallOutcome, CallStatus, HardTimeoutPool
+from rewardsmith.hard_timeout import CallOutcome, CallStatus, HardTimeoutPool, shared_pool
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import Reward, RewardConfig
 from rewardsmith.rewards.math.blame import settle_failure
-from rewardsmith.rewards.math.dispatch import WORKERS_ENV, default_workers, score_in_workers
+from rewardsmith.rewards.math.dispatch import WORKERS_ENV, default_workers, host_budget, score_in_workers
 from rewardsmith.rewards.math.extract import Extraction, extract_answer, extract_gold
 from rewardsmith.rewards.math.grade import fast_verdict
 from rewardsmith.rewards.math.judge_fallback import JudgeFallback
@@ -82,7 +83,7 @@ class MathEquivalenceConfig(RewardConfig):
         None,
         ge=1,
         description=f"worker processes (default: ${WORKERS_ENV} when set, else the CPUs this process may run on; "
-        "several reward instances on one node each start this many)",
+        "all instances on one host together stay within that variable's budget, else the host's CPU count)",
     )
     memory_limit_mb: int | None = Field(4096, ge=256, description="address-space limit of each worker")
     cache_size: int = Field(4096, ge=0, description="parsed golds and symbolic verdicts kept (LRU)")
@@ -180,8 +181,9 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         self._symbolic_cache = _LruCache(self.config.cache_size)
         # What a worker needs to build this reward's twin: its class and configuration, pickled once.
         self.config_blob = pickle.dumps((type(self), self.config), protocol=pickle.HIGHEST_PROTOCOL)
-        # Started on first need; pickles as its settings only, so the reward ships to spawned workers.
-        self.pool = HardTimeoutPool(
+        # Started on first need, shared by the instances of this process with the same settings, within the host's
+        # budget; pickles as its settings only, so the reward ships to spawned workers.
+        lease = shared_pool(
             workers=self.config.workers or default_workers(),
             timeout_s=self.config.timeout_s,
             preload=(
@@ -193,7 +195,11 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
             warm_call=(symbolic_verdict, (r"\frac{x^2-1}{2}", r"\frac{(x-1)(x+1)}{2}", self.config.float_rounding)),
             memory_limit_mb=self.config.memory_limit_mb,
             startup_timeout_s=self.config.startup_timeout_s,
+            budget=host_budget(),
         )
+        self.pool: HardTimeoutPool = lease.pool
+        self._lease = lease
+        self._let_go = weakref.finalize(self, lease.release)  # garbage-collected: the pool is handed back too
 
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config, "__name__": self.__name__}
@@ -208,8 +214,10 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
             self.pool.warm_up()
 
     def close(self) -> None:
-        """Stop the worker processes (they also stop when the reward is garbage-collected) and the judge."""
-        self.pool.close()
+        """Stop the worker processes, unless other instances of this process share them (they also stop when the
+        reward is garbage-collected), and the judge."""
+        self._let_go.detach()
+        self._lease.release()
         if self._judge is not None:
             self._judge.close()
 
@@ -356,9 +364,11 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         if outcome.status is CallStatus.TIMEOUT and outcome.started:
             return Verdict(None, f"timeout: symbolic comparison exceeded {self.config.timeout_s:g} s", True)
         if outcome.status is CallStatus.TIMEOUT:
+            _, starved, why = outcome.error.partition(" s: ")  # the host's worker budget was held by others
             return Verdict(
                 None,
-                f"timeout: no symbolic worker ready within startup_timeout_s={self.config.startup_timeout_s:g} s",
+                f"timeout: no symbolic worker ready within startup_timeout_s={self.config.startup_timeout_s:g} s"
+                + (f": {why}" if starved else ""),
             )
         return Verdict(
             None, f"symbolic comparison failed ({outcome.status.value}: {outcome.error})", failed=outcome.started

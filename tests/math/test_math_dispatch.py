@@ -76,8 +76,10 @@ def test_a_hang_costs_its_own_completion_only(reward):
 
 
 def test_verdicts_match_the_per_comparison_path(reward):
-    cold = MathEquivalence(workers=2, timeout_s=TIMEOUT_S)  # never started: scores in this process
+    # A pool setting of its own (instances alike share one pool): never started, so it scores in this process.
+    cold = MathEquivalence(workers=2, timeout_s=TIMEOUT_S, startup_timeout_s=59)
     try:
+        assert cold.pool is not reward.pool and cold.pool.live_workers == 0
         pairs = [(g, c) for g, c, _ in MIXED_GROUP if c != HANG]
         here = cold.details([c for _, c in pairs], solution=[g for g, _ in pairs])
         assert cold.pool.live_workers > 0  # its comparisons started the pool on the way
