@@ -258,6 +258,15 @@ class _RkStub:
             return hash(facts[0])
         return _rk_refuse("hashes an object of the solution's whose class defines __hash__", object.__hash__(self))
 
+    def __str__(self):
+        return _rk_text(self, "str", "")
+
+    def __repr__(self):
+        return _rk_text(self, "repr", "")
+
+    def __format__(self, spec):
+        return _rk_text(self, "format", spec)
+
     def __bool__(self):
         facts = _rk_facts(self)
         if facts is not None and facts[1] & _RK_TRUE:
@@ -265,6 +274,18 @@ class _RkStub:
         return _rk_refuse(
             "takes the truth of an object of the solution's whose class defines __bool__ or __len__", True
         )
+
+
+def _rk_text(stub, how, spec):
+    # the text of a solution object is the solution's own (its __str__, __repr__, __format__), asked like a call; a
+    # probe cannot go on with a text it does not have, so it stops there once the question is asked
+    text = _rk_ask(stub._rk_handle(), "text", [how, spec])
+    if type(text) is str:
+        return text
+    if isinstance(text, _RkPending):
+        raise _RkBlocked()
+    _RK["flags"].add("fails")
+    raise _RkFails(how)
 
 
 def _rk_facts(value):
@@ -538,6 +559,12 @@ def _rk_answer(spec, scope):
                 value = results[target](*inputs[0], **dict(inputs[1]))
             elif kind == "get":
                 value = getattr(results[target], inputs)
+            elif kind == "text":  # str(), repr() or format() of an object, as its own class writes it
+                how, spec = inputs
+                obj = results[target]
+                value = str(obj) if how == "str" else repr(obj) if how == "repr" else format(obj, spec)
+                if type(value) is not str:
+                    raise TypeError(how + " returned a non-string")
             else:
                 setattr(results[target], inputs[0], inputs[1])
                 value = None

@@ -45,6 +45,11 @@ VEC = (
 )
 ALWAYS_EQ = "class Yes:\n    def __eq__(self, other):\n        return True\n\ndef f(x):\n    return Yes()\n"
 STACK = "class Stack:\n    def __len__(self):\n        return 0\n\ndef empty():\n    return Stack()\n"
+POINT = (
+    "class Point:\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n\n"
+    "    def __str__(self):\n        return f'({self.x}, {self.y})'\n"
+)
+POINT_SWAPPED = POINT.replace("({self.x}, {self.y})", "({self.y}, {self.x})")
 CHECK = "\n\ndef check(x):\n    if x < 0:\n        raise Bad('negative')\n    return x\n"
 BAD = "class Bad(ValueError):\n    pass" + CHECK
 BAD_KEY = "class Bad(KeyError):\n    pass" + CHECK
@@ -119,6 +124,16 @@ PROGRAMS = [
         [MIRROR_NEW, TREE + "def mirror_tree(root):\n    return TreeNode(0, root)\n"],
     ),
     (
+        "str() of an object, written by its own __str__",
+        ["assert str(Point(1, 2)) == '(1, 2)'"],
+        [POINT, POINT_SWAPPED],
+    ),
+    (
+        "an f-string and print of an object",
+        ["p = Point(1, 2)\nprint(p)\nassert f'{p}!' == '(1, 2)!'"],
+        [POINT, POINT_SWAPPED],
+    ),
+    (
         "except of a builtin class, the solution raising its own subclass",
         ["try:\n    check(-1)\n    caught = False\nexcept ValueError:\n    caught = True\nassert caught"],
         [BAD, BAD_KEY],
@@ -187,15 +202,16 @@ STRICT = [
 ]
 
 ONE_PROCESS = """
-import json, sys
+import contextlib, io, json, sys
 cases = json.loads(sys.stdin.read())
 scores = {}
 for case, (solution, asserts) in cases.items():
     scope = {"__name__": "__main__"}
     try:
-        exec(compile(solution, "solution.py", "exec"), scope)
-        for test in asserts:
-            exec(compile(test, "<test>", "exec"), scope)
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(solution, "solution.py", "exec"), scope)
+            for test in asserts:
+                exec(compile(test, "<test>", "exec"), scope)
         scores[case] = 1.0
     except BaseException:
         scores[case] = 0.0
