@@ -19,7 +19,15 @@ PACKAGE_DIRS = {
     "adapters": ROOT / "adapters",
     "constitutions": ROOT / "constitutions",
 }
-TRAINER_PAGES = {"TRL": "trl.md", "verl": "verl.md", "OpenRLHF": "openrlhf.md", "verifiers": "verifiers.md"}
+TRAINER_PAGES = {
+    "TRL": "trl.md",
+    "verl": "verl.md",
+    "OpenRLHF": "openrlhf.md",
+    "verifiers": "verifiers.md",
+    "Harbor": "harbor.md",
+    "NeMo Gym": "nemo-gym.md",
+    "OpenEnv": "openenv.md",
+}
 
 
 def mermaid_blocks(text: str) -> list[str]:
