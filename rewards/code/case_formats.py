@@ -317,8 +317,10 @@ def _function_call_cases(items: list[dict], language: str) -> TestSuite:
 
 def _input_output(value: dict, language: str) -> TestSuite:
     inputs, outputs = value["inputs"], value["outputs"]
-    if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
-        raise BadTestsFormat("'inputs' and 'outputs' must be lists of the same length")
+    if not isinstance(inputs, list) or not isinstance(outputs, list):
+        raise BadTestsFormat("'inputs' and 'outputs' must be lists")
+    if len(inputs) != len(outputs):  # pairing by position would misalign every test after the missing one
+        raise BadTestsFormat(f"'inputs' and 'outputs' differ in length ({len(inputs)} and {len(outputs)})")
     if value.get("fn_name"):
         name = _fn_name(value)
         tests: list[CallTest] = []

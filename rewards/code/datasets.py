@@ -95,20 +95,39 @@ def _livecodebench(row: Mapping[str, Any]) -> dict | None:
         cases.extend(value)
     if not cases:
         return None
-    metadata = _json(row.get("metadata")) or {}
-    fn_name = metadata.get("func_name") if isinstance(metadata, dict) else None
-    functional = [c for c in cases if isinstance(c, dict) and c.get("testtype") == "functional"]
-    if functional:
-        tests: dict[str, Any] = {
-            "fn_name": fn_name,
-            "inputs": [c.get("input") for c in functional],
-            "outputs": [c.get("output") for c in functional],
-        }
-    else:
-        tests = {"stdio": [{"input": c.get("input"), "output": c.get("output")} for c in cases if isinstance(c, dict)]}
+    tests = livecodebench_tests(cases, row.get("metadata"))
     if skipped:
         tests["$skipped"] = skipped
     return tests
+
+
+def livecodebench_tests(cases: list, metadata: Any = None) -> dict[str, Any]:
+    """LiveCodeBench cases (``testtype`` stdin or functional) as one tests value. The function's name is the row's
+    ``metadata.func_name``, or the cases' own (rllm keeps it in each case's ``metadata``)."""
+    functional = [c for c in cases if isinstance(c, dict) and c.get("testtype") == "functional"]
+    if not functional:
+        return {"stdio": [{"input": c.get("input"), "output": c.get("output")} for c in cases if isinstance(c, dict)]}
+    names = {_func_name(c.get("metadata")) for c in functional} - {None}
+    fn_name = _func_name(metadata) or (names.pop() if len(names) == 1 else None)
+    return {
+        "fn_name": fn_name,
+        "inputs": [c.get("input") for c in functional],
+        "outputs": [c.get("output") for c in functional],
+    }
+
+
+def _func_name(metadata: Any) -> str | None:
+    metadata = _json(metadata)
+    name = metadata.get("func_name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def livecodebench_cases(value: Any) -> list | None:
+    """A tests value that is a list of LiveCodeBench cases (rllm's ground truth for LiveCodeBench rows)."""
+    value = _json(value)
+    if isinstance(value, list) and value and all(isinstance(c, dict) and "testtype" in c for c in value):
+        return value
+    return None
 
 
 def _codecontests(row: Mapping[str, Any]) -> dict | None:
@@ -116,8 +135,10 @@ def _codecontests(row: Mapping[str, Any]) -> dict | None:
     for column in ("public_tests", "private_tests", "generated_tests"):
         value = _json(row.get(column))
         if isinstance(value, dict) and isinstance(value.get("input"), (list, tuple)):
-            outputs = list(value.get("output") or [])
-            stdio += [{"input": i, "output": o} for i, o in zip(list(value["input"]), outputs, strict=False)]
+            inputs, outputs = list(value["input"]), list(value.get("output") or [])
+            if len(inputs) != len(outputs):  # pairing by position would misalign every later test: refused
+                raise BadTestsFormat(f"{column}: {len(inputs)} inputs but {len(outputs)} outputs")
+            stdio += [{"input": i, "output": o} for i, o in zip(inputs, outputs, strict=True)]
     return {"stdio": stdio} if stdio else None
 
 
@@ -147,6 +168,8 @@ def find_tests(row: Mapping[str, Any], column: str, detect: bool = True) -> tupl
             return {"pytest": value}, "KodCode pytest"
         if isinstance(value, str) and _json(value) is None and isinstance(row.get("entry_point"), str):
             return {"test": value, "entry_point": row["entry_point"], "prompt": row.get("prompt")}, "HumanEval check"
+        if (cases := livecodebench_cases(value)) is not None:
+            return livecodebench_tests(cases, row.get("metadata")), LIVECODEBENCH
         return value, f"column {column!r}"
     if detect:
         for name, build in SHAPES:

@@ -6,8 +6,10 @@ Formula: ``score = passed / total`` (``scoring="fraction"``) or ``1.0 if passed 
 
 Pipeline: find the tests (the ``tests`` column, else the dataset's own columns: HumanEval, MBPP, APPS/TACO,
 open-r1/PrimeIntellect ``verification_info``, LiveCodeBench, CodeContests; see :mod:`.datasets`, the shape is
-named in the reason) → extract the last fenced block in the language (:mod:`.extract`; a body-only completion of
-a function prompt runs as ``prompt + body``, ``prepend_prompt``) → parse the tests (:mod:`.case_formats`) → one
+named in the reason) → extract the program (:mod:`.extract`: the last fenced block in the language; in Python the
+last one that defines a tested name, a cut-off trailing definition trimmed, an unfenced completion taken when it is a
+program that defines a tested name; each said in the reason; a body-only completion of a function prompt runs as
+``prompt + body``, ``prepend_prompt``) → parse the tests (:mod:`.case_formats`) → one
 sandboxed process per test (:mod:`.harness` says why a pass cannot be forged; C++, Java, Go and Rust are compiled
 once per distinct program and the artefact reused, also across batches) → verdicts decided outside the solution's
 process (a ``checker`` judges stdio output by tokens, float tolerance or a checker program run in a process of its
@@ -38,6 +40,7 @@ reason. ``"run"`` scores it anyway and marks the result ``trusted=False`` (reaso
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import threading
@@ -49,10 +52,10 @@ from pydantic import Field, model_validator
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import ConfigError, Reward, RewardConfig
 from rewardsmith.rewards.code import datasets, harness, preludes
-from rewardsmith.rewards.code.case_formats import BadTestsFormat, normalize_language, parse_tests
+from rewardsmith.rewards.code.case_formats import BadTestsFormat, TestSuite, normalize_language, parse_tests
 from rewardsmith.rewards.code.checking import ProgramState, TrustedChecks
 from rewardsmith.rewards.code.checking import Sample as _Sample
-from rewardsmith.rewards.code.extract import extract_code
+from rewardsmith.rewards.code.extract import extract_program
 from rewardsmith.sandboxes.base import LimitName, Limits, RunRequest, RunResult, RunStatus, SandboxBackend
 from rewardsmith.sandboxes.factory import SandboxName
 from rewardsmith.types import RewardResult
@@ -104,6 +107,39 @@ class CodeTestsConfig(RewardConfig):
 #: what a verdict rests on: a run ends, stays in its memory and reaches nothing outside (the rest of the host's
 #: protection may be a server's own policy); ``isolation="weak"`` accepts a reachable network, as it says
 SANDBOX_NEEDS: frozenset[LimitName] = frozenset({"wall_time_s", "memory_mb", "network"})
+
+
+def entry_points(suite: TestSuite, raw: Any) -> frozenset[str]:
+    """The names the tests call on the solution, so extraction grades the block that defines one (a usage block
+    after the solution defines none): the call tests' function (and LeetCode's ``Solution``), HumanEval's
+    ``entry_point``, the free names of assert tests that are not builtins or standard modules. Empty for stdio."""
+    if suite.kind == "stdio":
+        return frozenset()
+    names: set[str] = set()
+    if suite.fn_name:
+        names |= {suite.fn_name, "Solution"}
+    if isinstance(raw, dict) and isinstance(raw.get("entry_point"), str):
+        names.add(raw["entry_point"])
+    if suite.kind == "asserts" and not names:
+        for test in suite.tests:
+            names |= _free_names(getattr(test, "source", ""))
+    return frozenset(names)
+
+
+def _free_names(source: str) -> set[str]:
+    """Names a test reads without binding them, less builtins and standard modules: the solution's."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    loaded = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    bound |= {
+        a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments) for a in [*n.posonlyargs, *n.args, *n.kwonlyargs]
+    }
+    return loaded - bound - harness.TRUSTED_NAMES
+
 
 #: compiled programs kept per reward instance (by source hash), oldest dropped first
 COMPILE_CACHE_SIZE = 256
@@ -188,8 +224,12 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             return RewardResult.unscorable(f"tests unusable{shape}: {exc}")
         if self.config.max_tests:
             suite = dataclasses.replace(suite, tests=suite.tests[: self.config.max_tests])  # checker kept
-        code = extract_code(text, suite.language, self.config.code_block, self.config.allow_untagged_block)
-        code = self._join_prompt(code, text, raw, row)
+        extracted = extract_program(
+            text, suite.language, self.config.code_block, self.config.allow_untagged_block, entry_points(suite, raw)
+        )
+        if extracted is not None and extracted.note:
+            shape = f"{shape[:-1]}; {extracted.note})" if shape else f" ({extracted.note})"
+        code = self._join_prompt(extracted.code if extracted is not None else None, text, raw, row)
         if code is None:
             reason = f"no {suite.language} code block{shape}"
             return RewardResult(score=0.0, reason=reason, passed=0, total=len(suite))
