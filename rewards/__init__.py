@@ -14,4 +14,5 @@ from rewardsmith.rewards import (  # noqa: F401  (each registers on import)
     judge_reward_model,
     length,
     math,
+    turns,
 )

@@ -38,6 +38,7 @@ EXAMPLE_CONFIGS: dict[str, dict[str, Any]] = {
     "weighted_sum": {"rewards": ["think_format", {"name": "tag_count", "weight": 0.5}], "name": "fuzz_sum"},
     "gate": {"gate": "think_format", "reward": "repetition_penalty"},
     "route": {"routes": {"fmt": "think_format", "len": "soft_overlong"}, "default": "tag_count"},
+    "per_turn": {"reward": "think_format"},
     "math_equivalence": {},
     "code_tests": {},
     "llm_judge": {
