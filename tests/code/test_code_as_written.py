@@ -24,6 +24,7 @@ from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.timing import slack
 
 DATA = Path(__file__).parents[1] / "data" / "humaneval_model_completions.jsonl"
+SAMPLES = Path(__file__).parents[2] / "rewardsmith" / "samples"
 
 SOLUTION = "def f(x):\n    return x + 1\n"
 USAGE = "print(f(3))\n"
@@ -245,3 +246,15 @@ def test_codecontests_columns_of_different_lengths_are_refused(reward):
     row = {"public_tests": {"input": ["1\n", "2\n"], "output": ["1\n"]}}
     (result,) = reward.score_batch(["```python\nprint(input())\n```"], [row])
     assert result.score is None and "public_tests: 2 inputs but 1 outputs" in result.reason
+
+
+def test_the_hack_audits_code_rows_without_fences_are_graded(reward):
+    """Issue #31: a right program with no code fence scored 0/5 on the bundled hack-audit rows (calls, asserts, stdio);
+    after the reasoning block or alone, each is graded and passes; prose for the same rows scores 0.0."""
+    rows = [json.loads(line) for line in (SAMPLES / "hack_code_rows.jsonl").read_text().splitlines()]
+    programs = [row["canonical_solution"] for row in rows]
+    completions = [f"<think>\nI will write the solution.\n</think>\n{p}" for p in programs] + programs
+    results = reward.details(completions + ["The function adds its arguments."] * len(rows),
+                             tests=[row["tests"] for row in rows] * 3)  # fmt: skip
+    assert [r.score for r in results] == [1.0] * 2 * len(rows) + [0.0] * len(rows), [r.reason for r in results]
+    assert all("no code fence" in r.reason for r in results[: 2 * len(rows)])
