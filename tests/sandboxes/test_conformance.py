@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ import pytest
 from rewardsmith import get_reward
 from rewardsmith.reward import ConfigError
 from rewardsmith.sandboxes.base import ALL_LIMITS, Guarantees, RunRequest, RunResult, SandboxBackend
-from rewardsmith.sandboxes.conformance import CHECKS, Check, assert_conformant, check_ids, run_check, run_conformance
+from rewardsmith.sandboxes.conformance import CHECKS, Check, CheckResult, assert_conformant, check_ids, run_conformance
 from rewardsmith.sandboxes.local.backend import LocalSandbox
 from tests.support.sandbox_server import sandbox_server
 
@@ -101,7 +102,6 @@ def docker() -> Iterator[Subject]:
             except Exception:
                 pass
 
-    sandbox.warm_up()
     yield sandbox, crash
     sandbox.close()
 
@@ -128,13 +128,39 @@ BACKENDS = [
     pytest.param("docker", marks=pytest.mark.docker),
     "remote",
 ]
+Verdicts = tuple[dict[str, dict[str, CheckResult]], dict[str, str]]
+
+
+@pytest.fixture(scope="module")
+def verdicts(request: pytest.FixtureRequest) -> Verdicts:
+    """The suite on every backend a selected test asks about, the backends side by side (each runs its checks in
+    order, one at a time), so the file takes about as long as its slowest backend rather than all of them in turn;
+    and why a backend was skipped (no engine, no tier)."""
+    wanted = {
+        item.callspec.params["backend"]
+        for item in request.session.items
+        if getattr(item, "originalname", "") == "test_every_backend_keeps_what_it_promises"
+    }
+    subjects: dict[str, Subject] = {}
+    skipped: dict[str, str] = {}
+    for name in sorted(wanted):
+        try:
+            subjects[name] = request.getfixturevalue(name)
+        except pytest.skip.Exception as exc:
+            skipped[name] = str(exc)
+    with ThreadPoolExecutor(max_workers=max(1, len(subjects))) as pool:
+        running = {name: pool.submit(run_conformance, box, CHECKS, crash) for name, (box, crash) in subjects.items()}
+        results = {name: {r.name: r for r in future.result()} for name, future in running.items()}
+    return results, skipped
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=check_ids())
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_every_backend_keeps_what_it_promises(backend: str, check: Check, request: pytest.FixtureRequest) -> None:
-    sandbox, crash = request.getfixturevalue(backend)
-    result = run_check(check, sandbox, crash)
+def test_every_backend_keeps_what_it_promises(backend: str, check: Check, verdicts: Verdicts) -> None:
+    results, skipped = verdicts
+    if backend in skipped:
+        pytest.skip(skipped[backend])
+    result = results[backend][check.name]
     if result.outcome == "skipped":
         pytest.skip(result.detail)
     assert result.outcome == "passed", result.detail
