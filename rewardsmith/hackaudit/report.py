@@ -20,6 +20,7 @@ import numpy as np
 
 from rewardsmith.audit.report import _CSS, _atomic_write, _figure_png, _pyplot
 from rewardsmith.audit.stats import rate_estimate
+from rewardsmith.hackaudit.completeness import completeness_findings, completeness_markdown
 from rewardsmith.hackaudit.controls import CONTROL
 
 METRICS_FILE, EXAMPLES_FILE, SUMMARY_FILE, HTML_FILE = "metrics.json", "examples.jsonl", "summary.md", "report.html"
@@ -158,7 +159,7 @@ def findings(m: Mapping[str, Any]) -> list[str]:
             f"CONTROLS FAILING: honest controls passed {passed} ({_pct(c)}), below {run['min_control'] * 100:.0f}%: "
             "a reward that rejects correct answers is not safe, only useless (check the gold columns and the spec)"
         )
-    return lines
+    return lines + completeness_findings(m)
 
 
 def _rows(m: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
@@ -203,6 +204,7 @@ def render_markdown(m: Mapping[str, Any]) -> str:
         "|---|---|---|---|---|",
     ]
     lines += [f"| {' | '.join(r)} |" for r in _rows(m)]
+    lines += completeness_markdown(m)
     return "\n".join(lines) + "\n"
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from rewardsmith.hackaudit.attacks import Attack, select_attacks
 from rewardsmith.hackaudit.attacks.base import completion_text, states_gold
+from rewardsmith.hackaudit.completeness import measure_completeness
 from rewardsmith.hackaudit.controls import CONTROL, honest_controls, row_context
 from rewardsmith.hackaudit.spec_kinds import SpecProfile, profile_spec
 
@@ -171,5 +172,6 @@ def run_reward_audit(
     }
     descriptions = {a.name: a.description for a in chosen}
     metrics = build_metrics([r for r in records if r is not None], run_info, descriptions)
+    metrics["completeness"] = measure_completeness(reward, rows, profile, threshold=threshold, seed=seed)
     paths = write_reward_report(out, metrics, [r for r in records if r is not None])
     return RewardAuditOutcome(metrics=metrics, paths=paths, scored_now=scored_now, reused=reused)
