@@ -106,6 +106,9 @@ def divergence(obs: Sequence[Observation]) -> Signal:
 
 
 # -- what the paid-but-rejected completions look like -------------------------------------------------------------
+FORMS = ("hedging_rate", "attack_share", "answer_collapse", "format_without_accuracy", "length_blowup")
+
+
 def _collapsed(members: Sequence[Observation], level: float) -> set[int]:
     """ids of the group's completions that give its modal answer, when that answer holds at least ``level``."""
     if len(members) < 2:
@@ -123,7 +126,10 @@ def forms(obs: Sequence[Observation], *, level: float) -> list[Signal]:
     ``level`` of the group), ``format_without_accuracy`` (the format check passes; None without one) and
     ``length_blowup`` (their mean length over the other completions')."""
     bad = [o for o in obs if exploited(o)]
-    collapsed = set().union(*(_collapsed(g, level) for g in groups_of(obs)))
+    if not bad:
+        return [Signal(name, None) for name in FORMS]
+    keys = {(o.check, o.group) for o in bad}
+    collapsed = set().union(*(_collapsed(g, level) for g in groups_of([o for o in obs if (o.check, o.group) in keys])))
     rest = [o.length for o in obs if not exploited(o)]
     formatted = [o for o in bad if o.format_pass is not None]
 
@@ -131,7 +137,7 @@ def forms(obs: Sequence[Observation], *, level: float) -> list[Signal]:
         return Signal(name, sum(hit(o) for o in among) / len(among) if among else None)
 
     mean_rest = sum(rest) / len(rest) if rest else 0.0
-    blowup = sum(o.length for o in bad) / len(bad) / mean_rest if bad and mean_rest > 0 else None
+    blowup = sum(o.length for o in bad) / len(bad) / mean_rest if mean_rest > 0 else None
     return [
         share("hedging_rate", lambda o: o.hedged, bad),
         share("attack_share", lambda o: o.attack is not None, bad),
