@@ -53,12 +53,22 @@ EXAMPLE_CONFIGS: dict[str, dict[str, Any]] = {
     },
     "reward_model": {"model": "http://127.0.0.1:9/get_reward", "max_retries": 0, "timeout": 5},
     "remote": {"urls": ["http://127.0.0.1:9"], "reward": "think_format", "max_attempts": 1},
+    "nemo_gym": {"url": "http://127.0.0.1:9", "max_attempts": 1},
     "ray_pool": {"reward": "think_format", "address": "ray://127.0.0.1:9", "connect_timeout_s": 1},
     "instruction_following": {},
 }
 
 #: Rewards that reach a backend get fewer examples; each must still fail fast against a dead one.
-SERVICE_REWARDS = {"code_tests", "llm_judge", "llm_judge_group", "llm_rubric", "reward_model", "remote", "ray_pool"}
+SERVICE_REWARDS = {
+    "code_tests",
+    "llm_judge",
+    "llm_judge_group",
+    "llm_rubric",
+    "reward_model",
+    "remote",
+    "ray_pool",
+    "nemo_gym",
+}
 
 #: Wall-clock budget for one call on a small garbage batch.
 CALL_BUDGET_S = 30.0
