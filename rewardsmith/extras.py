@@ -20,6 +20,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "serve": ("fastapi", "uvicorn", "prometheus_client", "httpx"),
     "ray": ("ray",),
     "instructions": ("langdetect",),
+    "skyrl": ("skyrl_gym",),
 }
 
 
