@@ -32,6 +32,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     row = grade.add_mutually_exclusive_group()
     row.add_argument("--row", default=None, metavar="JSON", help="the gold columns as a JSON object")
     row.add_argument("--row-file", default=None, metavar="FILE", help="file holding the gold columns as a JSON object")
+    grade.add_argument(
+        "--missing-as-empty",
+        action="store_true",
+        help="a --completion file that does not exist is an empty completion (the agent wrote nothing), not an error",
+    )
     grade.add_argument("--out", default=None, metavar="DIR", help="verifier folder (default /logs/verifier)")
     grade.add_argument(
         "--max-completion-mb",
@@ -54,9 +59,13 @@ def cmd_grade(args: argparse.Namespace) -> int:
         spec = load_spec(args.spec)
         row = read_row(args.row, args.row_file)
         check_columns(row, "--row" if args.row is not None else f"--row-file {args.row_file}")
-        completion, oversize = read_completion(args.completion, int(args.max_completion_mb * 1024 * 1024))
-    except (ValueError, OSError):
+        limit = int(args.max_completion_mb * 1024 * 1024)
+        completion, oversize = read_completion(args.completion, limit, missing_as_empty=args.missing_as_empty)
+    except (ValueError, OSError) as exc:
         clear_rewards_quietly(out, clear_rewards)
+        if isinstance(exc, OSError):  # an unreadable file is a usage error (exit 2), never "unscorable" (exit 1)
+            name = getattr(exc, "filename", None) or "a file"
+            raise ValueError(f"cannot read {name}: {exc.strerror or exc}") from None
         raise
     if oversize is not None:
         terms = [term.build() for term in spec.rewards]
@@ -107,11 +116,14 @@ def read_row(inline: str | None, path: str | None) -> dict[str, Any]:
     return data
 
 
-def read_completion(source: str, limit: int) -> tuple[str, str | None]:
+def read_completion(source: str, limit: int, *, missing_as_empty: bool = False) -> tuple[str, str | None]:
     """The completion text, and why it was not read when it is over ``limit`` bytes.
 
-    Bytes that are not UTF-8 are replaced (U+FFFD): they are the model's output, scored as the text it shows.
+    Bytes that are not UTF-8 are replaced (U+FFFD): they are the model's output, scored as the text it shows. A
+    missing file is an error (a wrong path in ``test.sh`` must not score every sample) unless ``missing_as_empty``.
     """
+    if source != "-" and missing_as_empty and not Path(source).exists():
+        return "", None
     if source == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise ValueError("no completion: give --completion FILE, or pipe the completion into stdin")

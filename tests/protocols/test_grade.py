@@ -113,6 +113,17 @@ def test_usage_errors_exit_2_and_leave_no_reward(spec, tmp_path, capsys, args, m
     assert not (out / "reward.txt").exists() and not (out / "reward.json").exists()
 
 
+def test_a_missing_completion_file_is_an_error_unless_said_to_be_empty(spec, tmp_path, capsys):
+    out, missing = tmp_path / "verifier", str(tmp_path / "nothing.txt")
+    argv = ["grade", "--spec", str(spec), "--completion", missing, "--row", '{"solution": "4"}', "--out", str(out)]
+    assert main(argv) == 2
+    assert f"cannot read {missing}: No such file or directory" in capsys.readouterr().err
+    assert main([*argv, "--missing-as-empty"]) == 0
+    assert json.loads((out / "reward.json").read_text()) == {"reward": 0.0}
+    assert main([*argv[:3], "--completion", str(tmp_path), *argv[5:]]) == 2  # a folder: unreadable, exit 2
+    assert "cannot read" in capsys.readouterr().err
+
+
 def test_a_spec_that_does_not_load_exits_2(tmp_path, capsys):
     bad = tmp_path / "spec.yaml"
     bad.write_text("rewards:\n  - name: math_equivalance\n")
