@@ -99,11 +99,20 @@ class Check:
 # -- running ----------------------------------------------------------------------------------------------------------
 
 
-def program(source: str, *, limits: Limits = BASE_LIMITS, **request: object) -> RunRequest:
+def program(
+    source: str,
+    *,
+    limits: Limits = BASE_LIMITS,
+    stdin: str | bytes = b"",
+    files: dict[str, str | bytes] | None = None,
+    fetch_files: Sequence[str] = (),
+) -> RunRequest:
     """``python3 main.py`` with ``source`` as ``main.py`` (the form every backend, the SandboxFusion one included,
     can express)."""
-    files = {"main.py": source, **dict(request.pop("files", {}) or {})}  # type: ignore[call-overload]
-    return RunRequest(argv=["python3", "main.py"], files=files, limits=limits, **request)  # type: ignore[arg-type]
+    shipped: dict[str, str | bytes] = {"main.py": source, **(files or {})}
+    return RunRequest(
+        argv=["python3", "main.py"], files=shipped, stdin=stdin, limits=limits, fetch_files=list(fetch_files)
+    )
 
 
 def _run(backend: SandboxBackend, request: RunRequest) -> tuple[RunResult, float]:

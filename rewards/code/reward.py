@@ -559,9 +559,8 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             guarantees = backend.describe() if callable(getattr(backend, "describe", None)) else None
         finally:
             backend.close()
-        if guarantees is None:
-            problem = "it does not say what it guarantees (no describe())"
-        else:
+        problem: str | None = "it does not say what it guarantees (no describe())"
+        if guarantees is not None:
             needs = SANDBOX_NEEDS if self.config.isolation == "strong" else SANDBOX_NEEDS - {"network"}
             problem = guarantees.shortfall(needs, self.config.isolation)
         if problem:
