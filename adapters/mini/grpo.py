@@ -219,6 +219,12 @@ class MiniGRPOTrainer:
         self.monitor = monitor  # a rewardsmith.monitor.HackMonitor: shadow checks of every round
         self.config = config if isinstance(config, MiniGRPOConfig) else MiniGRPOConfig.model_validate(dict(config))
         self.terms = online_terms(self.config, rows, rewards, "GRPO")
+        if self.config.reward_aggregation == "normalize_then_sum" and len(self.terms.rewards) < 2:
+            raise ValueError(
+                f"reward_aggregation: normalize_then_sum normalises each reward term, and there is one "
+                f"({self.terms.names[0]}): list the parts of a weighted sum as terms of the spec, or use "
+                "sum_then_normalize"
+            )
         self.rows = list(rows)
         self.device, self.model, self.tokenizer, self.reference = load_policy(
             self.config, model, tokenizer, reference=self.config.beta > 0

@@ -96,3 +96,12 @@ def test_every_sample_unscorable_gives_zero_advantages_not_nan():
 def test_an_unknown_aggregation_is_refused():
     with pytest.raises(ValidationError, match="sum_then_normalize"):
         MiniGRPOConfig(reward_aggregation="gdpo")
+
+
+def test_normalising_a_single_term_is_refused_naming_the_fix():
+    from rewardsmith.adapters.mini.grpo import MiniGRPOTrainer
+
+    summed = {"name": "weighted_sum", "config": {"rewards": ["think_format", "character_share"]}}
+    config = {"reward_aggregation": "normalize_then_sum", "rewards": [summed]}
+    with pytest.raises(ValueError, match="list the parts of a weighted sum as terms"):
+        MiniGRPOTrainer(config, [{"prompt": "Write 3 digits."}])
