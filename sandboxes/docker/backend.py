@@ -50,6 +50,7 @@ from rewardsmith.sandboxes.docker.engine import (
     ulimit,
 )
 from rewardsmith.sandboxes.docker.seccomp_profile import seccomp_security_opt
+from rewardsmith.sandboxes.starvation import Sample, Sampler, judged_by_own_time, scheduler_times, task_list_of
 
 if TYPE_CHECKING:  # the docker SDK is an optional extra, imported when the first client is made
     import docker
@@ -104,6 +105,7 @@ class _Container:
         self.memory_mb = memory_mb
         self.pids = pids
         self.runs = 0
+        self.task_list: str | None = None  # the cgroup file listing its threads, found on first use
 
 
 class DockerSandbox(BatchMixin):
@@ -234,32 +236,53 @@ class DockerSandbox(BatchMixin):
     def run(self, request: RunRequest) -> RunResult:
         if request.limits.network:
             return RunResult(status=RunStatus.SANDBOX_ERROR, message="the docker sandbox never grants network access")
+        return judged_by_own_time(self._run_once, request, self.config.cpus)
+
+    def _run_once(self, request: RunRequest) -> tuple[RunResult, Sample | None]:
+        """One run in a pooled container; with the result, for a wall-clock timeout, its scheduler times before it."""
         why = ""
         for _ in range(START_ATTEMPTS):
             try:
                 self._ensure_pool()
                 container = self._idle.get(timeout=self.config.acquire_timeout_s)
             except queue.Empty:
-                return RunResult(status=RunStatus.SANDBOX_ERROR, message="no free sandbox container in time")
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message="no free sandbox container in time"), None
             except Exception as exc:
-                return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"docker engine or image unavailable: {exc}")
+                message = f"docker engine or image unavailable: {exc}"
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message=message), None
             healthy = False
             try:
                 self._fit_limits(container, request.limits)
-                result, healthy = self._exec(container, request)
-                return result
+                sampler = Sampler(functools.partial(self._scheduler_times, container), request.limits.wall_time_s)
+                try:
+                    result, healthy = self._exec(container, request)
+                finally:
+                    sampler.stop()
+                wall_timeout = result.status is RunStatus.TIMEOUT and not result.message.startswith("CPU")
+                return result, sampler.sample if wall_timeout else None
             except _NotStarted as exc:  # the program never ran: a fresh container runs it instead
                 why = str(exc)
                 logger.warning("sandbox container %s not reusable (%s); replaced", container.handle.short_id, why)
             except Exception as exc:
-                return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"{type(exc).__name__}: {exc}")
+                return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"{type(exc).__name__}: {exc}"), None
             finally:
                 container.runs += 1
                 if healthy:
                     self._idle.put(container)
                 else:
                     self._replace(container)
-        return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"sandbox bootstrap failed: {why}")
+        return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"sandbox bootstrap failed: {why}"), None
+
+    def _scheduler_times(self, container: _Container) -> tuple[float, float] | None:
+        """The container's threads' time on a CPU and queued for one (:mod:`..starvation`); the container runs one
+        program at a time, and its idle keep-alive and init add nothing. ``None`` on a remote engine."""
+        if container.task_list is None:
+            try:
+                pid = int(self.client.api.inspect_container(container.handle.id)["State"]["Pid"])
+            except Exception:
+                return None
+            container.task_list = task_list_of(pid) or ""
+        return scheduler_times(container.task_list) if container.task_list else None
 
     def _fit_limits(self, container: _Container, limits: Limits) -> None:
         if (container.memory_mb, container.pids) == (limits.memory_mb, limits.max_processes):

@@ -39,10 +39,9 @@ import os
 import queue
 import secrets
 import threading
-import time
 from typing import Any, Literal
 
-from rewardsmith.sandboxes.base import ALL_LIMITS, BatchMixin, Guarantees, Limits, RunRequest, RunResult, RunStatus
+from rewardsmith.sandboxes.base import ALL_LIMITS, BatchMixin, Guarantees, RunRequest, RunResult, RunStatus
 from rewardsmith.sandboxes.local.bwrap import run_in_bwrap
 from rewardsmith.sandboxes.local.cgroups import CPUS_PER_RUN, CgroupManager, RunCgroup, cgroup_manager
 from rewardsmith.sandboxes.local.fallback import run_in_subprocess
@@ -55,6 +54,7 @@ from rewardsmith.sandboxes.local.forkserver_host import (
     sandbox_path_env,
 )
 from rewardsmith.sandboxes.local.seccomp import build_seccomp_bpf
+from rewardsmith.sandboxes.starvation import Sample, Sampler, judged_by_own_time
 
 logger = logging.getLogger(__name__)
 
@@ -69,13 +69,6 @@ WEAK_NOTE = (
     "WEAK ISOLATION (opted in): rlimits and a uid drop only; the host filesystem is readable and the network reachable"
 )
 PROBE = RunRequest(argv=["python3", "-c", "print('ok')"])
-#: a wall-clock timeout is the program's own only when it had the CPU: a run that spent this share of its time queued
-#: for a CPU while it ran under this share of one was starved by its neighbours, and is run once more
-STARVED_SHARE = 0.25
-#: the rerun's wall cap, in multiples of the limit (a hard cap still); its verdict is its own CPU time
-STARVED_WALL_FACTOR = 3.0
-#: when a run's scheduler times are read, as a share of its wall limit (before the forkserver kills it)
-SAMPLE_AT = 0.8
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
 
@@ -191,7 +184,7 @@ class LocalSandbox(BatchMixin):
             return RunResult(status=RunStatus.SANDBOX_ERROR, message="the local sandbox never grants network access")
         tier = self._resolve_tier()
         if tier == "bwrap":
-            return self._run_judged_by_own_time(request)
+            return judged_by_own_time(self._run_in_forkserver, request, CPUS_PER_RUN)
         if tier == "bwrap-exec":
             bwrap = find_bwrap()
             if bwrap is None:
@@ -223,43 +216,8 @@ class LocalSandbox(BatchMixin):
             pass
 
     # -- internals -------------------------------------------------------------------------------
-    def _run_judged_by_own_time(self, request: RunRequest) -> RunResult:
-        """A wall-clock timeout counts only when the run had its CPU. A run starved by its neighbours (a shared
-        machine, runs beside it) is run once more with a longer wall cap, where its own CPU time decides
-        (``RLIMIT_CPU``, and the CPU time it reports); starved again, it is a ``SANDBOX_ERROR`` naming the
-        starvation, so an honest program is never a timeout for what others took."""
-        result, starved = self._run_in_forkserver(request)
-        if starved is None:
-            return result
-        limits = request.limits
-        longer = limits.model_copy(update={"wall_time_s": limits.wall_time_s * STARVED_WALL_FACTOR})
-        result, starved = self._run_in_forkserver(request.model_copy(update={"limits": longer}))
-        if starved is not None:
-            message = f"starved: the machine did not give the run its CPU time twice ({starved})"
-            return result.model_copy(update={"status": RunStatus.SANDBOX_ERROR, "message": message})
-        if result.ok and (result.cpu_time_s or 0.0) > limits.cpu_time_s:
-            return result.model_copy(update={"status": RunStatus.TIMEOUT, "message": "CPU-time limit"})
-        return result
-
-    @staticmethod
-    def _starved(
-        result: RunResult, sample: list[tuple[float, tuple[float, float] | None]], limits: Limits
-    ) -> str | None:
-        """How a wall-clock timeout was starved, from the scheduler times read before the kill; ``None`` when the
-        timeout is the run's own (it slept, waited on input, or ran on its CPU: its own threads queueing for the
-        one CPU it may use count as running)."""
-        if result.status is not RunStatus.TIMEOUT or result.message != "wall-clock limit" or not sample:
-            return None
-        elapsed, times = sample[0]
-        if times is None:
-            return None
-        ran, waited = times
-        share_ran = ran / (CPUS_PER_RUN * elapsed)
-        if waited < STARVED_SHARE * elapsed or share_ran >= 1 - STARVED_SHARE or ran >= limits.cpu_time_s:
-            return None
-        return f"{ran:.2f} s on a CPU and {waited:.2f} s queued for one in its first {elapsed:.2f} s"
-
-    def _run_in_forkserver(self, request: RunRequest, attempts: int = 2) -> tuple[RunResult, str | None]:
+    def _run_in_forkserver(self, request: RunRequest, attempts: int = 2) -> tuple[RunResult, Sample | None]:
+        """One run in a warm forkserver; with the result, for a wall-clock timeout, its scheduler times before it."""
         shipped = {f"{name}.py": source for name, source in self.warm_modules.items()}
         if any(request.files.get(path) == source for path, source in shipped.items()):
             # the warm interpreter already has these modules: no need to copy their sources into every run
@@ -280,17 +238,15 @@ class LocalSandbox(BatchMixin):
                 return RunResult(status=RunStatus.SANDBOX_ERROR, message=message), None
         payload = request_payload(request, uid, self._environment(sandboxed=True), cgroup.name if cgroup else None)
         memory_killed = False
-        sample: list[tuple[float, tuple[float, float] | None]] = []
-        timer = self._sampler(cgroup, request.limits.wall_time_s, sample)
+        sampler = Sampler(cgroup.scheduler_times, request.limits.wall_time_s) if cgroup is not None else None
         try:
             report = server.call(payload, timeout_s=request.limits.wall_time_s + 15.0)
         except (ForkserverError, ValueError) as exc:
             self._discard(server)
             return RunResult(status=RunStatus.SANDBOX_ERROR, message=str(exc)), None
         finally:
-            if timer is not None:
-                timer.cancel()
-                timer.join(1.0)
+            if sampler is not None:
+                sampler.stop()
             if cgroup is not None:
                 cgroup.kill_all()
                 memory_killed = cgroup.memory_killed()
@@ -302,22 +258,8 @@ class LocalSandbox(BatchMixin):
         else:
             self._idle.put(server)
         result = result_from_report(report, request.limits, memory_killed=memory_killed)
-        return result, self._starved(result, sample, request.limits)
-
-    @staticmethod
-    def _sampler(
-        cgroup: RunCgroup | None, wall_s: float, sample: list[tuple[float, tuple[float, float] | None]]
-    ) -> threading.Timer | None:
-        """Read the run's scheduler times once, near its wall limit (only runs that last that long are read)."""
-        if cgroup is None:
-            return None
-        started = time.monotonic()
-        timer = threading.Timer(
-            wall_s * SAMPLE_AT, lambda: sample.append((time.monotonic() - started, cgroup.scheduler_times()))
-        )
-        timer.daemon = True
-        timer.start()
-        return timer
+        wall_timeout = result.status is RunStatus.TIMEOUT and result.message == "wall-clock limit"
+        return result, sampler.sample if sampler is not None and wall_timeout else None
 
     def _checkout(self) -> ForkserverProcess:
         while True:

@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rewardsmith.sandboxes.starvation import scheduler_times
+
 logger = logging.getLogger(__name__)
 
 PARENT_NAME = "rewardsmith"
@@ -83,24 +85,11 @@ class RunCgroup:
         return False
 
     def scheduler_times(self) -> tuple[float, float] | None:
-        """``(on CPU, waiting for a CPU)`` in seconds, summed over the run's live threads, from the scheduler's own
-        per-thread accounting (``/proc/<tid>/schedstat``: time run and time runnable but queued). The waiting part
-        is what neighbours took from the run, a fact the program can neither produce nor hide; ``None`` when it
-        cannot be read."""
+        """``(on a CPU, queued for one)`` in seconds over the run's live threads (:mod:`..starvation`)."""
         for hierarchy, path in self.dirs:
-            listing = os.path.join(path, "tasks" if hierarchy.version == 1 else "cgroup.threads")
-            try:
-                tids = Path(listing).read_text().split()
-            except OSError:
-                continue
-            ran = waited = 0
-            for tid in tids:
-                try:
-                    fields = Path(f"/proc/{tid}/schedstat").read_text().split()
-                    ran, waited = ran + int(fields[0]), waited + int(fields[1])
-                except (OSError, ValueError, IndexError):
-                    continue  # exited in between
-            return ran / 1e9, waited / 1e9
+            times = scheduler_times(os.path.join(path, "tasks" if hierarchy.version == 1 else "cgroup.threads"))
+            if times is not None:
+                return times
         return None
 
     def kill_all(self) -> None:

@@ -21,29 +21,31 @@ import pytest
 
 from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 from rewardsmith.sandboxes.local.backend import LocalSandbox
+from rewardsmith.sandboxes.starvation import starved as rule
+from tests.support.docker_engine import require_docker
 
 WALL = "wall-clock limit"
 STARVED_RULE = [
-    # (status, message, elapsed, on CPU, queued, cpu limit, starved, why)
-    (RunStatus.TIMEOUT, WALL, 0.8, 0.1, 0.7, 1.0, True, "queued most of the time, little CPU: starved"),
-    (RunStatus.TIMEOUT, WALL, 0.8, 0.0, 0.0, 1.0, False, "slept (no CPU, never queued): its own timeout"),
-    (RunStatus.TIMEOUT, WALL, 0.8, 0.78, 0.05, 1.0, False, "ran on its CPU all along: its own timeout"),
-    (RunStatus.TIMEOUT, WALL, 0.8, 0.78, 6.0, 1.0, False, "its own threads queued for its one CPU: its own"),
-    (RunStatus.TIMEOUT, WALL, 8.0, 1.2, 6.0, 1.0, False, "used its whole CPU limit: its own timeout"),
-    (RunStatus.TIMEOUT, "CPU-time limit", 0.8, 0.1, 0.7, 1.0, False, "a CPU-time kill is always its own"),
-    (RunStatus.OK, "", 0.8, 0.1, 0.7, 1.0, False, "finished: nothing to judge"),
+    # (first reading, second reading: (elapsed, on CPU, queued), cpu limit, starved, why)
+    ((0.5, 0.1, 0.4), (0.8, 0.15, 0.65), 1.0, True, "queued most of the time, little CPU: starved"),
+    ((0.5, 0.0, 0.0), (0.8, 0.0, 0.0), 1.0, False, "slept (no CPU, never queued): its own timeout"),
+    ((0.5, 0.05, 0.4), (0.8, 0.05, 0.4), 1.0, False, "queued to start on a busy machine, then slept: its own"),
+    ((0.5, 0.49, 0.01), (0.8, 0.78, 0.02), 1.0, False, "ran on its CPU all along: its own timeout"),
+    ((0.5, 0.49, 4.0), (0.8, 0.78, 6.0), 1.0, False, "its own threads queued for its one CPU: its own"),
+    ((5.0, 0.9, 4.0), (8.0, 1.2, 6.8), 1.0, False, "used its whole CPU limit: its own timeout"),
+    ((0.5, 0.1, 0.1), (0.8, 0.3, 0.15), 1.0, False, "queued a little: its own timeout"),
 ]
 
 
-@pytest.mark.parametrize(
-    ("status", "message", "elapsed", "ran", "waited", "cpu", "starved", "why"),
-    STARVED_RULE,
-    ids=[row[-1] for row in STARVED_RULE],
-)
-def test_starvation_rule(status, message, elapsed, ran, waited, cpu, starved, why):
-    result = RunResult(status=status, message=message)
-    verdict = LocalSandbox._starved(result, [(elapsed, (ran, waited))], Limits(wall_time_s=1, cpu_time_s=cpu))
-    assert (verdict is not None) is starved, why
+@pytest.mark.parametrize(("first", "second", "cpu", "starved", "why"), STARVED_RULE, ids=[r[-1] for r in STARVED_RULE])
+def test_starvation_rule(first, second, cpu, starved, why):
+    sample = [(first[0], first[1:]), (second[0], second[1:])]
+    assert (rule(sample, cpu, 1.0) is not None) is starved, why
+
+
+def test_fewer_than_two_readings_are_never_starved():
+    assert rule(None, 1.0, 1.0) is None  # not a wall-clock timeout
+    assert rule([(0.8, (0.1, 0.7))], 1.0, 1.0) is None  # one reading: no interval to judge
 
 
 SPINNERS = 6
@@ -72,6 +74,36 @@ def run(box: LocalSandbox, source: str, limits: Limits) -> RunResult:
     return box.run(RunRequest(argv=["python3", "main.py"], files={"main.py": source}, limits=limits))
 
 
+def starved_neighbours_scenario(box) -> dict[str, RunResult]:
+    """Hostile runs spin; an honest program, a sleeper and an endless loop run beside them."""
+    results: dict[str, RunResult] = {}
+    threads = [
+        threading.Thread(target=lambda i=i: results.__setitem__(f"hostile{i}", run(box, HOSTILE, HOSTILE_LIMITS)))
+        for i in range(HOSTILE_RUNS)
+    ]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)  # the spinners are up
+    judged = {"honest": HONEST, "sleeper": SLEEPER, "endless": ENDLESS}
+    workers = [
+        threading.Thread(target=lambda k=k, s=s: results.__setitem__(k, run(box, s, LIMITS))) for k, s in judged.items()
+    ]
+    for thread in workers:
+        thread.start()
+    for thread in workers + threads:
+        thread.join(60)
+    return results
+
+
+def assert_judged_by_own_time(results: dict[str, RunResult], wall_message: str) -> None:
+    honest, sleeper, endless = results["honest"], results["sleeper"], results["endless"]
+    assert honest.status is not RunStatus.TIMEOUT, (honest.message, honest.wall_time_s)
+    assert honest.ok or "starved" in honest.message, (honest.status, honest.message)
+    assert honest.stdout == (b"done\n" if honest.ok else honest.stdout)
+    assert sleeper.status is RunStatus.TIMEOUT and wall_message in sleeper.message, sleeper.message
+    assert endless.status is RunStatus.TIMEOUT or "starved" in endless.message, (endless.status, endless.message)
+
+
 def test_honest_run_beside_setsid_spinners_is_never_a_timeout():
     box = LocalSandbox(concurrency=HOSTILE_RUNS + 3)
     try:
@@ -79,28 +111,19 @@ def test_honest_run_beside_setsid_spinners_is_never_a_timeout():
             pytest.skip(f"forkserver tier unavailable: {box._startup_error}")
         if "cpu" not in box.cgroup_controllers:
             pytest.skip("no cpu cgroup here")
-        results: dict[str, RunResult] = {}
-        threads = [
-            threading.Thread(target=lambda i=i: results.__setitem__(f"hostile{i}", run(box, HOSTILE, HOSTILE_LIMITS)))
-            for i in range(HOSTILE_RUNS)
-        ]
-        for thread in threads:
-            thread.start()
-        time.sleep(1.0)  # the spinners are up
-        judged = {"honest": HONEST, "sleeper": SLEEPER, "endless": ENDLESS}
-        workers = [
-            threading.Thread(target=lambda k=k, s=s: results.__setitem__(k, run(box, s, LIMITS)))
-            for k, s in judged.items()
-        ]
-        for thread in workers:
-            thread.start()
-        for thread in workers + threads:
-            thread.join(40)
-        honest, sleeper, endless = results["honest"], results["sleeper"], results["endless"]
-        assert honest.status is not RunStatus.TIMEOUT, (honest.message, honest.wall_time_s)
-        assert honest.ok or "starved" in honest.message, (honest.status, honest.message)
-        assert honest.stdout == (b"done\n" if honest.ok else honest.stdout)
-        assert (sleeper.status, sleeper.message) == (RunStatus.TIMEOUT, WALL), sleeper.message
-        assert endless.status is RunStatus.TIMEOUT or "starved" in endless.message, (endless.status, endless.message)
+        assert_judged_by_own_time(starved_neighbours_scenario(box), WALL)
+    finally:
+        box.close()
+
+
+@pytest.mark.docker
+def test_docker_honest_run_beside_setsid_spinners_is_never_a_timeout():
+    require_docker()
+    from rewardsmith.sandboxes.docker.backend import DockerSandbox
+
+    box = DockerSandbox(concurrency=HOSTILE_RUNS + 3)
+    try:
+        box.warm_up()
+        assert_judged_by_own_time(starved_neighbours_scenario(box), "wall")
     finally:
         box.close()
