@@ -77,7 +77,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
             verdict = score_spec(spec, [completion], {key: [value] for key, value in row.items()})[0]
         except Exception as exc:  # rewards guard themselves; this guards the guard: no number, the reason says why
             verdict = Verdict((TermVerdict("grade", 1.0, None, f"internal error: {type(exc).__name__}: {exc}"),))
-    written = write_verdict(verdict, out)
+    try:
+        written = write_verdict(verdict, out)
+    except OSError as exc:  # the verifier folder cannot be written: a usage error, whatever the verdict
+        raise ValueError(f"cannot write the verdict to {out}: {exc.strerror or exc}") from None
     if written is None:
         where = out / "reason.json"
         print(f"rewardsmith grade: {verdict.reason} (no reward written; reason in {where})", file=sys.stderr)

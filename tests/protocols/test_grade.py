@@ -124,6 +124,13 @@ def test_a_missing_completion_file_is_an_error_unless_said_to_be_empty(spec, tmp
     assert "cannot read" in capsys.readouterr().err
 
 
+def test_an_out_folder_that_cannot_be_written_exits_2(spec, tmp_path, capsys):
+    blocker = tmp_path / "verifier"
+    blocker.write_text("a file where the folder should be")
+    assert grade(spec, blocker, b"\\boxed{4}", "--row", '{"solution": "4"}') == 2
+    assert f"cannot write the verdict to {blocker}" in capsys.readouterr().err
+
+
 def test_a_spec_that_does_not_load_exits_2(tmp_path, capsys):
     bad = tmp_path / "spec.yaml"
     bad.write_text("rewards:\n  - name: math_equivalance\n")
