@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rewardsmith.hackaudit.attacks import Attack, select_attacks
-from rewardsmith.hackaudit.attacks.base import completion_text, states_gold
+from rewardsmith.hackaudit.attacks.base import Variant, completion_text, states_gold
 from rewardsmith.hackaudit.completeness import measure_completeness
 from rewardsmith.hackaudit.controls import CONTROL, honest_controls, row_context
 from rewardsmith.hackaudit.spec_kinds import SpecProfile, profile_spec
@@ -80,7 +80,7 @@ def plan(rows: list[dict[str, Any]], attacks: list[Attack], profile: SpecProfile
     dropped: dict[str, int] = {}
     for index, row in enumerate(rows):
         ctx = row_context(row, profile, seed=seed)
-        generated: list[tuple[str, str, list]] = [(CONTROL, "control", honest_controls(ctx))]
+        generated: list[tuple[str, str, Sequence[str | Variant]]] = [(CONTROL, "control", honest_controls(ctx))]
         generated += [(a.name, a.family, a.generate(ctx)) for a in attacks]
         for name, family, completions in generated:
             for variant, item in enumerate(completions):

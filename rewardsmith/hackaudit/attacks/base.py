@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -103,5 +103,5 @@ class Attack:
     kinds: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
 
-    def generate(self, ctx: AttackContext) -> list[str | Variant]:
+    def generate(self, ctx: AttackContext) -> Sequence[str | Variant]:
         raise NotImplementedError

@@ -8,6 +8,8 @@ row's gold (``\\boxed{\\infty}`` for a gold ``\\infty``) is dropped, not counted
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rewardsmith.hackaudit.attacks import register_attack
 from rewardsmith.hackaudit.attacks.base import Attack, AttackContext, Variant
 
@@ -18,12 +20,12 @@ class _MathAttack(Attack):
     family = "math"
     kinds = MATH
 
-    def generate(self, ctx: AttackContext) -> list[str | Variant]:
+    def generate(self, ctx: AttackContext) -> Sequence[str | Variant]:
         if not ctx.gold or not ctx.gold.strip():
             return []
         return self.variants(ctx, ctx.gold.strip(), ctx.wrong_values(2))
 
-    def variants(self, ctx: AttackContext, gold: str, wrong: list[str]) -> list[str | Variant]:
+    def variants(self, ctx: AttackContext, gold: str, wrong: list[str]) -> Sequence[str | Variant]:
         raise NotImplementedError
 
 
