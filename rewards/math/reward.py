@@ -179,6 +179,8 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         self._judge: JudgeFallback | None = None  # built on first undecided pair, when llm_fallback is set
         self._golds = _LruCache(self.config.cache_size)
         self._symbolic_cache = _LruCache(self.config.cache_size)
+        # Fast-path verdicts by (cleaned gold, answer, unit): a GRPO group writes the same answer many times.
+        self._fast_cache = _LruCache(self.config.cache_size)
         # What a worker needs to build this reward's twin: its class and configuration, pickled once.
         self.config_blob = pickle.dumps((type(self), self.config), protocol=pickle.HIGHEST_PROTOCOL)
         # Started on first need, shared by the instances of this process with the same settings, within the host's
@@ -274,16 +276,19 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         if waiting:
             parts = list(dict.fromkeys(part for *_, verdict in waiting.values() for part in verdict.parts))
             oracle = dict(zip(parts, symbolic(parts), strict=True))
+            combined: dict[tuple[str, str, str | None], Verdict] = {}  # one combination per distinct answer
             for index, (gold, answer, gold_clean, _) in waiting.items():
-                verdict = fast_verdict(
-                    gold_clean,
-                    answer.text or "",
-                    self.config.rel_tol,
-                    decimal_comma=self.config.decimal_comma,
-                    oracle=oracle,
-                    gold_unit=units[index],
-                )
-                compared[index] = (gold, answer, gold_clean, verdict)
+                key = (gold_clean, answer.text or "", units[index])
+                if key not in combined:
+                    combined[key] = fast_verdict(
+                        gold_clean,
+                        answer.text or "",
+                        self.config.rel_tol,
+                        decimal_comma=self.config.decimal_comma,
+                        oracle=oracle,
+                        gold_unit=units[index],
+                    )
+                compared[index] = (gold, answer, gold_clean, combined[key])
         for index, pending in compared.items():
             results[index] = pending
         assert all(r is not None for r in results)
@@ -335,9 +340,13 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         answer = self.answer_of(completion)
         if answer.text is None:
             return self._result(gold, answer, Verdict(False, "no final answer found")), None, None
-        verdict = fast_verdict(
-            gold_clean, answer.text, self.config.rel_tol, decimal_comma=self.config.decimal_comma, gold_unit=unit
-        )
+        key = (gold_clean, answer.text, unit)
+        verdict = self._fast_cache.get(key)
+        if verdict is None:
+            verdict = fast_verdict(
+                gold_clean, answer.text, self.config.rel_tol, decimal_comma=self.config.decimal_comma, gold_unit=unit
+            )
+            self._fast_cache.put(key, verdict)
         return None, (gold, answer, gold_clean, verdict), unit
 
     def _symbolic(
