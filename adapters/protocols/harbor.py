@@ -30,7 +30,8 @@ REASON_JSON = "reason.json"
 
 
 def write_verdict(verdict: Verdict, out_dir: str | os.PathLike[str]) -> Path | None:
-    """Write ``reason.json`` and, when the sample scored, ``reward.json``; return the reward file or ``None``.
+    """Write ``reason.json`` and, when the sample scored, ``reward.json`` (and no ``reward.txt``); return the reward
+    file or ``None``.
 
     The reason is written first and each file is replaced whole (written aside, then renamed), so a reader never
     sees a reward without its reason or half a file.
@@ -39,8 +40,8 @@ def write_verdict(verdict: Verdict, out_dir: str | os.PathLike[str]) -> Path | N
     out.mkdir(parents=True, exist_ok=True)
     _write_json(out / REASON_JSON, verdict.as_record())
     reward = verdict.reward
+    clear_rewards(out)  # a number an earlier line of the script left must not stand beside (or for) this verdict
     if reward is None:
-        clear_rewards(out)
         return None
     _write_json(out / REWARD_JSON, {"reward": reward})
     return out / REWARD_JSON

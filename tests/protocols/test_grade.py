@@ -186,6 +186,7 @@ def test_harbor_reads_the_reward_and_records_no_reward_for_an_unscorable_sample(
     scored, unscorable = (json.loads(line) for line in proc.stdout.splitlines())
     assert scored["exception"] is None, scored
     assert scored["rewards"] == {"reward": 1.25}
+    assert not (tmp_path / "work0" / "trial" / "verifier" / "reward.txt").exists()  # the script's fallback is gone
     # no reward file: Harbor's RewardFileNotFoundError, a trial graded without a valid reward (left out of metrics)
     assert unscorable["rewards"] is None
     assert unscorable["exception"] == "RewardFileNotFoundError"
