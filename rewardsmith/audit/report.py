@@ -28,14 +28,31 @@ HTML_FILE = "report.html"
 
 
 def write_report(out_dir: str | os.PathLike[str], metrics: Mapping[str, Any]) -> dict[str, Path]:
-    """Write the three outputs into ``out_dir``; returns their paths."""
+    """Write the three outputs into ``out_dir``; returns their paths.
+
+    Metrics computed in Python (``compute_metrics`` over ``load_run``) carry no run record: the header's judge and
+    set hash then come from the run directory's manifest, so a report never shows them as unknown.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if not metrics.get("run"):
+        metrics = {**metrics, "run": manifest_record(out)}
     paths = {"metrics": out / METRICS_FILE, "summary": out / SUMMARY_FILE, "html": out / HTML_FILE}
     _atomic_write(paths["metrics"], json.dumps(metrics, indent=2, allow_nan=False))
     _atomic_write(paths["summary"], render_markdown(metrics))
     _atomic_write(paths["html"], render_html(metrics))
     return paths
+
+
+def manifest_record(out: Path) -> dict[str, Any]:
+    """The header's run record from ``out``'s manifest (judge, set hash); the set is named by how it was given."""
+    from rewardsmith.audit.runner import MANIFEST_FILE
+
+    path = out / MANIFEST_FILE
+    if not path.is_file():
+        return {}
+    manifest = json.loads(path.read_text())
+    return {"set_name": "items given in Python", **manifest}
 
 
 def _atomic_write(path: Path, text: str) -> None:

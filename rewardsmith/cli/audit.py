@@ -29,6 +29,7 @@ from rewardsmith.cli.clients import (
     request_options,
 )
 from rewardsmith.cli.failures import report_failures
+from rewardsmith.cli.interrupts import command_line, on_interrupt, say_resuming, stores_saved
 
 logger = logging.getLogger(__name__)
 
@@ -164,11 +165,20 @@ def _run_needs(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from rewardsmith.audit.perturb import parse_perturbations
-    from rewardsmith.audit.pipeline import load_items, run_audit, verified_items
+    from rewardsmith.audit.runner import VERDICTS_FILE
 
     if not args.out:
         raise ValueError("audit run needs --out DIR")
+    stores = [(Path(args.out) / VERDICTS_FILE, "judge verdicts")]
+    say_resuming(stores)
+    with on_interrupt(lambda: stores_saved(stores), command_line):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from rewardsmith.audit.perturb import parse_perturbations
+    from rewardsmith.audit.pipeline import load_items, run_audit, verified_items
+
     perturbations = parse_perturbations(args.perturb)
     items, set_name = load_items(args.set_spec, args.n, args.seed)
     gold_check: dict[str, int] = {}
@@ -346,6 +356,15 @@ def _add_reward_audit_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_reward(args: argparse.Namespace) -> int:
+    from rewardsmith.hackaudit.runner import VERDICTS_FILE
+
+    stores = [(Path(args.out) / VERDICTS_FILE, "scored completions")]
+    say_resuming(stores)
+    with on_interrupt(lambda: stores_saved(stores), command_line):
+        return _reward(args)
+
+
+def _reward(args: argparse.Namespace) -> int:
     from rewardsmith.hackaudit.report import findings
     from rewardsmith.hackaudit.runner import run_reward_audit
 

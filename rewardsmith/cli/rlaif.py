@@ -11,6 +11,7 @@ from typing import Any
 
 from rewardsmith.cli.clients import add_client_args, add_pairwise_judge_args, client_from_args, pairwise_judge_from_args
 from rewardsmith.cli.failures import report_failures
+from rewardsmith.cli.interrupts import command_line, on_interrupt, say_resuming, stores_saved
 
 DEMO_CONSTITUTION = "helpful-harmless"
 
@@ -216,6 +217,18 @@ def _report(outcome: Any) -> int:
 
 
 def cmd_pairs(args: argparse.Namespace) -> int:
+    from rewardsmith.constitutions.runners import STATE
+
+    stores = [
+        (Path(args.out) / STATE / "candidates.jsonl", "generated candidates"),
+        (Path(args.out) / STATE / "pairs.jsonl", "judged pairs"),
+    ]
+    say_resuming(stores)
+    with on_interrupt(lambda: stores_saved(stores), command_line):
+        return _pairs(args)
+
+
+def _pairs(args: argparse.Namespace) -> int:
     from rewardsmith.constitutions.generate import GenerationConfig
     from rewardsmith.constitutions.loader import load_constitution
     from rewardsmith.constitutions.pairs import PairsConfig
@@ -272,6 +285,18 @@ def cmd_pairs(args: argparse.Namespace) -> int:
 
 
 def cmd_revise(args: argparse.Namespace) -> int:
+    from rewardsmith.constitutions.runners import STATE
+
+    stores = [
+        (Path(args.out) / STATE / "responses.jsonl", "generated responses"),
+        (Path(args.out) / STATE / "revisions.jsonl", "revisions"),
+    ]
+    say_resuming(stores)
+    with on_interrupt(lambda: stores_saved(stores), command_line):
+        return _revise(args)
+
+
+def _revise(args: argparse.Namespace) -> int:
     from rewardsmith.constitutions.loader import load_constitution
     from rewardsmith.constitutions.revise import ReviseConfig
     from rewardsmith.constitutions.runners import run_revisions

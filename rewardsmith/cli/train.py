@@ -25,11 +25,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
 import rewardsmith.adapters.demo.tasks  # noqa: F401  (registers character_share for every command)
 from rewardsmith.adapters.mini.runs import ALGORITHMS, run, run_config
+from rewardsmith.cli.interrupts import command_line, on_interrupt
 
 
 def load_run_config(algorithm: str, path: str | Path, overrides: dict[str, Any] | None = None) -> Any:
@@ -62,9 +64,40 @@ def cmd_train(args: argparse.Namespace) -> int:
         "overwrite": args.overwrite or None,
     }
     config = load_run_config(args.algorithm, args.config, overrides)
-    history = run(args.algorithm, config)
+    say_resumed_checkpoint(config)
+    with on_interrupt(lambda: checkpoint_saved(config), lambda: resume_line(config)):
+        history = run(args.algorithm, config)
     print(json.dumps(summary(args.algorithm, history, config.log_file)))
     return 0
+
+
+def _newest_checkpoint(config: Any) -> tuple[int, Path] | None:
+    from rewardsmith.adapters.mini.checkpoints import list_checkpoints
+
+    found = list_checkpoints(config.output_dir) if config.output_dir else []
+    return found[-1] if found else None
+
+
+def say_resumed_checkpoint(config: Any) -> None:
+    """A resumed run says which checkpoint it continues from (the trainer starts fresh, and says so, without one)."""
+    newest = _newest_checkpoint(config) if config.resume else None
+    if newest is not None:
+        print(f"resuming from {newest[1]} (step {newest[0]} of {config.max_steps})", file=sys.stderr, flush=True)
+
+
+def checkpoint_saved(config: Any) -> str:
+    newest = _newest_checkpoint(config)
+    if newest is not None:
+        return f"newest checkpoint: {newest[1]} (step {newest[0]})"
+    if not config.save_steps:
+        return "no checkpoint saved (save_steps is 0: --save-steps N checkpoints every N steps)"
+    return f"no checkpoint saved yet (the first comes at step {config.save_steps})"
+
+
+def resume_line(config: Any) -> str:
+    if _newest_checkpoint(config) is None:
+        return command_line(drop=["--resume"]) + "   (starts again: nothing to resume from)"
+    return command_line(drop=["--overwrite"], add=["--resume"])
 
 
 def summary(algorithm: str, history: list[dict[str, float]], log_file: str | None) -> dict[str, Any]:

@@ -149,3 +149,15 @@ def test_report_renders_in_headless_chromium(biased_report, tmp_path):
     # the red bars of the flagged biases are on screen
     red = (pixels[..., 0] > 0.7) & (pixels[..., 1] < 0.4) & (pixels[..., 2] < 0.4)
     assert red.sum() > 500
+
+
+def test_a_report_from_python_names_the_judge_the_set_and_its_hash(tmp_path):
+    """compute_metrics + write_report (the Python path) carry no run record: the header reads the run's manifest."""
+    items = generate_set("format", 6, seed=0)
+    judge = ScriptedJudge({it.prompt: it.gold_response for it in items}, model="scripted-judge-7")
+    AuditRunner(judge, items, tmp_path, progress=False).run()
+    paths = write_report(tmp_path, compute_metrics(items, load_verdicts(tmp_path), n_boot=50))
+    manifest = json.loads((tmp_path / "run.json").read_text())
+    for text in (paths["summary"].read_text(), paths["html"].read_text()):
+        assert "scripted-judge-7" in text and manifest["set_hash"][:16] in text and "items given in Python" in text
+        assert "?" not in re.findall(r"(?:judge|set hash)\W+(\S+)", text)
