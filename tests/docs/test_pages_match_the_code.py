@@ -27,6 +27,7 @@ TRAINER_PAGES = {
     "Harbor": "harbor.md",
     "NeMo Gym": "nemo-gym.md",
     "OpenEnv": "openenv.md",
+    "SkyRL": "skyrl.md",
 }
 
 

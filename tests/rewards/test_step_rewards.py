@@ -143,3 +143,19 @@ def test_credit_and_gamma_are_checked():
         step_rewards(get_reward("think_format"), [TRANSCRIPT], credit="last")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="gamma=0"):
         step_rewards(get_reward("think_format"), [TRANSCRIPT], credit="discounted", gamma=0)
+
+
+def test_the_trl_step_function_folds_turns_and_logs_them_per_turn():
+    from rewardsmith.adapters.trainers.trl_steps import StepRewardFunc
+
+    logged: dict[str, list] = {}
+    func = StepRewardFunc(get_reward("tool_call_validity"))
+    unscorable = openai_transcript(("", [call("add", '{"a": 1, "b": 2}')]))
+    values = func([TRANSCRIPT, unscorable], tools=[TOOLS, "not tools"], prompts=["p", "p"],
+                  log_extra=lambda name, column: logged.setdefault(name, column))  # fmt: skip
+    assert values == [2.0, None]  # the sum of [1.0, 0.0, 1.0]; an unscorable turn leaves the sample unscored
+    assert [json.loads(v) for v in logged["tool_call_validity_steps_per_turn"]] == [[1.0, 0.0, 1.0], [None]]
+    assert func.__name__ == "tool_call_validity_steps"
+    assert StepRewardFunc(get_reward("tool_call_validity"), aggregate="mean")([TRANSCRIPT], tools=[TOOLS]) == [
+        pytest.approx(2 / 3)
+    ]

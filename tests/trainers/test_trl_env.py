@@ -4,6 +4,7 @@ executed in the sandbox and rewarded end to end)."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -11,7 +12,9 @@ import time
 
 import pytest
 
+from rewardsmith import get_reward
 from rewardsmith.adapters.trainers.environments import PythonSandboxEnvironment, ShellSandboxEnvironment, truncate
+from rewardsmith.adapters.trainers.trl_steps import StepRewardFunc
 from tests.support.containment import HOST_CHECKS
 from tests.support.containment import host as host  # the fixture: the attack battery's live host facts
 from tests.support.hostile_programs import SANDBOX_ATTACKS, render
@@ -175,14 +178,39 @@ def test_grpo_trainer_runs_tool_calls_in_the_sandbox_and_logs_the_environment_re
     def factory():
         return CountingPython(reward={"name": "math_equivalence"}, score_on="output")
 
+    # per-step validity of the model's calls against the tool TRL declares from run_python's docstring
+    run_python_tool = {"type": "function", "function": {"name": "run_python", "parameters": {
+        "type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}}}  # fmt: skip
+    seen: list[list[float | None]] = []
+    made_calls: list[int] = []  # per completion: its assistant messages that carry tool calls
+
+    class RecordingSteps(StepRewardFunc):
+        """Records the per-turn values of every completion the trainer scored."""
+
+        def __call__(self, completions, **kwargs):
+            trl_log_extra = kwargs.pop("log_extra")
+            made_calls.extend(sum(1 for m in c if m.get("tool_calls")) for c in completions)
+
+            def log_extra(name, column):
+                if name == f"{self.__name__}_per_turn":
+                    seen.extend(json.loads(v) for v in column)
+                trl_log_extra(name, column)
+
+            return super().__call__(completions, **kwargs, log_extra=log_extra)
+
+    validity = RecordingSteps(get_reward("tool_call_validity", {"tools_column": "declared_tools"}))
+
     os.environ["TRL_EXPERIMENTAL_SILENCE"] = "1"
     args = tiny_grpo_config(tmp_path / "out", max_completion_length=64, max_tool_calling_iterations=1, temperature=0.7)
     trainer = GRPOTrainer(
         model=str(taught),
         args=args,
-        train_dataset=Dataset.from_list([{"prompt": prompt, "solution": "42"}] * 8),
+        train_dataset=Dataset.from_list(
+            [{"prompt": prompt, "solution": "42", "declared_tools": json.dumps([run_python_tool])}] * 8
+        ),
         processing_class=AutoTokenizer.from_pretrained(taught),
         environment_factory=factory,
+        reward_funcs=[validity],
     )
     trainer.train()
     logged = [h for h in trainer.state.log_history if "rewards/CountingPython/mean" in h]
@@ -194,3 +222,8 @@ def test_grpo_trainer_runs_tool_calls_in_the_sandbox_and_logs_the_environment_re
     assert calls and calls.count("42\n") >= len(calls) // 2  # parsed, run in the sandbox, output returned
     assert any(h["rewards/CountingPython/mean"] > 0 for h in logged)  # the environment scored the rollouts
     assert any(h.get("tools/call_frequency", 0) > 0 for h in logged)
+    # per turn: a turn whose call is valid against run_python's schema earns 1.0; TRL logged the per-turn lists
+    assert len(seen) == len(made_calls) and sum(made_calls) >= len(calls) > 0
+    assert all(v[:n] == [1.0] * n for v, n in zip(seen, made_calls, strict=True)), (seen, made_calls)
+    assert "tool_call_validity_steps_per_turn" in trainer._logs["extra"]
+    assert any(h.get("rewards/tool_call_validity_steps/mean", 0) > 0 for h in logged)
