@@ -342,6 +342,21 @@ def _file_fetch(backend: SandboxBackend, context: Context) -> str:
     return "binary file shipped in and fetched back"
 
 
+def _batch_order(backend: SandboxBackend, context: Context) -> str:
+    # the first finishes last: results handed back in completion order would pay one sample for another's run
+    requests = [program(f"import time\ntime.sleep({(3 - i) * 0.2})\nprint({i})\n") for i in range(4)]
+    try:
+        results = backend.run_batch(requests, concurrency=4)
+    except Exception as exc:
+        raise Nonconforming(f"run_batch raised {type(exc).__name__}: {exc}") from exc
+    if len(results) != len(requests):
+        raise Nonconforming(f"run_batch answered {len(results)} results for {len(requests)} requests")
+    got = [result.stdout for result in results]
+    if got != [f"{i}\n".encode() for i in range(4)]:
+        raise Nonconforming(f"run_batch must answer in request order; got stdouts {got}")
+    return "4 results in request order"
+
+
 def _nonzero_exit(backend: SandboxBackend, context: Context) -> str:
     code = "import sys\nprint('partial', flush=True)\nprint('why', file=sys.stderr)\nsys.exit(3)\n"
     result, _ = _run(backend, program(code))
@@ -554,6 +569,7 @@ CHECKS: tuple[Check, ...] = (
         _always,
         _file_fetch,
     ),
+    Check("batch_order", "run_batch answers each request in its own place", _always, _batch_order),
     Check("nonzero_exit", "a nonzero exit reads RUNTIME_ERROR with its code and output", _always, _nonzero_exit),
     Check(
         "segfault_is_runtime_error",

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -232,6 +232,22 @@ def test_the_suite_fails_a_backend_that_drops_its_limits() -> None:
     assert "accepted connections" in results["network_refused"].detail
     assert "found what an earlier one left" in results["no_state_carried"].detail
     assert results["runs_a_program"].outcome == "passed"
+
+
+class CompletionOrder(LocalSandbox):
+    """A batch handed back as its runs finish, the slip a hand-written ``run_batch`` makes."""
+
+    def run_batch(self, requests: Sequence[RunRequest], concurrency: int | None = None) -> list[RunResult]:
+        return sorted(super().run_batch(requests, concurrency), key=lambda result: result.wall_time_s)
+
+
+def test_the_suite_fails_a_batch_answered_in_completion_order() -> None:
+    backend = CompletionOrder(tier="subprocess", isolation="weak")
+    try:
+        (result,) = run_conformance(backend, checks=[check for check in CHECKS if check.name == "batch_order"])
+    finally:
+        backend.close()
+    assert result.outcome == "failed" and "must answer in request order" in result.detail, result
 
 
 # -- what code_tests accepts ------------------------------------------------------------------------------------------
