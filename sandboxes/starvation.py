@@ -27,8 +27,9 @@ from rewardsmith.sandboxes.base import RunRequest, RunResult, RunStatus
 #: starved: queued for a CPU at least this share of the time between the two readings, running on under
 #: ``1 - STARVED_SHARE`` of the CPUs it may use
 STARVED_SHARE = 0.25
-#: the rerun's wall cap, in multiples of the limit; its verdict is its own CPU time
-STARVED_WALL_FACTOR = 3.0
+#: the rerun's wall cap, in multiples of the limit: on a quarter of a CPU, an endless loop still spends its time
+#: limit of its own CPU time before the last reading, and times out on its own
+STARVED_WALL_FACTOR = 5.0
 #: when a run's scheduler times are read, as shares of its wall cap (before the run is killed at the cap)
 SAMPLE_AT = (0.5, 0.8)
 
@@ -100,18 +101,19 @@ class Sampler:
         self._thread.join(1.0)
 
 
-def starved(sample: Sample | None, cpu_limit_s: float, cpus: float) -> str | None:
+def starved(sample: Sample | None, budget_s: float, cpus: float) -> str | None:
     """How a run killed at its wall cap was starved, or ``None`` when the timeout is its own.
 
     ``sample``: the scheduler times read before the kill (``None``: not a wall-clock timeout). Judged on the
     interval between the two readings, so a program that only started slowly on a busy machine and then slept or
     waited on input is not starved: starved means queued for a CPU at least :data:`STARVED_SHARE` of that
-    interval while running on under ``1 - STARVED_SHARE`` of its ``cpus``, and under its CPU-time limit."""
+    interval while running on under ``1 - STARVED_SHARE`` of its ``cpus``, having spent less than ``budget_s``
+    of CPU time (its time limit, counted in its own CPU time)."""
     if not sample or len(sample) < 2:
         return None
     (t1, (ran1, waited1)), (t2, (ran2, waited2)) = sample[0], sample[-1]
     span, ran, waited = t2 - t1, max(0.0, ran2 - ran1), max(0.0, waited2 - waited1)
-    if span <= 0 or waited < STARVED_SHARE * span or ran >= (1 - STARVED_SHARE) * cpus * span or ran2 >= cpu_limit_s:
+    if span <= 0 or waited < STARVED_SHARE * span or ran >= (1 - STARVED_SHARE) * cpus * span or ran2 >= budget_s:
         return None
     return f"{ran:.2f} s on a CPU and {waited:.2f} s queued for one in {span:.2f} s"
 
@@ -122,18 +124,20 @@ RunOnce = Callable[[RunRequest], tuple[RunResult, Sample | None]]
 def judged_by_own_time(run_once: RunOnce, request: RunRequest, cpus: float) -> RunResult:
     """Run ``request`` (``run_once`` gives the result and, for a wall-clock timeout, the scheduler times read before
     it); a starved run runs once more with :data:`STARVED_WALL_FACTOR` times the wall cap, where its own CPU time
-    decides (the CPU time it reports past ``cpu_time_s`` is a timeout); starved again, a ``SANDBOX_ERROR``."""
+    decides: its time limit (the wall limit, or the CPU-time limit when smaller) counted in the CPU time it spent.
+    Starved again, a ``SANDBOX_ERROR``."""
     limits = request.limits
+    budget = min(limits.wall_time_s, limits.cpu_time_s)
     result, sample = run_once(request)
-    why = starved(sample, limits.cpu_time_s, cpus)
+    why = starved(sample, budget, cpus)
     if why is None:
         return result
     cap = limits.wall_time_s * STARVED_WALL_FACTOR
     result, sample = run_once(request.model_copy(update={"limits": limits.model_copy(update={"wall_time_s": cap})}))
-    why = starved(sample, limits.cpu_time_s, cpus)
+    why = starved(sample, budget, cpus)
     if why is not None:
         message = f"starved: the machine did not give the run its CPU time, twice ({why})"
         return result.model_copy(update={"status": RunStatus.SANDBOX_ERROR, "message": message})
-    if result.ok and (result.cpu_time_s or 0.0) > limits.cpu_time_s:
-        return result.model_copy(update={"status": RunStatus.TIMEOUT, "message": "CPU-time limit"})
+    if result.ok and (result.cpu_time_s or 0.0) > budget:
+        return result.model_copy(update={"status": RunStatus.TIMEOUT, "message": f"CPU time past {budget:g} s"})
     return result
