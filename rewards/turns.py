@@ -159,7 +159,7 @@ class PerTurn(_TurnReward):
 
     def score_turns(self, turns: list[list[Turn]], rows: list[dict[str, Any]]) -> list[list[RewardResult]]:
         rows = rows or [{} for _ in turns]
-        texts = [turn.text for sample in turns for turn in sample]
+        texts: list[str | None] = [turn.text for sample in turns for turn in sample]
         repeated = [row for sample, row in zip(turns, rows, strict=True) for _ in sample]
         flat = self.inner.score_rows(texts, repeated) if texts else []
         out, start = [], 0

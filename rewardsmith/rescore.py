@@ -341,8 +341,16 @@ def previous_verdicts(log: Path, scorer: str, rows: int) -> dict[int, Verdict]:
             )
         if not isinstance(index, int) or not 0 <= index < rows:
             raise ValueError(f"{log}: line {lineno} is not a verdict of these rows; use --overwrite or another --out")
-        fields = {k: record.get(k) for k in Verdict.__dataclass_fields__ if k != "row_index"}
-        done.setdefault(index, Verdict(row_index=index, **fields))
+        verdict = Verdict(
+            row_index=index,
+            stored_score=record.get("stored_score"),
+            stored_reason=str(record.get("stored_reason") or ""),
+            stored_terms=dict(record.get("stored_terms") or {}),
+            new_score=record.get("new_score"),
+            new_reason=str(record.get("new_reason") or ""),
+            new_terms=dict(record.get("new_terms") or {}),
+        )
+        done.setdefault(index, verdict)
     return done
 
 

@@ -100,7 +100,8 @@ def tool_schemas(tools: Any) -> dict[str, Any] | None:
     for tool in tools:
         if not isinstance(tool, Mapping):
             return None
-        function = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        inner = tool.get("function")
+        function: Mapping[str, Any] = inner if isinstance(inner, Mapping) else tool
         name = function.get("name")
         if not isinstance(name, str):
             return None

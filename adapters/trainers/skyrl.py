@@ -73,7 +73,7 @@ class RewardsmithEnv(BaseTextEnv):
     def step(self, action: str) -> BaseTextEnvStepOutput:
         self.turns += 1
         self.transcript.append({"role": "assistant", "content": action})
-        columns = {k: [v] for k, v in self.columns.items()}
+        columns: dict[str, Any] = {k: [v] for k, v in self.columns.items()}
         result = step_details(self.reward, [self.transcript], credit="final", **columns)[0][-1]
         reward = unscorable_as(result.score, self.config.unscorable_score)
         stop = self.config.stop_at is not None and result.score is not None and result.score >= self.config.stop_at
