@@ -104,6 +104,7 @@ class PairsSummary(BaseModel):
     failed: int = 0
     resumed: int = 0
     flipped: int = Field(0, description="judged pairs whose two presentation orders picked different responses")
+    order_free: bool = Field(False, description="the judge scores each response alone: no order to flip")
     judged: int = Field(0, description="pairs with a usable verdict (kept, tie or flipped)")
     reference_pairs: int = Field(0, description="kept pairs where the data marks one response as better")
     reference_agreed: int = 0
@@ -112,7 +113,12 @@ class PairsSummary(BaseModel):
 
     def describe(self) -> str:
         details: list[str] = []
-        if self.judged:
+        if self.judged and self.order_free:
+            details.append(
+                "position flips: not measurable - this judge scores each response alone, so its two orders cannot "
+                "disagree (0 flips by construction, not a sign of consistency)"
+            )
+        elif self.judged:
             rate = self.flipped / self.judged
             details.append(
                 f"position flips: {self.flipped}/{self.judged} ({rate:.0%})"
@@ -211,7 +217,9 @@ class PairsPipeline:
         todo = [task for task in tasks if task.key not in store]
         new_drops = [drop for drop in drops if drop.key not in store]
         resumed = len(tasks) - len(todo) + len(drops) - len(new_drops)
-        summary = PairsSummary(pairs_total=len(tasks), resumed=resumed)
+        summary = PairsSummary(
+            pairs_total=len(tasks), resumed=resumed, order_free=bool(getattr(self.judge, "order_free", False))
+        )
         if progress is not None:
             progress.skip(summary.resumed)
         for drop in new_drops:

@@ -12,9 +12,9 @@ from rewardsmith.judges.pointwise import LikelihoodJudge
 
 EMBEDDED_NOTE = (
     "note: the embedded judge ({model}) scores each response by its likelihood under the model: no position, "
-    "and the principle is recorded, not read. On the bundled demo pairs it picks the marked-better response "
-    "16/18 times; on verified math/code/format pairs it is at chance. Use these labels as a demo; for real data "
-    "use a stronger judge (--judge openai:MODEL), or --judge-template pairwise to ask SmolLM2 'A or B' instead."
+    "and the principle is recorded, not read (--judge-template pairwise asks SmolLM2 'A or B' instead, and follows "
+    "the position). It agrees with the demo's marked-better responses 16/18 times, which are easy; on the audit's "
+    "verified pairs it is at chance."
 )
 
 

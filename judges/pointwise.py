@@ -193,6 +193,8 @@ class LikelihoodJudge:
     """
 
     method = "likelihood"
+    #: each response is scored alone, so the two orders cannot disagree: position bias is zero by construction
+    order_free = True
 
     def __init__(
         self, client: ChatClient, *, system: str | None = None, temperature: float = 1.0, note: str | None = None
