@@ -57,13 +57,14 @@ def default_workers() -> int:
 
 
 def host_budget() -> HostBudget:
-    """The math workers every process on this host shares: ``REWARDSMITH_MATH_WORKERS`` when set, else the host's
-    CPU count (not this process's affinity: instances pinned to different cores still share one machine)."""
+    """The math worker processes every process on this host shares: ``REWARDSMITH_MATH_WORKERS`` when set, else the
+    host's CPU count plus one, so that an instance alone on the host keeps a worker per core and its idle spare
+    (not this process's affinity: instances pinned to different cores still share one machine)."""
     declared = _declared_workers()
     if declared is not None:
         return HostBudget("math", declared, f"{WORKERS_ENV}={declared}")
     cpus = os.cpu_count() or 1
-    return HostBudget("math", cpus, f"the host's {cpus} CPUs; set {WORKERS_ENV} to declare it")
+    return HostBudget("math", cpus + 1, f"the host's {cpus} CPUs and a spare; set {WORKERS_ENV} to declare it")
 
 
 def _declared_workers() -> int | None:

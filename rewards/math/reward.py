@@ -83,7 +83,7 @@ class MathEquivalenceConfig(RewardConfig):
         None,
         ge=1,
         description=f"worker processes (default: ${WORKERS_ENV} when set, else the CPUs this process may run on; "
-        "all instances on one host together stay within that variable's budget, else the host's CPU count)",
+        "all instances on one host together stay within that variable's budget, else the host's CPU count + 1)",
     )
     memory_limit_mb: int | None = Field(4096, ge=256, description="address-space limit of each worker")
     cache_size: int = Field(4096, ge=0, description="parsed golds and symbolic verdicts kept (LRU)")

@@ -205,9 +205,11 @@ def test_a_correct_answer_is_scored_when_the_start_up_is_slower_than_the_timeout
 
 
 def test_reward_pickles_without_its_pool(reward):
-    clone = pickle.loads(pickle.dumps(reward))
+    data = pickle.dumps(reward)
+    assert b"HardTimeoutPool" not in data and b"_Workers" not in data  # workers are never part of the pickled state
+    clone = pickle.loads(data)
     assert clone.config == reward.config
-    assert clone.pool._generation is None  # workers are never part of the pickled state
+    assert clone.pool is reward.pool  # in the same process, alike instances share the one pool
     assert clone([r"\boxed{7}"], solution=["7"]) == [1.0]
 
 
