@@ -433,6 +433,15 @@ def disagreements(pairs: list[Pair], ours: list[float | None], base: list[float 
         print(f"  {count:4d} x {category:18} {what}")
 
 
+def _own_worker_budget(cores: int) -> None:
+    """A host worker budget of the bench's own, room for ``cores`` workers and the spare: neither a budget declared
+    on this host nor other reward processes drawing on it can leave rewardsmith fewer cores than math-verify."""
+    import tempfile
+
+    os.environ["REWARDSMITH_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="rewardsmith-bench-")
+    os.environ["REWARDSMITH_MATH_WORKERS"] = str(cores + 1)
+
+
 def _cores(text: str) -> list[int]:
     values = sorted({int(v) for v in text.split(",") if v.strip()})
     if not values or values[0] < 1:
@@ -469,6 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not kinds:
         parser.error(f"unknown workload {unknown}; choose from {sorted(WORKLOADS)}")
     _quiet()
+    _own_worker_budget(max(cores))
 
     for kind in kinds:
         pairs = workload(args.pairs, args.generations, args.towers, args.seed, kind)
