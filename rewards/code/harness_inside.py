@@ -311,12 +311,18 @@ def _rk_equal(stub, other, equal):
     return _rk_refuse(_RK_EQ_TWO, (stub is other) is equal)
 
 
+def _rk_singleton(value):
+    return value is None or value is True or value is False or value is ... or value is NotImplemented
+
+
 def _rk_is(a, b):
     """``a is b`` in a program test (the plan rewrites every ``is``): exact for the solution's objects (by the
     object the solution's process reported) and for the test's own values; refused for values that crossed from
     the solution's process, which are copies (``f(xs) is xs`` holds there and cannot hold here)."""
     if a is b:
         return True
+    if _rk_singleton(a) or _rk_singleton(b):
+        return False  # None, True, False, ...: one object everywhere, so a copy is one exactly when the original is
     mine, theirs = _rk_facts(a), _rk_facts(b)
     if mine is not None and theirs is not None:
         return mine[0] == theirs[0]

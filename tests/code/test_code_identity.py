@@ -119,6 +119,11 @@ PROGRAMS = [
         [FRESH, ONE],
     ),
     (
+        "'is not None' / 'is True' on values that crossed as copies",
+        ["xs = sort_copy([3, 1, 2])\nassert xs is not None\nassert (xs == [1, 2, 3]) is True"],
+        [SORT_COPY, "def sort_copy(xs):\n    return None\n"],
+    ),
+    (
         "'is None' on a result",
         ["root = TreeNode(1)\nassert mirror_tree(root).left is None"],
         [MIRROR_NEW, TREE + "def mirror_tree(root):\n    return TreeNode(0, root)\n"],
