@@ -139,6 +139,11 @@ PROGRAMS = [
         [POINT, POINT_SWAPPED],
     ),
     (
+        "printing the solution's objects in a loop (one round asks every text)",
+        ["ps = [Point(i, i) for i in range(12)]\nfor p in ps:\n    print(p)\nassert str(ps[3]) == '(3, 3)'"],
+        [POINT, POINT_SWAPPED.replace("({self.y}, {self.x})", "[{self.x}, {self.y}]")],
+    ),
+    (
         "except of a builtin class, the solution raising its own subclass",
         ["try:\n    check(-1)\n    caught = False\nexcept ValueError:\n    caught = True\nassert caught"],
         [BAD, BAD_KEY],
