@@ -32,9 +32,10 @@ Why a pass cannot be forged:
   can only choose the solution's outputs for the calls it was asked, never the verdict.
 - **Objects stay where they were made.** A solution object reaches the trusted process as a proxy: its identity,
   ``==``, hash and truth are decided from what the solution's run reports of it (the first call that returned
-  that very object; whether its class keeps ``object``'s own ``==``, hash and truth), or the test is refused by
-  name (two objects with their own ``__eq__``, ``type()``/``isinstance()`` of a proxy, ``is`` on values that crossed
-  as copies): comparing proxies by their own identity would pass ``assert mirror(root) is not root`` for a mirror
+  that very object; whether its class keeps ``object``'s own ``==``, hash and truth), asked of the solution's run
+  like a call (``==`` of two objects with their own ``__eq__``, an object's text), or the test is refused by name
+  (an own ``__hash__``/``__bool__``, ``type()``/``isinstance()`` of a proxy, ``is`` on values that crossed as
+  copies): comparing proxies by their own identity would pass ``assert mirror(root) is not root`` for a mirror
   that returns its input. A solution's exception of its own class is raised there with its builtin bases.
 - **One test per process**: the solution cannot skip, reorder or time out other tests; a timeout fails that test.
   A test counts only if its process reported exactly one record; ``exit(0)`` before the tests, ``os._exit`` in the

@@ -216,7 +216,6 @@ def _rk_replay(site, parts):
 # which of object's own behaviours its class keeps: identity ``==``/``!=``, identity hash, always true
 _RK_EQ, _RK_HASH, _RK_TRUE = 1, 2, 4
 _RK_COPIES = "compares identity ('is') of values that crossed from the solution's process as copies"
-_RK_EQ_TWO = "compares two objects of the solution's whose class defines __eq__ or __ne__ (their own verdict)"
 
 
 class _RkStub:
@@ -301,15 +300,19 @@ def _rk_equal(stub, other, equal):
     # ``stub == other`` (``!=`` when not ``equal``). Two objects whose classes keep identity ``==`` are equal when
     # they are one object (same); one such object is never equal to anything of the test's (object's own rule).
     # A class's own ``__eq__`` against a plain value follows the type-strict rule: an object of the solution's is
-    # never one of the test's plain values. Two objects with their own ``__eq__``: only the solution could say
+    # never one of the test's plain values. Two objects, one with its own ``__eq__``: the solution's process
+    # compares them (Python's own ``==``/``!=`` there, as in one process), asked like a call
     mine, theirs = _rk_facts(stub), _rk_facts(other)
     if mine is None or (theirs is None and isinstance(other, _RkStub)):
-        return _rk_refuse(_RK_EQ_TWO, (stub is other) is equal)  # a probe placeholder: the probe goes on
+        return _RkPending(None, equal)  # a probe placeholder: the probe follows the passing path
     if theirs is None:
         return NotImplemented if mine[1] & _RK_EQ else not equal
     if mine[1] & theirs[1] & _RK_EQ:
         return (mine[0] == theirs[0]) is equal
-    return _rk_refuse(_RK_EQ_TWO, (stub is other) is equal)
+    verdict = _rk_ask(stub._rk_handle(), "eq" if equal else "ne", other)
+    if isinstance(verdict, _RkPending):
+        return _RkPending(object.__getattribute__(verdict, "_rk"), equal)
+    return verdict
 
 
 def _rk_singleton(value):
@@ -566,6 +569,10 @@ def _rk_answer(spec, scope):
                 value = results[target](*inputs[0], **dict(inputs[1]))
             elif kind == "get":
                 value = getattr(results[target], inputs)
+            elif kind == "eq":
+                value = results[target] == inputs
+            elif kind == "ne":
+                value = results[target] != inputs
             elif kind == "text":  # str(), repr() or format() of an object, as its own class writes it
                 how, spec = inputs
                 obj = results[target]

@@ -16,7 +16,7 @@ from rewardsmith.rewards.code.values import PlainValueError, decode_plain, load_
 from rewardsmith.sandboxes.base import RunResult, RunStatus
 
 #: the kinds of operation the trusted stage asks the solution's process to perform (see harness_inside)
-QUERY_KINDS = frozenset({"site", "call", "get", "set", "text"})
+QUERY_KINDS = frozenset({"site", "call", "get", "set", "text", "eq", "ne"})
 MAX_QUERIES = 20_000
 
 

@@ -129,6 +129,11 @@ PROGRAMS = [
         [MIRROR_NEW, TREE + "def mirror_tree(root):\n    return TreeNode(0, root)\n"],
     ),
     (
+        "== and != between two objects whose class defines __eq__: the solution's own comparison",
+        ["v = Vec(3)\nassert double(v) == Vec(6)\nassert double(v) != Vec(7)\nassert Vec(6) in [Vec(1), double(v)]"],
+        [VEC, VEC.replace("v.x * 2", "v.x + 2")],
+    ),
+    (
         "str() of an object, written by its own __str__",
         ["assert str(Point(1, 2)) == '(1, 2)'"],
         [POINT, POINT_SWAPPED],
@@ -152,18 +157,6 @@ PROGRAMS = [
 
 REFUSED = [
     # (construct, tests, solution, words the reason must hold): undecidable in the trusted process, never guessed
-    (
-        "== between two objects whose class defines __eq__",
-        {"test_list": ["assert double(Vec(2)) == Vec(4)"]},
-        VEC,
-        "__eq__",
-    ),
-    (
-        "!= between two objects whose class defines __eq__",
-        {"test_list": ["assert double(Vec(2)) != Vec(5)"]},
-        VEC,
-        "__eq__",
-    ),
     (
         "'is' between a value that crossed as a copy and the test's own list",
         {"test_list": ["xs = [3, 1, 2]\nassert sort_copy(xs) is not xs"]},
