@@ -2,13 +2,14 @@
 
 The work is :func:`rewardsmith.rescore.rescore`; this module parses arguments and sets the exit status: 0 when the
 flips stay within ``--max-flips`` (or no limit was given) and something was scorable, 1 when the flips exceed it or
-nothing was scorable, 2 for a usage or data error. Ctrl-C says how many rows are saved and how to resume.
+nothing was scorable, 2 for a usage or data error. Ctrl-C says how many rows are saved and the command that resumes.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from rewardsmith.rollouts import FORMATS
 
@@ -70,16 +71,11 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         max_flips=args.max_flips,
         overwrite=args.overwrite,
     )
-    try:
+    from rewardsmith.cli.interrupts import command_line, on_interrupt, stores_saved
+
+    log = Path(args.out) / RESCORED_FILE
+    with on_interrupt(lambda: stores_saved([(log, "rescored rows")]), lambda: command_line(drop=("--overwrite",))):
         outcome = rescore(options)
-    except KeyboardInterrupt:
-        saved = _count_lines(f"{args.out}/{RESCORED_FILE}")
-        print(
-            f"interrupted: {saved} rescored rows are saved in {args.out}/{RESCORED_FILE}; "
-            "run the same command again to resume",
-            file=sys.stderr,
-        )
-        return 130
     print(f"{outcome.summary_line()} -> {outcome.paths['report']}")
     if outcome.rescored and not any(
         v for k, v in outcome.overall.items() if k not in ("now_unscorable", "unscorable_both")
@@ -94,11 +90,3 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
-
-
-def _count_lines(path: str) -> int:
-    try:
-        with open(path, "rb") as fh:
-            return sum(1 for line in fh if line.strip())
-    except OSError:
-        return 0
