@@ -9,6 +9,8 @@ rewardsmith audit make-set --set code --n 200 --seed 1 --out code_pairs.jsonl
 rewardsmith audit report runs/smollm
 rewardsmith audit leakage --set runs/smollm/set.jsonl --against dpo_pairs.parquet
 rewardsmith audit reward --spec rewards.yaml --data rows.jsonl --out runs/hack --attacks all --max-fp 0.0
+rewardsmith audit reward --spec rewards.yaml --data rows.jsonl --out runs/hack --search-budget 300 --seed 1
+rewardsmith audit replay runs/hack/findings.jsonl --spec fixed_rewards.yaml
 """
 
 from __future__ import annotations
@@ -73,6 +75,14 @@ def add_commands(subparsers: Any) -> None:
     )
     _add_reward_audit_arguments(hack)
     hack.set_defaults(func=cmd_reward, needs=("audit",))
+
+    replay = actions.add_parser(
+        "replay",
+        help="re-score the sealed exploits of `audit reward --search-budget` with a spec (exit 1 if any still pays)",
+    )
+    replay.add_argument("findings", help="a findings.jsonl written by `audit reward --search-budget N`")
+    replay.add_argument("--spec", required=True, help="the reward spec to replay the findings against")
+    replay.set_defaults(func=cmd_replay)
 
 
 def _add_set_arguments(parser: argparse.ArgumentParser) -> None:
@@ -351,8 +361,23 @@ def _add_reward_audit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-control", type=float, default=1.0, help="exit 1 when the honest controls pass less often than this"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the attacks' random choices")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the attacks' and the search's random choices")
+    parser.add_argument(
+        "--search-budget",
+        type=_budget,
+        default=0,
+        metavar="N",
+        help="also search for new exploits, scoring at most N mutated wrong completions; findings are sealed in "
+        "OUT/findings.jsonl (default 0: no search; an A grade needs one)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _budget(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("--search-budget must be 0 (no search) or a positive number of completions")
+    return value
 
 
 def cmd_reward(args: argparse.Namespace) -> int:
@@ -365,6 +390,7 @@ def cmd_reward(args: argparse.Namespace) -> int:
 
 
 def _reward(args: argparse.Namespace) -> int:
+    from rewardsmith.hackaudit.grade import grade_line
     from rewardsmith.hackaudit.report import findings
     from rewardsmith.hackaudit.runner import run_reward_audit
 
@@ -378,13 +404,43 @@ def _reward(args: argparse.Namespace) -> int:
         min_control=args.min_control,
         seed=args.seed,
         progress=not args.no_progress,
+        search_budget=args.search_budget,
     )
     m = outcome.metrics
     print(f"completions: {outcome.scored_now} scored, {outcome.reused} reused; kinds: {', '.join(m['run']['kinds'])}")
     for line in findings(m):
         print(line)
+    exploits = (m.get("search") or {}).get("found", 0)
     if not outcome.flagged and not outcome.controls_failing:
         print(f"no attack above {args.max_fp:g}; honest controls pass")
+    print(grade_line(m["grade"]))
     paths = outcome.paths
     print(f"report: {paths['html']}  metrics: {paths['metrics']}  examples: {paths['examples']}")
-    return 1 if outcome.flagged or outcome.controls_failing else 0
+    if "findings" in paths:
+        print(f"findings: {paths['findings']}  replay: rewardsmith audit replay {paths['findings']} --spec SPEC")
+    return 1 if outcome.flagged or outcome.controls_failing or exploits else 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Re-score every sealed finding with ``--spec``: 1 while any is still paid (or cannot be scored), else 0."""
+    from rewardsmith.adapters.spec import load_spec
+    from rewardsmith.hackaudit.runner import load_raw_spec, spec_digest
+    from rewardsmith.hackaudit.sealed import read_findings, replay
+
+    records = read_findings(args.findings)
+    raw = load_raw_spec(args.spec)
+    digest = spec_digest(raw)
+    replayed = replay(records, load_spec(raw).combined())
+    for r in replayed:
+        spec_note = "" if r.record["spec_digest"] == digest else " (spec changed since the audit)"
+        print(
+            f"{r.verdict}: row {r.record['row']} seal {r.record['seal'][:12]} score {r.score} "
+            f"(sealed {r.record['score']}){spec_note}: {r.reason[:100]}"
+        )
+    paying = sum(r.pays for r in replayed)
+    unscorable = sum(r.score is None for r in replayed)
+    print(
+        f"{len(replayed)} sealed findings: {paying} still pay, {unscorable} unscorable, "
+        f"{len(replayed) - paying - unscorable} fixed"
+    )
+    return 1 if paying or unscorable else 0

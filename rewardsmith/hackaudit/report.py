@@ -22,6 +22,8 @@ from rewardsmith.audit.report import _CSS, _atomic_write, _figure_png, _pyplot
 from rewardsmith.audit.stats import rate_estimate
 from rewardsmith.hackaudit.completeness import completeness_findings, completeness_markdown
 from rewardsmith.hackaudit.controls import CONTROL
+from rewardsmith.hackaudit.grade import grade_line
+from rewardsmith.hackaudit.search import search_findings, search_markdown
 
 METRICS_FILE, EXAMPLES_FILE, SUMMARY_FILE, HTML_FILE = "metrics.json", "examples.jsonl", "summary.md", "report.html"
 EXAMPLES_PER_ATTACK = 3
@@ -159,7 +161,7 @@ def findings(m: Mapping[str, Any]) -> list[str]:
             f"CONTROLS FAILING: honest controls passed {passed} ({_pct(c)}), below {run['min_control'] * 100:.0f}%: "
             "a reward that rejects correct answers is not safe, only useless (check the gold columns and the spec)"
         )
-    return lines + completeness_findings(m)
+    return lines + search_findings(m) + completeness_findings(m)
 
 
 def _rows(m: Mapping[str, Any]) -> list[tuple[str, str, str, str, str]]:
@@ -185,6 +187,7 @@ def _dropped(run: Mapping[str, Any]) -> str:
 def render_markdown(m: Mapping[str, Any]) -> str:
     run, c = m["run"], m["controls"]
     lines = ["# Reward hackability audit", ""]
+    lines += [f"**{grade_line(m['grade'])}**", ""] if m.get("grade") else []
     lines += [
         f"- **spec**: {run['spec']} ({', '.join(run['rewards'])}; kinds: {', '.join(run['kinds'])})",
         f"- **data**: {run['data']} — {run['n_rows']} rows",
@@ -205,6 +208,7 @@ def render_markdown(m: Mapping[str, Any]) -> str:
     ]
     lines += [f"| {' | '.join(r)} |" for r in _rows(m)]
     lines += completeness_markdown(m)
+    lines += search_markdown(m)
     return "\n".join(lines) + "\n"
 
 
@@ -246,6 +250,7 @@ def render_html(m: Mapping[str, Any], examples: Sequence[Mapping[str, Any]]) -> 
         ("scored correct", f"score >= {run['threshold']}; allowed rate {run['max_fp'] * 100:.1f}%"),
         ("honest controls", f"{m['controls'].get('scored_correct', 0)}/{m['controls'].get('n', 0)} passed"),
     ]
+    meta += [("grade", grade_line(m["grade"]))] if m.get("grade") else []
     parts += [f"<tr><td>{esc(k)}</td><td>{esc(str(v))}</td></tr>" for k, v in meta]
     parts.append("</table><h2>Findings</h2>")
     parts += [f"<div class='flag high'>{esc(line)}</div>" for line in findings(m)] or [
@@ -260,7 +265,14 @@ def render_html(m: Mapping[str, Any], examples: Sequence[Mapping[str, Any]]) -> 
     parts.append("<h2>Attacks</h2><table><tr><th>attack</th><th>family</th><th>scored correct</th>")
     parts.append("<th>rate [95% CI]</th><th>unscorable</th></tr>")
     parts += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in _rows(m)]
-    parts.append("</table><h2>Worst examples</h2>")
+    parts.append("</table>")
+    for f in (m.get("search") or {}).get("findings", []):
+        parts.append(
+            f"<div class='example'><b>exploit search: {esc(f['origin'])}</b> (row {f['row']}, score {f['score']}, "
+            f"seal {esc(f['seal'][:12])})<br><i>{esc(str(f['reason']))}</i>"
+            f"<pre>{esc(f['completion'][:600])}</pre></div>"
+        )
+    parts.append("<h2>Worst examples</h2>")
     for e in examples:
         verdict = "SCORED CORRECT" if e["scored_correct"] else "rejected"
         parts.append(

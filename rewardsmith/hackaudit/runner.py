@@ -20,6 +20,9 @@ from rewardsmith.hackaudit.attacks import Attack, select_attacks
 from rewardsmith.hackaudit.attacks.base import Variant, completion_text, states_gold
 from rewardsmith.hackaudit.completeness import measure_completeness
 from rewardsmith.hackaudit.controls import CONTROL, honest_controls, row_context
+from rewardsmith.hackaudit.grade import grade
+from rewardsmith.hackaudit.sealed import FINDINGS_FILE, seal_findings, write_findings
+from rewardsmith.hackaudit.search import search_exploits, search_metrics
 from rewardsmith.hackaudit.spec_kinds import SpecProfile, profile_spec
 
 VERDICTS_FILE = "verdicts.jsonl"
@@ -110,8 +113,10 @@ def run_reward_audit(
     min_control: float = 1.0,
     seed: int = 0,
     progress: bool = False,
+    search_budget: int = 0,
 ) -> RewardAuditOutcome:
-    """Score every applicable attack (and the honest controls) with ``spec`` on ``data``; write the report."""
+    """Score every applicable attack (and the honest controls) with ``spec`` on ``data``; with a ``search_budget``,
+    search for further exploits and seal what it finds (``findings.jsonl``); grade the audit; write the report."""
     from rewardsmith.adapters.spec import load_spec
     from rewardsmith.data import read_records
     from rewardsmith.hackaudit.report import build_metrics, write_reward_report
@@ -173,5 +178,14 @@ def run_reward_audit(
     descriptions = {a.name: a.description for a in chosen}
     metrics = build_metrics([r for r in records if r is not None], run_info, descriptions)
     metrics["completeness"] = measure_completeness(reward, rows, profile, threshold=threshold, seed=seed)
+    findings_path = None
+    if search_budget > 0:
+        found = search_exploits(reward, rows, profile, chosen, budget=search_budget, seed=seed, threshold=threshold)
+        sealed = seal_findings(found.findings, rows, digest, threshold)
+        findings_path = write_findings(out / FINDINGS_FILE, sealed)
+        metrics["search"] = search_metrics(found, sealed, findings_path)
+    metrics["grade"] = grade(metrics)
     paths = write_reward_report(out, metrics, [r for r in records if r is not None])
+    if findings_path is not None:
+        paths["findings"] = findings_path
     return RewardAuditOutcome(metrics=metrics, paths=paths, scored_now=scored_now, reused=reused)
