@@ -24,6 +24,7 @@ DOC_PAGES: dict[str, str] = {
     "train rm": "rewards/judges.md",
     "serve": "scale.md",
     "grade": "integrations/harbor.md",
+    "rescore": "rescore.md",
 }
 
 

@@ -92,7 +92,14 @@ def test_warm_up_reaches_a_pool_nested_in_composites():
         {
             "column": "task",
             "routes": {
-                "math": {"name": "weighted_sum", "config": {"rewards": [{"name": "math_equivalence"}, "think_format"]}}
+                # pool settings of its own: instances with equal settings share one pool in a process, and an
+                # earlier test's may be running already
+                "math": {
+                    "name": "weighted_sum",
+                    "config": {
+                        "rewards": [{"name": "math_equivalence", "config": {"memory_limit_mb": 3999}}, "think_format"]
+                    },
+                }
             },
         }
     )
