@@ -14,5 +14,6 @@ from rewardsmith.rewards import (  # noqa: F401  (each registers on import)
     judge_reward_model,
     length,
     math,
+    reasoning_gym,
     turns,
 )

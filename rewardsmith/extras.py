@@ -21,6 +21,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "ray": ("ray",),
     "instructions": ("langdetect",),
     "skyrl": ("skyrl_gym",),
+    "reasoning-gym": ("reasoning_gym",),
 }
 
 
