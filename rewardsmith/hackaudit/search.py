@@ -208,6 +208,7 @@ class SearchResult:
     reasons_seen: int = 0
     findings: list[dict[str, Any]] = field(default_factory=list)
     operator_credit: dict[str, float] = field(default_factory=dict)
+    tried: list[Candidate] = field(default_factory=list)  # every candidate scored, in order
 
 
 def search_metrics(result: SearchResult, sealed: Sequence[Mapping[str, Any]], path: Any) -> dict[str, Any]:
@@ -298,6 +299,7 @@ def search_exploits(
         verdicts = reward.details([text for _, text, _, _ in batch], **columns)
         result.evaluated += len(batch)
         for (candidate, text, parent, op), verdict in zip(batch, verdicts, strict=True):
+            result.tried.append(candidate)
             score, reason = verdict.score, str(verdict.reason or "")
             novel = reason not in reasons
             reasons.add(reason)
