@@ -4,7 +4,9 @@ reasoning-gym (``pip install 'rewardsmith[reasoning-gym]'``) generates entries `
 for ~100 task families and scores an answer with the family's ``score_answer(answer, entry)``, some with partial
 credit. The reward rebuilds the entry from the row's columns, takes the answer out of the completion with
 reasoning-gym's own ``extract_answer`` (the last ``<answer>...</answer>``) and returns that scorer's number, so a
-run trains on exactly what reasoning-gym evaluates.
+run trains on exactly what reasoning-gym evaluates. One rule is the reward's own: a completion without the answer
+tag scores 0.0 without asking the scorer (fraction_simplification's and puzzle24's give ``None`` 0.01, which would
+pay a policy for dropping the format).
 
 Through TRL the ``metadata`` column is a JSON string: a ``datasets`` table would unify the families' different
 metadata dicts and add every other family's keys set to ``None``. :func:`dataset` writes it that way, tuples kept
@@ -135,9 +137,9 @@ class ReasoningGym(Reward[ReasoningGymConfig]):
         self._setup()
 
     def _setup(self) -> None:
+        # Shared by this process's instances with the same workers and memory limit; each call brings its own limit.
         lease = shared_pool(
             workers=self.config.workers,
-            timeout_s=self.config.timeout_s,
             preload=("reasoning_gym", "rewardsmith.rewards.reasoning_gym"),
             memory_limit_mb=self.config.memory_limit_mb,
         )
@@ -197,7 +199,7 @@ class ReasoningGym(Reward[ReasoningGymConfig]):
             task, entry = found
             calls.append((task, completion, entry, self.config.answer_tag))
             where.append(i)
-        for i, outcome in zip(where, self.pool.map(judge_answer, calls), strict=True):
+        for i, outcome in zip(where, self.pool.map(judge_answer, calls, timeout_s=self.config.timeout_s), strict=True):
             results[i] = self._verdict(outcome)
         return [r for r in results if r is not None]
 
