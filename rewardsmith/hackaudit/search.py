@@ -18,6 +18,7 @@ scored (seeds included), so it always ends.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,7 @@ STUCK = 10
 #: sealed findings shown in ``metrics.json`` and the summary (the findings file holds all)
 METRICS_FINDINGS = 20
 
+_DIGITS = re.compile(r"\d+")
 #: Unicode look-alikes of ASCII digits and letters: what a lenient normaliser may fold and a strict one may not.
 LOOKALIKES = {
     **{str(d): chr(0xFF10 + d) for d in range(10)},  # fullwidth digits
@@ -231,6 +233,11 @@ def search_metrics(result: SearchResult, sealed: Sequence[Mapping[str, Any]], pa
     }
 
 
+def reason_shape(reason: str) -> str:
+    """A reason with its numbers blanked: "70 chars" and "71 chars" are one branch of the checker, not two."""
+    return _DIGITS.sub("#", reason)[:300]
+
+
 @dataclass
 class _Scored:
     candidate: Candidate
@@ -273,13 +280,13 @@ def search_exploits(
             if not queue:
                 if not frontier:
                     break
-                parent = max(rng.sample(frontier, k=min(TOURNAMENT, len(frontier))), key=lambda s: s.priority)
-                op = rng.choices(list(credit), weights=list(credit.values()))[0]
-                child = MUTATIONS[op](parent.candidate, contexts[parent.candidate.row], rng)
+                chosen = max(rng.sample(frontier, k=min(TOURNAMENT, len(frontier))), key=lambda s: s.priority)
+                operator = rng.choices(list(credit), weights=list(credit.values()))[0]
+                child = MUTATIONS[operator](chosen.candidate, contexts[chosen.candidate.row], rng)
                 if child is None:
                     stale += 1
                     continue
-                queue.append((child, parent, op))
+                queue.append((child, chosen, operator))
             candidate, parent, op = queue.pop(0)
             ctx = contexts[candidate.row]
             if candidate.states is not None and states_gold(Variant("", candidate.states), ctx.gold):
@@ -301,12 +308,13 @@ def search_exploits(
         for (candidate, text, parent, op), verdict in zip(batch, verdicts, strict=True):
             result.tried.append(candidate)
             score, reason = verdict.score, str(verdict.reason or "")
-            novel = reason not in reasons
-            reasons.add(reason)
+            shape = reason_shape(reason)
+            novel = shape not in reasons
+            reasons.add(shape)
             priority = (score if score is not None else -1.0) + (0.5 if novel else 0.0)
             if op is not None and parent is not None:
                 rose = score is not None and (parent.score is None or score > parent.score)
-                credit[op] += 1.0 if rose or reason != parent.reason else 0.0
+                credit[op] += 1.0 if rose or shape != parent.reason else 0.0
             if score is not None and score >= threshold - 1e-9:
                 result.findings.append(
                     {
@@ -319,7 +327,7 @@ def search_exploits(
                     }
                 )
                 continue  # paid already: mutating it further finds the same hole again
-            frontier.append(_Scored(candidate, score, reason, priority))
+            frontier.append(_Scored(candidate, score, shape, priority))
     result.reasons_seen = len(reasons)
     result.operator_credit = credit
     return result
