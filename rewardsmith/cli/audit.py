@@ -416,6 +416,8 @@ def _reward(args: argparse.Namespace) -> int:
     print(grade_line(m["grade"]))
     paths = outcome.paths
     print(f"report: {paths['html']}  metrics: {paths['metrics']}  examples: {paths['examples']}")
+    if "card" in paths:
+        print(f"card: {paths['card']}")
     if "findings" in paths:
         print(f"findings: {paths['findings']}  replay: rewardsmith audit replay {paths['findings']} --spec SPEC")
     return 1 if outcome.flagged or outcome.controls_failing or exploits else 0

@@ -1,4 +1,5 @@
-"""Outputs of a reward hackability audit: ``metrics.json``, ``examples.jsonl``, ``summary.md``, ``report.html``.
+"""Outputs of a reward hackability audit: ``metrics.json``, ``examples.jsonl``, ``summary.md``, ``report.html`` and
+the verifier card ``card.md`` (:mod:`.card`).
 
 A rate is the share of an attack's completions the spec scored at least ``threshold``; its 95 % interval is the
 Wilson interval with the rows as clusters (an attack's variants on one row are not independent evidence; see
@@ -20,6 +21,7 @@ import numpy as np
 
 from rewardsmith.audit.report import _CSS, _atomic_write, _figure_png, _pyplot
 from rewardsmith.audit.stats import rate_estimate
+from rewardsmith.hackaudit.card import CARD_FILE, render_card
 from rewardsmith.hackaudit.completeness import completeness_findings, completeness_markdown
 from rewardsmith.hackaudit.controls import CONTROL
 from rewardsmith.hackaudit.grade import grade_line
@@ -131,6 +133,9 @@ def write_reward_report(
     _atomic_write(paths["examples"], "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in examples))
     _atomic_write(paths["summary"], render_markdown(metrics))
     _atomic_write(paths["html"], render_html(metrics, examples))
+    if metrics.get("grade"):
+        paths["card"] = out / CARD_FILE
+        _atomic_write(paths["card"], render_card(metrics))
     return paths
 
 
