@@ -34,8 +34,9 @@ BATCH = 16
 SEED_SHARE = 0.25
 #: parents drawn among this many best candidates of the frontier (a tournament)
 TOURNAMENT = 4
-#: mutations in a row that gave nothing new before a fresh seed is taken (the search ends when none is left)
-STUCK = 10
+#: mutations in a row that gave nothing new before a fresh seed is taken, and before the search gives up (with no
+#: seed left, a frontier whose every mutation was already scored has nothing more to offer within any budget)
+STUCK, GIVE_UP = 10, 50
 #: sealed findings shown in ``metrics.json`` and the summary (the findings file holds all)
 METRICS_FINDINGS = 20
 
@@ -242,7 +243,7 @@ def reason_shape(reason: str) -> str:
 class _Scored:
     candidate: Candidate
     score: float | None
-    reason: str
+    shape: str  # the reward's reason, numbers blanked
     priority: float
 
 
@@ -271,9 +272,9 @@ def search_exploits(
     reasons: set[str] = set()
     credit = dict.fromkeys(MUTATIONS, 1.0)
     stale = 0
-    while result.evaluated < budget and stale < 50:
+    while result.evaluated < budget and stale < GIVE_UP:
         batch: list[tuple[Candidate, str, _Scored | None, str | None]] = []
-        while len(batch) < min(BATCH, budget - result.evaluated) and stale < 50:
+        while len(batch) < min(BATCH, budget - result.evaluated) and stale < GIVE_UP:
             if not queue and reserve and (not frontier or stale >= STUCK):
                 queue.append((reserve.pop(0), None, None))  # nothing (new) left to mutate: a fresh seed
                 stale = 0
@@ -314,7 +315,7 @@ def search_exploits(
             priority = (score if score is not None else -1.0) + (0.5 if novel else 0.0)
             if op is not None and parent is not None:
                 rose = score is not None and (parent.score is None or score > parent.score)
-                credit[op] += 1.0 if rose or shape != parent.reason else 0.0
+                credit[op] += 1.0 if rose or shape != parent.shape else 0.0
             if score is not None and score >= threshold - 1e-9:
                 result.findings.append(
                     {
