@@ -109,9 +109,24 @@ def judge_answer(task: str, completion: str, entry: dict[str, Any], answer_tag: 
         return 0.0, f"no <{answer_tag}>...</{answer_tag}> in the completion"
     try:
         score = float(scorer(answer, entry))
-    except Exception as exc:  # the scorer refused the answer (int("zzz")): a wrong answer
-        return 0.0, f"{task} scorer rejected the answer: {type(exc).__name__}: {str(exc)[:120]}"
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {str(exc)[:120]}"
+        if _fails_on_gold(scorer, entry):  # the row, not the answer: its metadata lacks what the scorer reads
+            return None, f"{task} scorer fails on this row's own answer too ({error}): check the row's metadata"
+        return 0.0, f"{task} scorer rejected the answer: {error}"  # int("zzz"): a wrong answer
     return score, f"{task} scorer: {score:g} for {_clip(answer)}"
+
+
+def _fails_on_gold(scorer: Callable[[Any, dict[str, Any]], Any], entry: dict[str, Any]) -> bool:
+    """Whether the scorer also raises on the entry's own gold answer (only asked once it raised on the completion's)."""
+    gold = entry.get("answer")
+    if not isinstance(gold, str):
+        return False
+    try:
+        scorer(gold, entry)
+    except Exception:
+        return True
+    return False
 
 
 def _clip(text: str, limit: int = 60) -> str:

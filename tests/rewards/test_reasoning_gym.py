@@ -129,6 +129,13 @@ def _rules_table():
         (right, {"metadata": ["[1, 2]"], "answer": [row["answer"]]}, None, "not a JSON object"),
         (right, {"metadata": ['{"number": 6}'], "answer": ["2 × 3"]}, None, "source_dataset"),
         (right, {"metadata": ['{"source_dataset": "no_such_task"}'], "answer": ["1"]}, None, "unknown reasoning-gym"),
+        # metadata without what the scorer reads: it raises on the row's own gold too, so the row is at fault
+        (
+            "<answer>a, b</answer>",
+            {"metadata": ['{"source_dataset": "word_sorting"}'], "answer": ["a, b"]},
+            None,
+            "own answer too",
+        ),
     ]
 
 
