@@ -32,6 +32,7 @@ from rewardsmith.extras import missing_extra
 from rewardsmith.hard_timeout import CallOutcome, CallStatus, HardTimeoutPool, shared_pool
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.transient import KeepsConfig
 from rewardsmith.types import RewardResult
 
 #: The key that marks a tuple in an encoded metadata column (JSON has lists only).
@@ -135,23 +136,25 @@ def _clip(text: str, limit: int = 60) -> str:
 
 # -- the reward ----------------------------------------------------------------------------------------
 @register_reward("reasoning_gym")
-class ReasoningGym(Reward[ReasoningGymConfig]):
+class ReasoningGym(KeepsConfig, Reward[ReasoningGymConfig]):
     """A reasoning-gym task family's own scorer on the completion's ``<answer>``: its number, partial credit kept.
 
     The row carries the entry as columns (``question``, ``answer``, ``metadata``; :func:`dataset` writes them) and
     names its task by the metadata's ``source_dataset`` (or ``task_column``). No answer tag, a wrong answer, or an
-    answer the scorer rejects or cannot check within ``timeout_s``: 0.0. No metadata, no task, an unknown task:
-    ``None`` with the reason.
+    answer the scorer rejects or cannot check within ``timeout_s``: 0.0. No metadata, no task, an unknown task, a
+    scorer that raises on the row's own gold answer too: ``None`` with the reason.
     """
+
+    _PICKLED = ("config", "__name__")
 
     def __init__(self, config: Any = None, **overrides: Any) -> None:
         super().__init__(config, **overrides)
         problem = missing_extra("reasoning-gym", "the reasoning_gym reward")
         if problem:
             raise ConfigError(problem)
-        self._setup()
+        self._rebuild()
 
-    def _setup(self) -> None:
+    def _rebuild(self) -> None:
         # Shared by this process's instances with the same workers and memory limit; each call brings its own limit.
         lease = shared_pool(
             workers=self.config.workers,
@@ -161,13 +164,6 @@ class ReasoningGym(Reward[ReasoningGymConfig]):
         self.pool: HardTimeoutPool = lease.pool
         self._lease = lease
         self._let_go = weakref.finalize(self, lease.release)
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config, "__name__": self.__name__}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._setup()
 
     @property
     def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
