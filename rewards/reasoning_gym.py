@@ -84,8 +84,8 @@ def decode_metadata(value: Any) -> dict[str, Any] | str:
         return f"is {type(value).__name__}, not a JSON object"
     try:
         decoded = json.loads(value, object_hook=_untag_tuples)
-    except ValueError as exc:
-        return f"is not JSON ({exc})"
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
+        return f"is not JSON ({type(exc).__name__}: {str(exc)[:80]})"
     return decoded if isinstance(decoded, dict) else "is not a JSON object"
 
 

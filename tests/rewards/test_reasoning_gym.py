@@ -127,6 +127,7 @@ def _rules_table():
         (right, {"metadata": [None], "answer": [row["answer"]]}, None, "metadata"),
         (right, {"metadata": ["{not json"], "answer": [row["answer"]]}, None, "not JSON"),
         (right, {"metadata": ["[1, 2]"], "answer": [row["answer"]]}, None, "not a JSON object"),
+        (right, {"metadata": ["[" * 100_000], "answer": [row["answer"]]}, None, "not JSON (RecursionError"),
         (right, {"metadata": ['{"number": 6}'], "answer": ["2 × 3"]}, None, "source_dataset"),
         (right, {"metadata": ['{"source_dataset": "no_such_task"}'], "answer": ["1"]}, None, "unknown reasoning-gym"),
         # metadata without what the scorer reads: it raises on the row's own gold too, so the row is at fault
