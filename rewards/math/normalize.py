@@ -9,6 +9,7 @@ r"""Meaning-preserving cleanup of a LaTeX answer, and the canonical string form 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from rewardsmith.rewards.math.extract import closing_brace, strip_math_delimiters
 from rewardsmith.rewards.math.number_words import number_from_words
@@ -72,6 +73,28 @@ def _trig_radians(m: re.Match[str]) -> str:
     return angle + ")" + m.group("close")
 
 
+#: Signs written with other code points: the minus sign, small and fullwidth hyphen-minus, en dash used as minus.
+_MINUS_LIKE = str.maketrans({"\u2212": "-", "\ufe63": "-", "\uff0d": "-", "\u2013": "-"})
+
+
+def fold_lookalikes(text: str) -> str:
+    """Fullwidth forms (``１``, ``＋``), other scripts' decimal digits (``٣``) and minus-like signs as their ASCII
+    selves. The symbolic reader drops characters it does not know, so ``-3−１`` (−4) read as ``-3`` and paid for a
+    gold ``-3``; read as ASCII it is what it says. Superscripts and other digit-like marks keep their meaning."""
+    if text.isascii():
+        return text
+    out = []
+    for ch in text.translate(_MINUS_LIKE):
+        code = ord(ch)
+        if 0xFF01 <= code <= 0xFF5E:  # the fullwidth block mirrors printable ASCII
+            out.append(chr(code - 0xFEE0))
+        elif ch.isdecimal() and not ch.isascii():
+            out.append(str(unicodedata.decimal(ch)))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def clean_latex(text: str) -> str:
     r"""Light, meaning-preserving cleanup; spaces are kept (math-verify receives this form).
 
@@ -94,6 +117,7 @@ def clean_latex_with_unit(text: str) -> tuple[str, str | None]:
     s = strip_math_delimiters(text)
     if len(s) > MAX_PARSE_CHARS:  # too long to be an answer worth normalising; keeps every step linear
         return s, None
+    s = fold_lookalikes(s)
     s = _DOUBLED_BACKSLASH.sub(r"\\", s)
     s = _SIZING.sub("", s)
     s = repeating_to_fraction(s)  # 0.\overline{12} is 4/33, never 0.12 or 0
