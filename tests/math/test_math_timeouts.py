@@ -112,9 +112,10 @@ def test_a_batch_of_pathological_answers_is_bounded(reward):
     scores = reward(completions, solution=["4"] * 8)
     elapsed = time.monotonic() - start
     assert scores == [0.0] * 4 + [1.0] * 4
-    # 4 overruns on 2 workers (and a spare): two rounds of the timeout, plus waiting for at most two killed
-    # workers' replacements (a call waits for a worker instead of giving up; the wait is not its timeout).
-    assert elapsed < 2 * TIMEOUT_S + 2 * WORKER_START_S[0] + slack(1.0), (elapsed, WORKER_START_S)
+    # 4 overruns on as few as one worker (the host's worker budget gives this pool only its share of it when other
+    # pools of the session are alive): four rounds of the timeout, plus waiting for each killed worker's replacement
+    # (a call waits for a worker instead of giving up; the wait is not its timeout). Bounded, not hanging.
+    assert elapsed < 4 * TIMEOUT_S + 4 * WORKER_START_S[0] + slack(1.0), (elapsed, WORKER_START_S)
 
 
 def test_async_scoring_does_not_block_the_event_loop(reward):

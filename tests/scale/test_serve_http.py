@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -153,7 +154,9 @@ def test_the_first_request_after_ready_meets_warm_workers() -> None:
     # timeout_s=1 is shorter than a worker's start on a loaded machine: a server that said "ready" with its
     # pool cold used to answer this first request None ("no symbolic worker ready").
     spec = [{"name": "math_equivalence", "config": {"timeout_s": 1, "workers": 1}}]
-    with ServerProcess(spec) as running:
+    # a host worker budget of its own: the pools alive in this test session would otherwise take their shares of it
+    private = {"REWARDSMITH_RUNTIME_DIR": tempfile.mkdtemp(prefix="rewardsmith-serve-budget-")}
+    with ServerProcess(spec, env={**os.environ, **private}) as running:
         assert len(_hard_timeout_workers(running.pid)) == 2  # the worker and its spare, started before "ready"
         completions = [r"\boxed{(x-1)(x+1)}", r"\boxed{(x-1)(x+2)}"]
         body = {"reward": "math_equivalence", "completions": completions, "columns": {"solution": ["x^2-1"] * 2}}
