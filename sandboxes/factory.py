@@ -3,6 +3,7 @@ needed. A new backend is its module plus one line in :data:`SANDBOXES` (or a ``r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rewardsmith.backends import Backend, BackendTable
@@ -26,10 +27,19 @@ SANDBOXES = BackendTable(
 SandboxName = SANDBOXES.literal()
 
 
-def open_backend(name: str, **options: Any) -> SandboxBackend:
+def open_backend(name: str, offered: Mapping[str, Any] | None = None, **options: Any) -> SandboxBackend:
     """Build the backend registered under ``name`` with ``options`` (e.g. ``base_url`` for ``remote``).
+
+    ``offered`` holds options a caller has for any backend (the isolation it accepts, trusted modules worth
+    preloading); each reaches the backend only when its class lists the name in ``accepts_offered`` and ``options``
+    does not set it, so a caller never needs to know which backend takes what.
 
     >>> open_backend("local").name
     'local'
     """
-    return SANDBOXES.load(name)(**options)
+    backend_class = SANDBOXES.load(name)
+    accepted = getattr(backend_class, "accepts_offered", frozenset())
+    for key, value in (offered or {}).items():
+        if key in accepted:
+            options.setdefault(key, value)
+    return backend_class(**options)

@@ -537,12 +537,13 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         from rewardsmith.sandboxes.factory import open_backend
 
         options = dict(self.config.backend_options)
-        if self.config.backend == "local":
-            options.setdefault("isolation", self.config.isolation)
-            options.setdefault("warm_modules", {harness.RUNTIME_MODULE: harness.runtime_source()})
         if self.config.base_url:
             options.setdefault("base_url", self.config.base_url)
-        return open_backend(self.config.backend, **options)
+        offered = {
+            "isolation": self.config.isolation,
+            "warm_modules": {harness.RUNTIME_MODULE: harness.runtime_source()},
+        }
+        return open_backend(self.config.backend, offered=offered, **options)
 
     def _check_backend(self) -> None:
         """Refuse, at construction, a backend whose own description does not cover what the verdicts rest on

@@ -64,9 +64,7 @@ def make_backend(name: str, url: str | None = None, concurrency: int = 2, isolat
         if not url:
             raise ValueError("--backend remote needs --url (e.g. http://127.0.0.1:8080)")
         return open_backend("remote", base_url=url, concurrency=concurrency)
-    if name == "local":
-        return open_backend("local", concurrency=concurrency, isolation=isolation)
-    return open_backend(name, concurrency=concurrency)
+    return open_backend(name, offered={"isolation": isolation}, concurrency=concurrency)
 
 
 def add_isolation_argument(parser: argparse.ArgumentParser) -> None:

@@ -39,7 +39,7 @@ import os
 import queue
 import secrets
 import threading
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from rewardsmith.sandboxes.base import ALL_LIMITS, BatchMixin, Guarantees, RunRequest, RunResult, RunStatus
 from rewardsmith.sandboxes.local.bwrap import run_in_bwrap
@@ -99,6 +99,9 @@ class LocalSandbox(BatchMixin):
     """
 
     name = "local"
+    #: the options a caller offers every backend (:func:`~rewardsmith.sandboxes.factory.open_backend`) that this one
+    #: takes: the weak tier is chosen only on the caller's opt-in, and the harness runtime is preloaded once
+    accepts_offered: ClassVar[frozenset[str]] = frozenset({"isolation", "warm_modules"})
 
     def __init__(
         self,

@@ -123,6 +123,7 @@ print(json.dumps({
     "config": list(get_args(CodeTestsConfig.model_fields["backend"].annotation)),
     "accepted": CodeTestsConfig(backend="echo").backend,
     "built": type(open_backend("echo", concurrency=3)).__name__,
+    "options": open_backend("echo", offered={"isolation": "weak"}, concurrency=3).options,
 }))
 """
 
@@ -142,6 +143,15 @@ def test_a_package_adds_a_sandbox_backend_through_the_entry_point_group(tmp_path
     assert seen["names"] == ["local", "docker", "remote", "echo"]
     assert seen["cli"] == seen["names"] and seen["config"] == seen["names"]
     assert seen["accepted"] == "echo" and seen["built"] == "EchoSandbox"
+    assert seen["options"] == {"concurrency": 3}  # it lists no accepts_offered: offers do not reach it
+
+
+def test_offered_options_reach_only_the_backends_that_take_them_and_never_override_given_ones():
+    local = open_backend("local", offered={"isolation": "weak", "warm_modules": {"m": "X = 1"}})
+    assert local.isolation == "weak" and local.warm_modules == {"m": "X = 1"}
+    assert open_backend("local", offered={"isolation": "weak"}, isolation="strong").isolation == "strong"
+    remote = open_backend("remote", offered={"isolation": "weak", "warm_modules": {}}, base_url="http://127.0.0.1:9")
+    assert remote.name == "remote"  # its constructor takes neither: built without them, not a TypeError
 
 
 def test_a_backend_line_with_only_an_extra_needs_that_extras_modules_and_names_its_install(monkeypatch):
