@@ -225,7 +225,7 @@ class ManagedChatClient:
         return self._finish(key, result, reservation)
 
 
-def make_client(backend: str | ClientOptions = "embedded", *positional: Any, **options: Any) -> ManagedChatClient:
+def make_client(backend: str | ClientOptions = "embedded", /, **options: Any) -> ManagedChatClient:
     """Build a judge client from a kind's options: an options model, or the kind's name and its fields.
 
     - ``"embedded"``: the packaged SmolLM2-135M-Instruct, through a llama.cpp server that rewardsmith
@@ -234,21 +234,15 @@ def make_client(backend: str | ClientOptions = "embedded", *positional: Any, **o
     - ``"openai"``: any OpenAI-compatible endpoint (``base_url``; default api.openai.com).
     - ``"transformers"``: a local model directory or ``.gguf`` file, in-process.
 
-    The keywords are the fields of the kind's options model (:class:`~.options.ClientOptions`: ``model``,
-    ``base_url``, ``api_key``, ``cache_dir``, ``rpm``, ``tpm``, ``concurrency``, ``prices``, ``timeout``,
-    ``max_retries``, and a kind's own); None leaves the kind's default.
+    The keywords (only keywords: a field's name says what its value is) are the fields of the kind's options
+    model (:class:`~.options.ClientOptions`: ``model``, ``base_url``, ``api_key``, ``cache_dir``, ``rpm``, ``tpm``,
+    ``concurrency``, ``prices``, ``timeout``, ``max_retries``, and a kind's own); None leaves the kind's default.
     """
     if isinstance(backend, ClientOptions):
-        if positional or options:
+        if options:
             raise TypeError("make_client(options) takes no other arguments: they are the options model's fields")
         chosen = backend.options() if isinstance(backend, JudgeClientConfig) else backend
     else:
-        if len(positional) > len(ClientOptions.POSITIONAL):
-            raise TypeError(f"make_client takes at most {len(ClientOptions.POSITIONAL) + 1} positional arguments")
-        for name, value in zip(ClientOptions.POSITIONAL, positional, strict=False):
-            if name in options:
-                raise TypeError(f"make_client got multiple values for argument {name!r}")
-            options[name] = value
         chosen = client_options(backend, options)
     return ManagedChatClient(
         chosen.transport(),

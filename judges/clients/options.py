@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.fields import FieldInfo
@@ -45,11 +45,6 @@ class ClientOptions(BaseModel):
     """The options every judge client takes; a client kind's options model subclasses it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-    #: ``make_client``'s positional parameters after the kind, in the order it has always taken them
-    POSITIONAL: ClassVar[tuple[str, ...]] = (
-        "model", "base_url", "api_key", "cache_dir", "rpm", "tpm", "concurrency", "prices",
-    )  # fmt: skip
 
     model: Annotated[str | None, Flag("spec")] = Field(
         None, description="what the client runs: a model name (openai), a model dir or GGUF path (transformers)"

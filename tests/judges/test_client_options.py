@@ -134,19 +134,20 @@ def test_every_kind_in_the_table_is_built_covered_and_says_whether_it_needs_a_mo
                 parse_client_spec(kind)
 
 
-def test_make_client_keeps_its_positional_order_and_takes_an_options_model(tmp_path):
+def test_make_client_takes_keywords_or_an_options_model(tmp_path):
     prices = VALUES["prices"]
-    client = make_client("openai", "m", URL, "k", tmp_path, 30, 9000, 3, prices, timeout=7.5, max_retries=2)
+    client = make_client(
+        "openai", model="m", base_url=URL, api_key="k", cache_dir=tmp_path, rpm=30, tpm=9000, concurrency=3,
+        prices=prices, timeout=7.5, max_retries=2,
+    )  # fmt: skip
     held = client.options.model_dump()
     assert held == {**VALUES, "cache_dir": str(tmp_path)}
     assert (client.transport.api_key, client.limiter.rpm, client.limiter.tpm) == ("k", 30, 9000)
     assert make_client(OpenAIOptions(model="m", timeout=3)).transport.timeout == 3
     config = JudgeClientConfig(backend="openai", model="m", max_retries=1)
     assert make_client(config).transport.max_retries == 1
-    with pytest.raises(TypeError, match="multiple values for argument 'model'"):
-        make_client("openai", "m", model="n")
-    with pytest.raises(TypeError, match="at most 9 positional"):
-        make_client("openai", *range(9))
+    with pytest.raises(TypeError, match="positional argument"):
+        make_client("openai", "m")  # type: ignore[misc]
     with pytest.raises(TypeError, match="takes no other arguments"):
         make_client(OpenAIOptions(model="m"), timeout=3)
 
