@@ -2,7 +2,8 @@
 
 An attack is an :class:`~rewardsmith.hackaudit.attacks.base.Attack` subclass registered with
 :func:`register_attack`; a third-party package exposes one through the ``rewardsmith.attacks`` entry-point group
-(the target is the class). Built-in families: :mod:`.math`, :mod:`.code`, :mod:`.format`, :mod:`.judge`.
+(the target is the class). Built-in families: :mod:`.math`, :mod:`.code`, :mod:`.format`, :mod:`.judge`,
+:mod:`.workspace`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ BUILTIN_MODULES = (
     "rewardsmith.hackaudit.attacks.code",
     "rewardsmith.hackaudit.attacks.format",
     "rewardsmith.hackaudit.attacks.judge",
+    "rewardsmith.hackaudit.attacks.workspace",
 )
 
 ATTACKS: PluginRegistry[type[Attack]] = PluginRegistry(
