@@ -6,6 +6,7 @@ imports every family; an import error here is a bug and fails loudly.
 
 from rewardsmith.rewards import (  # noqa: F401  (each registers on import)
     code,
+    code_turns,
     format,
     instructions,
     judge,
