@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -38,6 +39,7 @@ def write_verdict(verdict: Verdict, out_dir: str | os.PathLike[str]) -> Path | N
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    clear_rewards(out)  # first: if the reason cannot be written (a folder planted in its place), no number is left
     _write_json(out / REASON_JSON, verdict.as_record())
     reward = verdict.reward
     clear_rewards(out)  # a number an earlier line of the script left must not stand beside (or for) this verdict
@@ -48,9 +50,24 @@ def write_verdict(verdict: Verdict, out_dir: str | os.PathLike[str]) -> Path | N
 
 
 def clear_rewards(out_dir: str | os.PathLike[str]) -> None:
-    """Remove both reward files, so that Harbor finds no number for a sample that has none."""
+    """Remove both reward files, so that Harbor finds no number for a sample that has none.
+
+    Whatever stands under either name goes, a folder included (a policy that can write the verifier folder may plant
+    one so that the removal fails and its ``reward.txt`` beside it stands); both names are tried before the first
+    failure is raised.
+    """
+    failure: OSError | None = None
     for name in (REWARD_JSON, REWARD_TXT):
-        (Path(out_dir) / name).unlink(missing_ok=True)
+        path = Path(out_dir) / name
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError as exc:
+            failure = failure or exc
+    if failure is not None:
+        raise failure
 
 
 def _write_json(path: Path, data: object) -> None:

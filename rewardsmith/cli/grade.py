@@ -53,6 +53,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from rewardsmith.adapters.spec import load_spec
 
     out = Path(args.out or DEFAULT_VERIFIER_DIR)
+    clear_rewards_quietly(out, clear_rewards)  # fail closed: no number stands in the folder until this run's own
     try:
         if args.max_completion_mb <= 0:
             raise ValueError("--max-completion-mb must be positive")
@@ -90,7 +91,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def clear_rewards_quietly(out: Path, clear: Any) -> None:
-    """Before a usage error: leave no reward file a script line wrote earlier (a folder we cannot touch is left)."""
+    """Leave no reward file that was there before this run (a script line, or the policy that could write the
+    folder): on every way out that is not this run's own reward (a usage error, an unscorable sample, a crash while
+    scoring) Harbor finds no number. A folder we cannot touch is left."""
     try:
         if out.is_dir():
             clear(out)
