@@ -415,6 +415,14 @@ def _reward(args: argparse.Namespace) -> int:
         print(f"no attack above {args.max_fp:g}; honest controls pass")
     print(grade_line(m["grade"]))
     paths = outcome.paths
+    if "trajectories" in m:
+        t = m["trajectories"]
+        for name, mutation in t["mutations"].items():
+            print(
+                f"trajectory mutation {name}: paid at least as much as the honest transcript "
+                f"{mutation['paid_at_least_honest']}/{mutation['n']}"
+            )
+        print(f"trajectories: {paths['trajectories']}")
     print(f"report: {paths['html']}  metrics: {paths['metrics']}  examples: {paths['examples']}")
     if "card" in paths:
         print(f"card: {paths['card']}")

@@ -3,7 +3,9 @@
 Every scored completion is one record of an append-only :class:`~rewardsmith.store.KeyedStore` (``verdicts.jsonl``)
 keyed by the spec, the attack, the row and the completion, so a rerun (after a kill, or with more attacks) scores
 only what is missing and an edited spec is scored afresh. An attack completion that states the row's gold is a right
-answer, not an attack: it is dropped before scoring and counted (``dropped_right`` in the metrics).
+answer, not an attack: it is dropped before scoring and counted (``dropped_right`` in the metrics). Rows that carry
+a transcript (a list of chat messages) also get the multi-turn audit (:mod:`.trajectories`): ``trajectories`` in the
+metrics and ``trajectories.md``.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ from rewardsmith.hackaudit.grade import grade
 from rewardsmith.hackaudit.sealed import FINDINGS_FILE, seal_findings, write_findings
 from rewardsmith.hackaudit.search import search_exploits, search_metrics
 from rewardsmith.hackaudit.spec_kinds import SpecProfile, profile_spec
+from rewardsmith.hackaudit.trajectories import audit_trajectories, transcript_column
+from rewardsmith.hackaudit.trajectories import render_markdown as render_trajectories
 
 VERDICTS_FILE = "verdicts.jsonl"
+TRAJECTORIES_FILE = "trajectories.md"
 BATCH = 64
 
 
@@ -178,6 +183,8 @@ def run_reward_audit(
     descriptions = {a.name: a.description for a in chosen}
     metrics = build_metrics([r for r in records if r is not None], run_info, descriptions)
     metrics["completeness"] = measure_completeness(reward, rows, profile, threshold=threshold, seed=seed)
+    if any(transcript_column(row) is not None for row in rows):
+        metrics["trajectories"] = audit_trajectories(reward, rows, max_fp=max_fp)
     findings_path = None
     if search_budget > 0:
         found = search_exploits(reward, rows, profile, chosen, budget=search_budget, seed=seed, threshold=threshold)
@@ -188,4 +195,7 @@ def run_reward_audit(
     paths = write_reward_report(out, metrics, [r for r in records if r is not None])
     if findings_path is not None:
         paths["findings"] = findings_path
+    if "trajectories" in metrics:
+        paths["trajectories"] = out / TRAJECTORIES_FILE
+        paths["trajectories"].write_text(render_trajectories(metrics["trajectories"]), encoding="utf-8")
     return RewardAuditOutcome(metrics=metrics, paths=paths, scored_now=scored_now, reused=reused)
