@@ -18,6 +18,11 @@ their logged names, for verl's ``gdpo`` estimator, ``algorithm.gdpo_reward_keys`
 ``None`` in verl's reward tensor, so it scores ``unscorable_score`` (default 0.0) and is flagged
 ``unscorable: True``; the coalesced paths also log one line per batch with unscorable samples.
 
+Multi-turn rollouts: a route with ``steps`` (``{credit, gamma, aggregate}``) reads the agent loop's decoded response
+back into assistant turns, scores them turn by turn (``code_turns``, ``tool_call_validity``, outcome credit) and
+returns their sum (or mean, or last) as the score, with the per-turn values as JSON text under ``step_rewards`` in
+every result (``"[]"`` for a sample of another route); see :mod:`rewardsmith.adapters.trainers.verl_steps`.
+
 The routes are the registered ``route`` reward in glob mode on the ``data_source`` column (first match wins,
 case-insensitive): a route's reward is built on first use and receives the ground truth in its own column.
 Default routes:
@@ -52,6 +57,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rewardsmith.adapters.components import component_names, component_scores
 from rewardsmith.adapters.options import UnscorableScore
 from rewardsmith.adapters.trainers.verl_calls import Coalescer, ScorerCache, plain, report_unscorable, settings_key
+from rewardsmith.adapters.trainers.verl_steps import STEPS_KEY, StepsReward, VerlSteps, steps_value
 from rewardsmith.bridge import to_async
 from rewardsmith.compose import Route, build_reward
 from rewardsmith.hard_timeout import HardTimeoutPool
@@ -71,6 +77,7 @@ class VerlRoute(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
     ground_truth_column: str = Field("solution", description="row column the ground truth is passed in")
     parse_json: bool = Field(False, description="ground truth given as a JSON string (e.g. code tests)")
+    steps: VerlSteps | None = Field(None, description="score a multi-turn rollout turn by turn (verl_steps)")
 
 
 MATH_ROUTE = VerlRoute(
@@ -96,7 +103,7 @@ class VerlMapping(UnscorableScore):
 
 
 #: Keys of every result (``reason`` with ``include_reason``), which no component may take.
-RESULT_KEYS = ("score", "unscorable", "reason")
+RESULT_KEYS = ("score", "unscorable", "reason", STEPS_KEY)
 
 #: Row key that carries a sample's ground truth until its route puts it in the route's column.
 GROUND_TRUTH_KEY = "__verl_ground_truth__"
@@ -165,6 +172,7 @@ class VerlScorer:
         if default is not None:
             self.route_rewards.append(default)
         self.component_names = self._components()
+        self.has_steps = any(r.route.steps is not None for r in self.route_rewards)
         self._coalescers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> _Coalescer
 
     def _components(self) -> list[str]:
@@ -177,7 +185,7 @@ class VerlScorer:
         """
         names: list[str] = []
         for route_reward in self.route_rewards:
-            if route_reward.route.reward == "weighted_sum":
+            if route_reward.route.reward == "weighted_sum" and route_reward.route.steps is None:
                 names.extend(component_names(route_reward.reward()))
         names = list(dict.fromkeys(names))
         taken = [name for name in names if name in RESULT_KEYS]
@@ -214,7 +222,7 @@ class VerlScorer:
             outcome = pool.call(abs, 0, timeout_s=pool.startup_timeout_s)
             if not outcome.ok:
                 logger.warning("rewardsmith verl: %s worker pool did not start: %s", route.reward, outcome.error)
-        return reward
+        return StepsReward(reward, route.steps) if route.steps is not None else reward
 
     def __call__(
         self,
@@ -286,6 +294,8 @@ class VerlScorer:
         out: dict[str, Any] = {"score": self.mapping.as_number(result.score), "unscorable": result.score is None}
         if self.mapping.include_reason:
             out["reason"] = result.reason
+        if self.has_steps:
+            out[STEPS_KEY] = steps_value(result)
         if self.component_names:
             parts = component_scores(result)
             for name in self.component_names:

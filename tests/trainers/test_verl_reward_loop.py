@@ -98,16 +98,16 @@ else:
                 ],
             )
 
-    def verl_batch(tokenizer_dir: Path, table: list[tuple]) -> DataProto:
+    def verl_batch(tokenizer_dir: Path, table: list[tuple], response_len: int = RESPONSE_LEN) -> DataProto:
         """What verl's rollout hands the reward loop: left-padded prompts, right-padded responses, non-tensors."""
         tok = AutoTokenizer.from_pretrained(tokenizer_dir)
         prompts, responses, masks = [], [], []
         for _, response, *_ in table:
             prompt = tok("Solve the problem.")["input_ids"][:PROMPT_LEN]
             prompt_pad = PROMPT_LEN - len(prompt)
-            ids = tok(response)["input_ids"][:RESPONSE_LEN]
+            ids = tok(response)["input_ids"][:response_len]
             assert tok.decode(ids) == response, "the tiny tokenizer must round-trip the table's responses"
-            pad = RESPONSE_LEN - len(ids)
+            pad = response_len - len(ids)
             prompts.append([tok.pad_token_id] * prompt_pad + prompt)
             responses.append(ids + [tok.pad_token_id] * pad)
             masks.append([0] * prompt_pad + [1] * len(prompt) + [1] * len(ids) + [0] * pad)
@@ -237,3 +237,53 @@ else:
             config = verl_config(tokenizer_dir, module, "compute_score_remote", kwargs)
             outputs = run_reward_loop(config, verl_batch(tokenizer_dir, TABLE))
         assert_verdicts(outputs, TABLE)
+
+    def hermes_rollout(turns: list[tuple[str, str]], answer: str) -> str:
+        """The response ids of verl's tool agent loop, as text: each assistant turn's Hermes tool call, then the
+        tool's answer in a user turn and the next assistant header (which decoding without special tokens leaves
+        as role words), then the final answer."""
+        text = ""
+        for code, result in turns:
+            call = json.dumps({"name": "run_python", "arguments": {"code": code}})
+            text += f"<tool_call>\n{call}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>\n{result}\n"
+            text += "</tool_response><|im_end|>\n<|im_start|>assistant\n"
+        return f"{text}{answer}<|im_end|>"
+
+    PRIMES = "primes = [p for p in range(2, 20) if all(p % d for d in range(2, p))]"
+    SLEEPS = "import time\nwhile True:\n    time.sleep(0.05)"
+    # (data_source, response, ground_truth, the score verl trains, per-turn values in reward_extra_info)
+    MULTI_TURN = [
+        ("python_agent", hermes_rollout([(PRIMES, ""), ("print(sum(primes) / len(primess))", "NameError"),
+                                         ("print(sum(primes) / len(primes))", "9.625")],
+                                        "The mean is 9.625."), None, 0.75, [1.0, 0.0, 1.0, 1.0]),
+        ("python_agent", hermes_rollout([("x = 2", ""), (SLEEPS, "[stopped: time limit]"), ("print(x)", "2")],
+                                        "Done."), None, 0.75, [1.0, 0.0, 1.0, 1.0]),
+        ("python_agent", hermes_rollout([("y = 1", "")], "Done."), None, 1.0, [1.0, 1.0]),
+        ("openai/gsm8k", "The answer is \\boxed{72}.", "72", 1.0, []),  # a single-turn route: no per-turn values
+    ]  # fmt: skip
+    STEPS_MAPPING = (
+        "{mapping:{include_reason:true,routes:["
+        "{match:['*agent*'],reward:code_turns,config:{timeout_s:2.0},steps:{aggregate:mean}},"
+        "{match:['*gsm8k*'],reward:math_equivalence}]}}"
+    )
+
+    @pytest.mark.parametrize("manager", ["naive", "gdpo"])
+    def test_multi_turn_rollouts_carry_their_per_turn_values_in_reward_extra_info(tokenizer_dir, manager):
+        from rewardsmith.sandboxes.local.backend import LocalSandbox
+
+        if LocalSandbox().tier != "bwrap":
+            pytest.skip("code_turns needs the local sandbox's bwrap tier")
+        module = "pkg://rewardsmith.adapters.trainers.verl"
+        config = verl_config(tokenizer_dir, module, "compute_score", STEPS_MAPPING, manager)
+        outputs = run_reward_loop(config, verl_batch(tokenizer_dir, MULTI_TURN, response_len=512))
+        for output, (source, _, _, score, steps) in zip(outputs, MULTI_TURN, strict=True):
+            info = output["reward_extra_info"]
+            assert output["reward_score"] == pytest.approx(score), (source, info)
+            assert json.loads(info["step_rewards"]) == steps, (source, info)
+            assert info["unscorable"] is False
+        # verl stacks each key over the batch with np.array (reward loop and agent loop alike): ragged per-turn
+        # lists would not stack, their JSON text does
+        for key in outputs[0]["reward_extra_info"]:
+            stacked = np.array([o["reward_extra_info"][key] for o in outputs])
+            assert stacked.shape == (len(MULTI_TURN),), key
+        assert "turn_scores" not in outputs[0]["reward_extra_info"], "the agent loop overwrites its own key"
