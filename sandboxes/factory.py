@@ -38,7 +38,7 @@ def open_backend(name: str, offered: Mapping[str, Any] | None = None, **options:
     'local'
     """
     backend_class = SANDBOXES.load(name)
-    accepted = getattr(backend_class, "accepts_offered", frozenset())
+    accepted: frozenset[str] = getattr(backend_class, "accepts_offered", frozenset())
     for key, value in (offered or {}).items():
         if key in accepted:
             options.setdefault(key, value)
