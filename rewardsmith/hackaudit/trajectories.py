@@ -137,7 +137,7 @@ def transcript_column(row: Mapping[str, Any]) -> str | None:
 def _value(
     reward: Reward, transcripts: list[Messages], rows: list[dict[str, Any]], face: Face, credit: Credit
 ) -> list[float | None]:
-    columns = {k: [row.get(k) for row in rows] for k in sorted({k for row in rows for k in row})}
+    columns: dict[str, Any] = {k: [row.get(k) for row in rows] for k in sorted({k for row in rows for k in row})}
     if face == "sample":
         return reward(transcripts, **columns)
     folded: list[float | None] = []
