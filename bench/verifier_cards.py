@@ -22,9 +22,11 @@ that way rather than copied.
     python bench/verifier_cards.py --out /tmp/cards --only rewardsmith-math_equivalence --budget 40
     python bench/verifier_cards.py --replay trl-accuracy_reward       # re-score its sealed exploits
 
-The audit output of each setup is kept in ``OUT/NAME/``: ``card.md``, ``metrics.json``, ``summary.md``,
-``findings.jsonl`` (the sealed exploits), ``spec.yaml`` and ``rows.jsonl`` (the audited rows); the scored-completion
-store and the HTML report are removed, so a rerun scores afresh and writes the same files for the same seed.
+The audit output of each setup is kept in ``OUT/NAME/``: ``card.md``, ``metrics.json``, ``findings.jsonl`` (the
+sealed exploits), ``spec.yaml`` and ``rows.jsonl`` (the audited rows); the scored-completion store, the summary and
+the HTML report are removed, so a rerun scores afresh and writes the same files for the same seed. Where a reward
+calls math-verify with a wall-clock timeout (TRL's, verl's ``math_verify``), a comparison that times out on a loaded
+machine is that reward's own verdict, and may differ between runs.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 VERL_PYTHON = Path(os.environ.get("REWARDSMITH_VERL_VENV", "/opt/rewardsmith-verl")) / "bin" / "python"
 ROWS = 30  # generated rows per setup (the math setups add the ten bundled questions)
-KEPT = ("card.md", "metrics.json", "summary.md", "findings.jsonl", "spec.yaml", "rows.jsonl")
+#: the audit's working files not kept beside a card (the scored-completion store, so a rerun scores afresh)
+DROPPED = ("verdicts.jsonl", "report.html", "examples.jsonl", "summary.md")
 INDEX = "index.md"
 
 
@@ -203,7 +206,10 @@ def math_rows(seed: int) -> list[dict[str, Any]]:
     from rewardsmith.data import read_records
     from rewardsmith.sample_files import sample_path
 
-    rows = [{"prompt": r["prompt"], "solution": str(r["solution"])} for r in read_records(sample_path("samples:hack_math_rows.jsonl"))]
+    rows = [
+        {"prompt": r["prompt"], "solution": str(r["solution"])}
+        for r in read_records(sample_path("samples:hack_math_rows.jsonl"))
+    ]
     for entry in reasoning_gym.create_dataset("gsm_symbolic", size=ROWS, seed=seed):
         rows.append({"prompt": entry["question"], "solution": str(entry["answer"])})
     return rows
@@ -319,21 +325,25 @@ def audit_setup(setup: Setup, out: Path, budget: int, seed: int) -> dict[str, An
     spec_file = folder / "spec.yaml"
     spec_file.write_text(_yaml(setup.spec), encoding="utf-8")
     outcome = run_reward_audit(str(spec_file), str(folder / "rows.jsonl"), folder, seed=seed, search_budget=budget)
-    for name in ("verdicts.jsonl", "report.html", "examples.jsonl"):
+    for name in DROPPED:
         (folder / name).unlink(missing_ok=True)
     if setup.register:
-        _append_replay_note(folder / "card.md", setup.name)
+        _replay_through_script(folder / "card.md", setup.name, out)
     return outcome.metrics
 
 
-def _append_replay_note(card: Path, name: str) -> None:
-    text = card.read_text(encoding="utf-8")
-    text += (
-        "\nThe reward is a third-party function wrapped as it ships (`rewardsmith.hackaudit.function_reward`), "
-        "registered by the script that wrote this card, so replay through it:\n\n"
-        f"    python bench/verifier_cards.py --replay {name}\n"
-    )
-    card.write_text(text, encoding="utf-8")
+def _replay_through_script(card: Path, name: str, out: Path) -> None:
+    """A wrapped function's name is registered by this script, not by ``rewardsmith``: its card replays through it."""
+    lines = card.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("    rewardsmith audit replay "):
+            lines[i] = f"    python bench/verifier_cards.py --replay {name} --out {out}"
+            lines.insert(
+                i + 1,
+                "\n(the reward is a third-party function wrapped as it ships by "
+                "`rewardsmith.hackaudit.function_reward`; this script registers its name)",
+            )
+    card.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def run_in_verl(setup: Setup, out: Path, budget: int, seed: int) -> tuple[dict[str, Any] | None, str]:
@@ -425,10 +435,21 @@ def prepare(setup: Setup, out: Path, seed: int) -> Path:
 
 
 def replay(name: str, out: Path) -> int:
-    """Re-score a card's sealed exploits with its spec (a wrapped function registered first): 1 while any pays."""
-    from rewardsmith.cli.audit import cmd_replay
+    """Re-score a card's sealed exploits with its spec (a wrapped function registered first): 1 while any pays.
+
+    A verl setup replays in verl's environment, as it was audited."""
+    import importlib.util
 
     setup = _setup(name)
+    if setup.env == "verl" and importlib.util.find_spec("verl") is None:
+        if not VERL_PYTHON.exists():
+            print(f"verifier_cards: verl's virtual environment is absent ({VERL_PYTHON})", file=sys.stderr)
+            return 2
+        command = [str(VERL_PYTHON), str(Path(__file__).resolve()), "--replay", name, "--out", str(out)]
+        command += ["--fallback-path", sysconfig.get_paths()["purelib"]]
+        return subprocess.run(command, cwd=Path.cwd(), check=False).returncode
+    from rewardsmith.cli.audit import cmd_replay
+
     if setup.register:
         register(setup.register)
     folder = out / setup.name
@@ -466,7 +487,7 @@ def _import_from_checkout() -> None:
     for name in [m for m in sys.modules if m == "rewardsmith" or m.startswith("rewardsmith.")]:
         del sys.modules[name]
     folders = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-    sys.meta_path.insert(0, _CheckoutFinder(folders))  # type: ignore[arg-type]
+    sys.meta_path.insert(0, _CheckoutFinder(folders))
 
 
 def _setup(name: str) -> Setup:
@@ -490,12 +511,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.budget < 0:
         print("verifier_cards: --budget must be 0 or more", file=sys.stderr)
         return 2
+    if args.fallback_path:  # a worker or a replay in verl's environment
+        sys.path.append(args.fallback_path)
+        _import_from_checkout()
     if args.replay:
         return replay(args.replay, out)
     if args.worker:
-        if args.fallback_path:
-            sys.path.append(args.fallback_path)
-        _import_from_checkout()
         setup = _setup(args.worker)
         missing = _missing(setup)
         if missing:
