@@ -101,7 +101,8 @@ class CodeTurnsConfig(RewardConfig):
 
 
 #: the program each run executes: replay (output to /dev/null, errors caught), a start marker, the turn's cells
-#: (tracebacks to stderr, each cell's output after a marker), an end marker naming the cells that failed, then
+#: (tracebacks to stderr and each error's summary line after a marker, each cell's output after a marker; a process
+#: the code forked that comes back into the harness ends there), an end marker naming the cells that failed, then
 #: ``os._exit`` so no thread or ``atexit`` hook of the code decides when the run ends
 HARNESS = """\
 import os, sys, traceback
@@ -149,17 +150,29 @@ os.dup2(_saved[0], 1)
 os.dup2(_saved[1], 2)
 _mark("start")
 _failed = []
+
+
+def _failure(k, error):
+    if os.getpid() != _pid:
+        os._exit(0)
+    traceback.print_exc()
+    _failed.append(str(k))
+    try:
+        summary = f"{{type(error).__name__}}: {{error}}"
+    except BaseException:
+        summary = type(error).__name__
+    _mark(f"error {{k}} " + " ".join(summary.split())[:200])
+
+
 for _k, (_name, _src) in enumerate(_own):
     _mark(f"cell {{_k}}")
     try:
         exec(compile(_src, _name, "exec"), _g)
     except SystemExit as _exit:
         if _exit.code not in (None, 0):
-            traceback.print_exc()
-            _failed.append(str(_k))
-    except BaseException:
-        traceback.print_exc()
-        _failed.append(str(_k))
+            _failure(_k, _exit)
+    except BaseException as _error:
+        _failure(_k, _error)
     if os.getpid() != _pid:
         os._exit(0)
 _mark("end " + (",".join(_failed) or "-"))
@@ -252,7 +265,7 @@ class CodeTurns(_TurnReward):
                     sample.results[k] = RewardResult(score=self.config.no_code_score, reason="no code")
         round_ = 0
         while True:
-            pending = [(s, k) for s in transcripts if (k := _nth_code_turn(s, round_)) is not None]
+            pending = [(s, n) for s in transcripts if (n := _nth_code_turn(s, round_)) is not None]
             if not pending:
                 break
             unreadable = [(s, k) for s, k in pending if not _cells(s, k)]
@@ -343,8 +356,10 @@ class CodeTurns(_TurnReward):
         if turn.problem is not None:
             return RewardResult(score=0.0, reason=turn.problem)
         if ended != "-":
-            error = _last_line(result.stderr.decode("utf-8", "replace"))
-            return RewardResult(score=0.0, reason=f"cell {ended.split(',')[0]} raised: {error}")
+            first = ended.split(",")[0]
+            summary = next((text.split(" ", 2)[2] for text in marks if text.startswith(f"error {first} ")), None)
+            error = summary or _last_line(result.stderr.decode("utf-8", "replace"))
+            return RewardResult(score=0.0, reason=f"cell {first} raised: {error}")
         notes = self._disagreements(turn, stdout, nonce)
         if notes and self.config.recorded_output == "zero":
             return RewardResult(score=0.0, reason=f"ran, but {notes[0]}")
@@ -385,11 +400,9 @@ class CodeTurns(_TurnReward):
         from rewardsmith.sandboxes.factory import open_backend
 
         options = dict(self.config.backend_options)
-        if self.config.backend == "local":
-            options.setdefault("isolation", self.config.isolation)
         if self.config.base_url:
             options.setdefault("base_url", self.config.base_url)
-        return open_backend(self.config.backend, **options)
+        return open_backend(self.config.backend, offered={"isolation": self.config.isolation}, **options)
 
     def _check_backend(self) -> None:
         """Refuse, at construction, a backend whose description does not cover what ``code_tests`` rests its

@@ -159,3 +159,10 @@ def test_a_turn_with_an_error_in_one_cell_still_runs_its_other_cells(reward):
     (results,) = step_details(reward, [two_calls])
     assert [r.score for r in results] == [0.0, 1.0], [r.reason for r in results]
     assert "cell 0 raised" in results[0].reason
+
+
+def test_an_exception_that_cannot_be_printed_still_costs_only_its_turn(reward):
+    hostile = "class Boom(Exception):\n    def __str__(self):\n        raise RuntimeError('no')\nraise Boom()"
+    (results,) = step_details(reward, [transcript("x = 1", hostile, "print(x)")])
+    assert [r.score for r in results] == [1.0, 0.0, 1.0], [r.reason for r in results]
+    assert "Boom" in results[1].reason
