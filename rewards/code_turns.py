@@ -27,12 +27,18 @@ kept between turns would have to live outside that contract, and could not take 
 memory, while a replay simply leaves it out. That is the rule: an earlier turn that raised is replayed (an
 interpreter keeps the state built before the error, so a later turn that uses it is not blamed for the failure),
 an earlier turn the sandbox stopped or that ended the interpreter is not (a kernel would have died; its neighbours
-are judged on their own code). This is how :class:`rewardsmith.adapters.trainers.environments.PythonSandboxEnvironment`
-carries state too, so a rollout of that environment replays as it ran. The cost: ``n`` code turns take ``n``
+are judged on their own code). :class:`rewardsmith.adapters.trainers.environments.PythonSandboxEnvironment` carries
+state the same way (replay, a cell that hung left out), so a rollout of that environment replays as it ran, save a
+cell that ended the interpreter, which it replays and this leaves out. The cost: ``n`` code turns take ``n``
 sandbox runs and replay ``n (n - 1) / 2`` turns of code, and turn ``k``'s run may take ``k * timeout_s``; the runs of
 one round (the ``k``-th code turn of every transcript of the batch) go to the sandbox together, ``concurrency`` at a
 time. Code whose behaviour changes between runs (random numbers, the clock) may replay differently; a replay that
 does not reach turn ``k`` scores turn ``k`` 0.0 and says so.
+
+The markers are written by the harness inside the same process as the code, as they must be (the state is there):
+code that reaches into the harness can forge them and make its own turn, or the turns after it, look clean. That
+gains nothing a ``try:`` around a turn's code does not already, which is what this reward is: a check that code runs,
+paid beside an outcome, never alone.
 
 **Recorded tool results** are never trusted to raise a score: the environment wrote them, and a transcript whose
 tool messages came from elsewhere (a model that wrote its own "results", edited data) must not be paid on its word.
@@ -337,9 +343,9 @@ class CodeTurns(_TurnReward):
         if result.status is RunStatus.SANDBOX_ERROR:
             return RewardResult.unscorable(f"sandbox failure: {result.message or 'no detail'}")
         stdout = result.stdout.decode("utf-8", "replace")
-        marks = {m.group(1): m.start() for m in re.finditer(rf"\n{nonce} ([^\n]*)\n", stdout)}
+        marks = [m.group(1) for m in re.finditer(rf"\n{nonce} ([^\n]*)\n", stdout)]
         started = "start" in marks
-        ended = next((text[4:] for text in marks if text.startswith("end ")), None)
+        ended = next((text[4:] for text in reversed(marks) if text.startswith("end ")), None)  # the harness's: last
         limit = {RunStatus.TIMEOUT: "time limit", RunStatus.MEMORY: "memory limit",
                  RunStatus.OUTPUT_LIMIT: "output limit"}.get(result.status)  # fmt: skip
         if not started:
