@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from rewardsmith.judges.base import (
+    AsyncTransport,
     ChatClient,
     ChatParams,
     ChatResult,
@@ -84,6 +85,7 @@ _LAZY = {
 
 __all__ = [
     "Accountant",
+    "AsyncTransport",
     "CalibratedPairwiseJudge",
     "ChatClient",
     "ChatParams",

@@ -62,6 +62,29 @@ class ChatClient(Protocol):
     async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult: ...
 
 
+class AsyncTransport:
+    """Base of a judge client kind's transport, written once as its async call.
+
+    A transport implements :meth:`acomplete` only; :meth:`complete`, the sync face, runs it through
+    :func:`~rewardsmith.bridge.run_sync` (in or outside a running loop, from any thread, on the thread's kept loop,
+    so an HTTP transport reuses its connections across sync calls). Blocking work (an in-process model) is awaited
+    with :func:`~rewardsmith.bridge.to_async` inside ``acomplete``. Two hand-written paths drift apart (retries,
+    fallbacks, crash checks); one cannot.
+    """
+
+    async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
+        raise NotImplementedError(f"{type(self).__name__} implements no acomplete")
+
+    def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
+        from rewardsmith.bridge import run_sync
+
+        return run_sync(self.acomplete(messages, params), close=self)
+
+    async def aclose(self) -> None:
+        """Release what the running loop holds (connections); nothing by default."""
+        return None
+
+
 class JudgeError(RuntimeError):
     """The judge endpoint failed (after retries): an infrastructure failure, never a verdict.
 

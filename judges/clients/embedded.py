@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from rewardsmith.http import HTTPFailure
-from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
+from rewardsmith.judges.base import AsyncTransport, ChatClient, ChatParams, ChatResult, JudgeError, Message
 from rewardsmith.judges.clients.embedded_health import ServerCrashed, ServerUnusable, crash_message
 from rewardsmith.judges.clients.embedded_server import (  # re-exported: the embedded judge's one import path
     DEFAULT_LAUNCHER,
@@ -92,7 +92,7 @@ __all__ = [
 ]
 
 
-class EmbeddedServerClient:
+class EmbeddedServerClient(AsyncTransport):
     """The OpenAI transport against an :class:`EmbeddedServer` it starts on first use and stops with itself.
 
     A server that fails its start-up self-test or dies while judging raises :class:`ServerCrashed` (how it ended
@@ -246,14 +246,6 @@ class EmbeddedServerClient:
                 self._transport = None
                 self._inprocess = inprocess
         return self._inprocess
-
-    def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
-        if self._inprocess is None:
-            try:
-                return self._through_server(lambda: self.transport().complete(messages, params))
-            except ServerUnusable as exc:
-                self._fall_back(exc)
-        return self._inprocess.complete(messages, params)
 
     async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
         import asyncio

@@ -14,14 +14,22 @@ import asyncio
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from rewardsmith.http import FailureKind, RetryPolicy, parse_retry_after
-from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
+from rewardsmith.judges.base import (
+    AsyncTransport,
+    ChatClient,
+    ChatParams,
+    ChatResult,
+    JudgeError,
+    Message,
+    TokenLogprob,
+    Usage,
+)
 from rewardsmith.judges.clients.options import ClientOptions, Flag
 from rewardsmith.transient import KeepsConfig
 
@@ -46,7 +54,7 @@ class TransportStats:
             self.retries += int(retry)
 
 
-class OpenAIChatClient(KeepsConfig):
+class OpenAIChatClient(AsyncTransport, KeepsConfig):
     """Chat completions over the OpenAI API shape; log-probs are requested when ``top_logprobs > 0``."""
 
     def __init__(
@@ -74,7 +82,6 @@ class OpenAIChatClient(KeepsConfig):
         self.stats = TransportStats()
         # Called before each retry; may raise to end the retries (the embedded server checks it is still alive).
         self.before_retry: Callable[[], None] | None = None
-        self._sync_client: Any = None
         self._async_clients: dict[int, tuple[Any, Any]] = {}
         self._lock = threading.Lock()
 
@@ -96,7 +103,6 @@ class OpenAIChatClient(KeepsConfig):
     def _rebuild(self) -> None:
         self.stats = TransportStats()
         self.before_retry = None
-        self._sync_client = None
         self._async_clients = {}
         self._lock = threading.Lock()
 
@@ -106,14 +112,6 @@ class OpenAIChatClient(KeepsConfig):
 
         key = self.api_key or os.environ.get("OPENAI_API_KEY") or ("sk-local" if self.base_url else None)
         return {"base_url": self.base_url, "api_key": key, "timeout": self.timeout, "max_retries": 0}
-
-    def _sync(self):
-        with self._lock:
-            if self._sync_client is None:
-                from openai import OpenAI
-
-                self._sync_client = OpenAI(**self._client_kwargs())
-            return self._sync_client
 
     def _async(self):
         # An async HTTP client is bound to the event loop that created it; keep one per live loop.
@@ -154,21 +152,6 @@ class OpenAIChatClient(KeepsConfig):
         if params.json_schema is not None:
             request["response_format"] = response_format(params.json_schema, self.schema_style)
         return request
-
-    def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
-        request = self._request(messages, params)
-        attempt = sent = 0  # attempt: failed tries so far (backoff); sent: requests made, re-sends included
-        while True:
-            self.stats.count(retry=sent > 0)
-            sent += 1
-            try:
-                response = self._sync().chat.completions.create(**request)
-                return to_chat_result(response, self.model).model_copy(update={"retries": sent - 1})
-            except Exception as exc:
-                if self._refused_logprobs(exc, request) or self._refused_schema_style(exc, request):
-                    continue
-                time.sleep(self._retry_delay(exc, attempt, sent))
-                attempt += 1
 
     async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
         request = self._request(messages, params)

@@ -8,7 +8,6 @@ one model, one forward pass at a time; the async method runs it in a worker thre
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
@@ -17,14 +16,24 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message, TokenLogprob, Usage
+from rewardsmith.bridge import to_async
+from rewardsmith.judges.base import (
+    AsyncTransport,
+    ChatClient,
+    ChatParams,
+    ChatResult,
+    JudgeError,
+    Message,
+    TokenLogprob,
+    Usage,
+)
 from rewardsmith.judges.clients.options import ClientOptions, Flag
 from rewardsmith.transient import KeepsConfig
 
 logger = logging.getLogger(__name__)
 
 
-class TransformersChatClient(KeepsConfig):
+class TransformersChatClient(AsyncTransport, KeepsConfig):
     """Chat completions from a local model; ``model_path`` is a directory or a ``.gguf`` file."""
 
     def __init__(self, model_path: str | Path, *, model_name: str | None = None, device: str = "cpu") -> None:
@@ -65,7 +74,11 @@ class TransformersChatClient(KeepsConfig):
             self._loaded = (tokenizer, model)
         return self._loaded
 
-    def complete(self, messages: list[Message], params: ChatParams) -> ChatResult:
+    async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
+        """Generation blocks: it runs in a worker thread, one at a time (the model is not re-entrant)."""
+        return await to_async(self._generate_locked, messages, params)
+
+    def _generate_locked(self, messages: list[Message], params: ChatParams) -> ChatResult:
         with self._lock:
             try:
                 return self._generate(messages, params)
@@ -73,9 +86,6 @@ class TransformersChatClient(KeepsConfig):
                 raise
             except Exception as exc:  # a load or generation failure is an endpoint failure for callers
                 raise JudgeError(f"{self.model}: {type(exc).__name__}: {exc}") from exc
-
-    async def acomplete(self, messages: list[Message], params: ChatParams) -> ChatResult:
-        return await asyncio.to_thread(self.complete, messages, params)
 
     def _generate(self, messages: list[Message], params: ChatParams) -> ChatResult:
         import torch
