@@ -77,6 +77,10 @@ def _one(name: str, weight: float | None = None, **config: Any) -> dict[str, Any
 
 RG_FORMAT = _one("think_format", 0.1, answer_tag="answer")
 RG_TASKS = ("leg_counting", "letter_counting", "spell_backward", "base_conversion")
+RG_NOTE = (
+    "the task's scorer matches the tag's content exactly: the audit's honest control, a sentence in the tags "
+    "(`<answer>The answer is \\boxed{G}.</answer>`), is refused, the bare `<answer>G</answer>` paid"
+)
 
 SETUPS: list[Setup] = [
     Setup(
@@ -131,7 +135,7 @@ SETUPS: list[Setup] = [
         env="verl",
         register="verl_math_dapo",
         needs=("verl",),
-        note="reads only an `Answer: ...` line; pays -1 for a wrong answer, so 1.0 is the pass mark",
+        note="pays -1 for a wrong answer (1.0 is the pass mark); reads only the last 300 characters",
     ),
     Setup(
         "verl-prime_math",
@@ -158,6 +162,7 @@ SETUPS: list[Setup] = [
             f"rg:{task}",
             {"rewards": [_one("reasoning_gym"), RG_FORMAT]},
             needs=("reasoning_gym",),
+            note=RG_NOTE,
         )
         for task in RG_TASKS
     ],
