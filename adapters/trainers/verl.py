@@ -37,8 +37,7 @@ Default routes:
 ``compute_score_batched`` (async) coalesces the samples one reward loop worker scores together into one batch.
 Scored by a ``rewardsmith serve`` service instead of in verl's workers: ``compute_score_remote`` (async, per
 sample, coalesced the same way into chunked requests) with ``reward_kwargs: {remote: {urls: [http://host:8000]}}``;
-a route's ``reward`` is then a served name. ``compute_score_batch``/``compute_score_batch_remote`` keep the list
-signature of verl's legacy ``BatchRewardManager``, which 0.9.1's trainer no longer reaches.
+a route's ``reward`` is then a served name.
 """
 
 # No ``from __future__ import annotations``: verl loads this file by path under a synthetic module name that is not
@@ -397,18 +396,6 @@ async def compute_score_batched(
     return await _scorer(mapping).ascore_one(data_source, solution_str, ground_truth, extra_info)
 
 
-def compute_score_batch(
-    data_sources: Sequence[Any],
-    solution_strs: Sequence[Any],
-    ground_truths: Sequence[Any],
-    extra_infos: Sequence[Any] | None = None,
-    mapping: Any = None,
-    **kwargs: Any,
-) -> list[dict[str, Any]]:
-    """verl's batch reward-manager shape: lists in, one result dict per sample out."""
-    return _scorer(mapping).score_many(data_sources, solution_strs, ground_truths, extra_infos)
-
-
 # -- remote: the same routes, scored by a `rewardsmith serve` service -------------------------------------------
 class RemoteVerlScorer(VerlScorer):
     """:class:`VerlScorer` whose routes name rewards *served* by ``rewardsmith serve``.
@@ -474,16 +461,3 @@ async def compute_score_remote(
     """
     scorer = _remote_scorer(remote, mapping)
     return await scorer.ascore_one(data_source, solution_str, ground_truth, extra_info)
-
-
-def compute_score_batch_remote(
-    data_sources: Sequence[Any],
-    solution_strs: Sequence[Any],
-    ground_truths: Sequence[Any],
-    extra_infos: Sequence[Any] | None = None,
-    remote: Any = None,
-    mapping: Any = None,
-    **kwargs: Any,
-) -> list[dict[str, Any]]:
-    """verl's batch reward-manager shape, scored by a ``rewardsmith serve`` service (chunked, with fail-over)."""
-    return _remote_scorer(remote, mapping).score_many(data_sources, solution_strs, ground_truths, extra_infos)

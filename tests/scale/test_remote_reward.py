@@ -215,7 +215,7 @@ def verl_style(raw_fn, **reward_kwargs):
 
 
 def test_verl_async_compute_score_calls_the_service(servers: list[str]) -> None:
-    from rewardsmith.adapters.trainers.verl import compute_score, compute_score_batch_remote, compute_score_remote
+    from rewardsmith.adapters.trainers.verl import compute_score, compute_score_remote
 
     fn = verl_style(compute_score_remote, remote={"urls": servers})
     assert inspect.iscoroutinefunction(fn)  # verl's reward loop awaits it instead of using a thread
@@ -236,9 +236,6 @@ def test_verl_async_compute_score_calls_the_service(servers: list[str]) -> None:
     local = [compute_score(d, s, g, e) for d, s, g, e in samples]
     assert remote == local
     assert sum(r["score"] for r in remote) == 20.0 and remote[-1]["unscorable"] and remote[-2]["unscorable"]
-
-    columns = [list(c) for c in zip(*samples, strict=True)]
-    assert compute_score_batch_remote(*columns, remote={"urls": servers}) == local
 
 
 def test_verl_remote_needs_urls() -> None:

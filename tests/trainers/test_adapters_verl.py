@@ -1,10 +1,9 @@
 """verl adapter: ``compute_score`` called the way verl's reward managers call it, without verl installed.
 
-:func:`naive_manager_loop` and :func:`batch_manager_call` reproduce what verl's ``NaiveRewardManager`` /
-legacy ``BatchRewardManager`` do with the function: keyword call, ``extra_info`` extended with
-``num_turns``/``rollout_reward_scores``, reward from ``score["score"]`` (or the float), every other key appended to
-``reward_extra_info`` lists that must stay aligned, and validation metrics averaged per key with numpy. verl 0.9.1
-itself runs these paths in tests/trainers/test_verl_reward_loop.py (its own virtual environment).
+:func:`naive_manager_loop` reproduces what verl's ``NaiveRewardManager`` does with the function: keyword call,
+``extra_info`` extended with ``num_turns``/``rollout_reward_scores``, reward from ``score["score"]`` (or the float),
+every other key appended to ``reward_extra_info`` lists that must stay aligned, and validation metrics averaged per key
+with numpy. verl 0.9.1 itself runs these paths in tests/trainers/test_verl_reward_loop.py (its own virtual environment).
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import numpy as np
 import pytest
 
 import rewardsmith
-from rewardsmith.adapters.trainers.verl import VerlScorer, compute_score, compute_score_batch, load_mapping
+from rewardsmith.adapters.trainers.verl import VerlScorer, compute_score, load_mapping
 from rewardsmith.reward import ConfigError
 
 needs_math = pytest.mark.skipif("math_equivalence" not in rewardsmith.list_rewards(), reason="math family absent")
@@ -43,16 +42,6 @@ def naive_manager_loop(fn, samples, **reward_kwargs):
     assert all(len(v) == len(samples) for v in extra.values()), "reward_extra_info lists misaligned"
     metrics = {k: float(np.mean(np.array(v))) for k, v in extra.items() if k != "reason"}
     return np.array(rewards, dtype=np.float32), metrics
-
-
-def batch_manager_call(fn, samples, **reward_kwargs):
-    return fn(
-        data_sources=np.array([s["data_source"] for s in samples], dtype=object),
-        solution_strs=[s["response"] for s in samples],
-        ground_truths=[s["ground_truth"] for s in samples],
-        extra_infos=[{"rollout_reward_scores": {}, **(s.get("extra_info") or {})} for s in samples],
-        **reward_kwargs,
-    )
 
 
 # (data_source, response, ground_truth, expected score, expected unscorable)
@@ -83,14 +72,6 @@ def test_naive_manager_contract_keys_stay_aligned():
     rewards, metrics = naive_manager_loop(compute_score, samples)
     assert rewards.tolist() == [row[3] for row in MATH_TABLE]
     assert metrics["unscorable"] == pytest.approx(2 / len(MATH_TABLE))
-
-
-@needs_math
-def test_batch_manager_shape():
-    samples = [{"data_source": s, "response": r, "ground_truth": g} for s, r, g, *_ in MATH_TABLE]
-    results = batch_manager_call(compute_score_batch, samples)
-    assert [r["score"] for r in results] == [row[3] for row in MATH_TABLE]
-    assert [r["unscorable"] for r in results] == [row[4] for row in MATH_TABLE]
 
 
 def test_custom_mapping_through_reward_kwargs(tmp_path):
@@ -173,7 +154,7 @@ def test_routes_are_tried_in_order_and_an_unrouted_reason_names_the_patterns():
     assert scorer.router.config.mode == "glob" and scorer.router.config.ignore_case
     text = "<think>a</think>b"
     # "fmt-tags" matches both routes: the first one (think_format) scores it
-    results = compute_score_batch(["fmt-tags", "TAGS-v2", "other"], [text] * 3, [None] * 3, mapping=mapping)
+    results = [compute_score(source, text, None, mapping=mapping) for source in ("fmt-tags", "TAGS-v2", "other")]
     assert [r["score"] for r in results] == [1.0, 0.5, 0.0]
     assert results[2]["unscorable"] and results[2]["reason"] == (
         "no rewardsmith route for data_source 'other' (matches none of ['fmt*', 'fmt-tags', 'tags*'])"
