@@ -507,7 +507,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="docs/cards", help="folder of the cards and index.md")
     parser.add_argument("--budget", type=int, default=60, help="exploit-search completions per setup")
     parser.add_argument("--seed", type=int, default=0, help="seed of the rows, the attacks and the search")
-    parser.add_argument("--only", action="append", default=None, metavar="NAME", help="only this setup (repeatable)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="only this setup (repeatable; the index keeps the others' cards)",
+    )
     parser.add_argument("--replay", metavar="NAME", help="replay the sealed exploits of this setup's card")
     parser.add_argument("--worker", metavar="NAME", help=argparse.SUPPRESS)  # one setup, in verl's environment
     parser.add_argument("--fallback-path", help=argparse.SUPPRESS)
@@ -537,9 +543,14 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [s for s in SETUPS if args.only is None or s.name in args.only]
     out.mkdir(parents=True, exist_ok=True)
     table: list[str] = []
-    skipped = [] if args.only else list(UNAVAILABLE)
+    skipped = list(UNAVAILABLE)
     failed = False
-    for setup in chosen:
+    for setup in SETUPS:
+        if setup not in chosen:  # --only: the other setups' cards stay, and so do their rows of the index
+            previous = out / setup.name / "metrics.json"
+            if previous.is_file():
+                table.append(index_row(setup, json.loads(previous.read_text(encoding="utf-8"))))
+            continue
         start = time.monotonic()
         metrics: dict[str, Any] | None = None
         why = _missing(setup) if setup.env == "main" else None

@@ -37,7 +37,7 @@ def test_one_setup_writes_its_card_and_the_index(tmp_path, capsys):
 
     said = capsys.readouterr().out
     assert f"{name}: grade A on 40 rows" in said
-    assert f"wrote {out / 'index.md'}: 1 cards, 0 not audited" in said
+    assert f"wrote {out / 'index.md'}: 1 cards, 2 not audited" in said
 
     folder = out / name
     card = (folder / "card.md").read_text()
@@ -58,7 +58,8 @@ def test_one_setup_writes_its_card_and_the_index(tmp_path, capsys):
     assert cells[2:4] == ["40", "**A**"]
     assert cells[4].startswith("A: wrong paid 0/") and cells[5].startswith("A: ")
     assert cells[6] == "0 on 0/40 rows"
-    assert "## Not audited here" not in index  # --only lists only the chosen setup
+    assert len([line for line in index.splitlines() if line.startswith("| [")]) == 1  # nothing else was run here
+    assert "| open-r1 rewards |" in index.split("## Not audited here")[1]  # listed with its reason, never dropped
 
 
 def test_an_unknown_setup_is_refused_in_one_line(tmp_path):
