@@ -74,3 +74,41 @@ def test_an_unknown_setup_is_refused_in_one_line(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("verifier_cards: unknown setup 'no-such-setup'; known: ")
     assert "rewardsmith-math_equivalence" in lines[0]
     assert not (tmp_path / "index.md").exists()
+
+
+def _trl_style(completions, solution, **kwargs):
+    """A TRL-shaped reward: chat completions in, one float per completion; it raises on a completion it cannot read."""
+    texts = [c[0]["content"] for c in completions]
+    if any(t == "boom" for t in texts):
+        raise ValueError("cannot parse")
+    return [1.0 if t.strip() == s else 0.0 for t, s in zip(texts, solution, strict=True)]
+
+
+@pytest.fixture
+def restored_registry():
+    """The test's wrapped functions leave the reward registry as they found it (it is process-wide state)."""
+    from rewardsmith import registry
+
+    registry.list_rewards()
+    saved = dict(registry._REGISTRY)
+    yield
+    registry._REGISTRY.clear()
+    registry._REGISTRY.update(saved)
+
+
+def test_a_third_party_function_is_scored_as_it_ships(restored_registry):
+    from rewardsmith.hackaudit.function_reward import function_reward
+    from rewardsmith.hackaudit.spec_kinds import profile_spec
+
+    cls = function_reward("test_cards_trl_style", _trl_style, audit_kinds={"math"})
+    reward = cls()
+    results = reward.details(["4", "boom", "5"], solution=["4", "4", "4"])
+    assert [r.score for r in results] == [1.0, None, 0.0]  # the crash costs its own completion only
+    assert "ValueError: cannot parse" in results[1].reason
+    assert profile_spec({"rewards": [{"name": "test_cards_trl_style"}]}).kinds == ["math"]
+
+    def verl_style(completion, row):  # verl's compute_score shape: a dict, or (score, metadata) for code
+        return {"score": -1.0 if completion != row["solution"] else 1.0, "acc": False}
+
+    per_sample = function_reward("test_cards_verl_style", verl_style, audit_kinds={"math"}, per_sample=True)()
+    assert per_sample(["7", "8"], solution=["7", "7"]) == [1.0, -1.0]
