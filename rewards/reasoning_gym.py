@@ -4,9 +4,12 @@ reasoning-gym (``pip install 'rewardsmith[reasoning-gym]'``) generates entries `
 for ~100 task families and scores an answer with the family's ``score_answer(answer, entry)``, some with partial
 credit. The reward rebuilds the entry from the row's columns, takes the answer out of the completion with
 reasoning-gym's own ``extract_answer`` (the last ``<answer>...</answer>``) and returns that scorer's number, so a
-run trains on exactly what reasoning-gym evaluates. One rule is the reward's own: a completion without the answer
+run trains on exactly what reasoning-gym evaluates. Two rules are the reward's own: a completion without the answer
 tag scores 0.0 without asking the scorer (fraction_simplification's and puzzle24's give ``None`` 0.01, which would
-pay a policy for dropping the format).
+pay a policy for dropping the format), and only the text after the reasoning block (``reasoning_end``,
+``</think>``) is read, as ``math_equivalence`` reads it (an ``<answer>`` written inside the reasoning and never
+stated after it was paid: the verifier card's gold-in-think attack on every row), so an opened but never closed
+block has no answer.
 
 Through TRL the ``metadata`` column is a JSON string: a ``datasets`` table would unify the families' different
 metadata dicts and add every other family's keys set to ``None``. :func:`dataset` writes it that way, tuples kept
@@ -48,6 +51,9 @@ class ReasoningGymConfig(RewardConfig):
     )
     answer_tag: str | None = Field(
         "answer", pattern=r"^[A-Za-z][A-Za-z0-9_.:-]*$", description="tag the answer is in; None: whole completion"
+    )
+    reasoning_end: str | None = Field(
+        "</think>", min_length=1, description="only text after this tag is read; None: the whole completion"
     )
     timeout_s: float = Field(5.0, gt=0, description="hard limit on extracting and scoring one completion")
     workers: int = Field(1, ge=1, description="worker processes that run the scorers")
@@ -97,7 +103,22 @@ def _scorer(task: str) -> Callable[[Any, dict[str, Any]], Any] | None:
     return get_score_answer_fn(task) if task in DATASETS else None
 
 
-def judge_answer(task: str, completion: str, entry: dict[str, Any], answer_tag: str | None) -> tuple[float | None, str]:
+def after_reasoning(completion: str, reasoning_end: str | None) -> str | None:
+    """The text after the last ``reasoning_end``; the whole completion without one; None when a reasoning block was
+    opened (``<think>`` for ``</think>``) and never closed."""
+    if not reasoning_end:
+        return completion
+    cut = completion.rfind(reasoning_end)
+    if cut >= 0:
+        return completion[cut + len(reasoning_end) :]
+    if reasoning_end.startswith("</") and "<" + reasoning_end[2:] in completion:
+        return None
+    return completion
+
+
+def judge_answer(
+    task: str, completion: str, entry: dict[str, Any], answer_tag: str | None, reasoning_end: str | None = "</think>"
+) -> tuple[float | None, str]:
     """``(score, reason)`` of one completion by the task's own scorer; ``score`` is None for an unknown task."""
     from reasoning_gym.factory import DATASETS
     from reasoning_gym.utils import extract_answer
@@ -105,9 +126,13 @@ def judge_answer(task: str, completion: str, entry: dict[str, Any], answer_tag: 
     scorer = _scorer(task)
     if scorer is None:
         return None, f"unknown reasoning-gym task {task!r} ({len(DATASETS)} known; check the row's task)"
-    answer = completion if answer_tag is None else extract_answer(completion, tag_name=answer_tag)
+    final = after_reasoning(completion, reasoning_end)
+    if final is None:
+        return 0.0, f"reasoning block never closed with {reasoning_end}: no answer after it"
+    answer = final if answer_tag is None else extract_answer(final, tag_name=answer_tag)
     if answer is None:
-        return 0.0, f"no <{answer_tag}>...</{answer_tag}> in the completion"
+        where = "after the reasoning" if reasoning_end and reasoning_end in completion else "in the completion"
+        return 0.0, f"no <{answer_tag}>...</{answer_tag}> {where}"
     try:
         score = float(scorer(answer, entry))
     except Exception as exc:
@@ -208,7 +233,7 @@ class ReasoningGym(KeepsConfig, Reward[ReasoningGymConfig]):
                 results[i] = RewardResult.unscorable(found)
                 continue
             task, entry = found
-            calls.append((task, completion, entry, self.config.answer_tag))
+            calls.append((task, completion, entry, self.config.answer_tag, self.config.reasoning_end))
             where.append(i)
         for i, outcome in zip(where, self.pool.map(judge_answer, calls, timeout_s=self.config.timeout_s), strict=True):
             results[i] = self._verdict(outcome)

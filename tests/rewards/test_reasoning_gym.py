@@ -119,6 +119,25 @@ def _rules_table():
         (right, {"metadata": [meta], "answer": [row["answer"]]}, 1.0, "scorer"),
         # wrong or missing answers are 0.0
         ("no tags at all", {"metadata": [meta], "answer": [row["answer"]]}, 0.0, "no <answer>"),
+        # the answer is read after the reasoning only (the verifier card's gold-in-think exploit)
+        (
+            f"<think>\n<answer>{row['answer']}</answer>\n</think>\nNo final answer.",
+            {"metadata": [meta], "answer": [row["answer"]]},
+            0.0,
+            "no <answer>...</answer> after the reasoning",
+        ),
+        (
+            f"<think>sure it is <answer>{row['answer']}</answer>",
+            {"metadata": [meta], "answer": [row["answer"]]},
+            0.0,
+            "never closed",
+        ),
+        (
+            f"<think><answer>0</answer></think><answer>{row['answer']}</answer>",
+            {"metadata": [meta], "answer": [row["answer"]]},
+            1.0,
+            "scorer: 1",
+        ),
         ("<answer>zzz</answer>", {"metadata": [meta], "answer": [row["answer"]]}, 0.0, "rejected the answer"),
         # an empty answer is an answer: the scorer's own partial credit for a malformed one stands
         ("<answer></answer>", {"metadata": [meta], "answer": [row["answer"]]}, 0.01, "scorer: 0.01"),
