@@ -77,10 +77,6 @@ def _one(name: str, weight: float | None = None, **config: Any) -> dict[str, Any
 
 RG_FORMAT = _one("think_format", 0.1, answer_tag="answer")
 RG_TASKS = ("leg_counting", "letter_counting", "spell_backward", "base_conversion")
-RG_NOTE = (
-    "the task's scorer matches the tag's content exactly: the audit's honest control, a sentence in the tags "
-    "(`<answer>The answer is \\boxed{G}.</answer>`), is refused, the bare `<answer>G</answer>` paid"
-)
 
 SETUPS: list[Setup] = [
     Setup(
@@ -162,7 +158,6 @@ SETUPS: list[Setup] = [
             f"rg:{task}",
             {"rewards": [_one("reasoning_gym"), RG_FORMAT]},
             needs=("reasoning_gym",),
-            note=RG_NOTE,
         )
         for task in RG_TASKS
     ],
@@ -199,6 +194,12 @@ UNAVAILABLE: list[tuple[str, str, str]] = [
         "verl-prime_code",
         "verl `default_compute_score` (`apps` → `prime_code`)",
         "it reads APPS-style input/output cases; no public rows in that format ship in a package installed here",
+    ),
+    (
+        "trl-length_and_repetition",
+        "TRL `get_soft_overlong_punishment`, `get_repetition_penalty_reward`, `get_cosine_scaled_reward`",
+        "they shape a score by length or n-gram repetition (the cosine one scales a correctness check by length): "
+        "no gold answer to be sound or complete against, so the audit's verdict attacks do not apply",
     ),
 ]
 

@@ -39,13 +39,15 @@ def row_context(row: Mapping[str, Any], profile: SpecProfile, seed: int = 0) -> 
 
 
 def honest_controls(ctx: AttackContext) -> list[str]:
-    """The row's gold as an honest completion: a reference program when there are tests, else the boxed gold."""
+    """The row's gold as an honest completion: a reference program when there are tests, else the gold alone in the
+    spec's answer tag when it asks for one (the form the tag asks for: a checker that matches the tag's contents
+    exactly refuses a sentence there), else the boxed gold."""
     if ctx.tests is not None:
         program = next((ctx.row[c] for c in CODE_GOLD_COLUMNS if ctx.row.get(c)), None)
         return [fenced(ctx, str(program))] if program else []
     if ctx.gold and ctx.gold.strip():
         gold = ctx.gold.strip()
-        if "math" in ctx.profile.kinds:
+        if "math" in ctx.profile.kinds and not ctx.profile.answer_tag:
             return [ctx.frame(f"The answer is \\boxed{{{gold}}}.")]
         return [ctx.frame(gold)]
     return []

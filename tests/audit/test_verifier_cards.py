@@ -37,7 +37,7 @@ def test_one_setup_writes_its_card_and_the_index(tmp_path, capsys):
 
     said = capsys.readouterr().out
     assert f"{name}: grade A on 40 rows" in said
-    assert f"wrote {out / 'index.md'}: 1 cards, 2 not audited" in said
+    assert f"wrote {out / 'index.md'}: 1 cards, 3 not audited" in said
 
     folder = out / name
     card = (folder / "card.md").read_text()
