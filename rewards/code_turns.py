@@ -65,9 +65,9 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from rewardsmith.registry import register_reward
-from rewardsmith.reward import ConfigError, RewardConfig
+from rewardsmith.reward import RewardConfig
 from rewardsmith.rewards.code.extract import TAGS, code_blocks
-from rewardsmith.rewards.code.reward import SANDBOX_NEEDS
+from rewardsmith.rewards.code.sandbox_use import check_sandbox, open_sandbox, run_batch
 from rewardsmith.rewards.turns import _mean_of_turns, _TurnReward
 from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus, SandboxBackend
 from rewardsmith.sandboxes.factory import SandboxName
@@ -387,13 +387,7 @@ class CodeTurns(_TurnReward):
 
     # -- sandbox -----------------------------------------------------------------------------------
     def _run(self, requests: list[tuple[str, RunRequest]]) -> list[tuple[str, RunResult]]:
-        try:
-            backend = self._sandbox()
-            results = backend.run_batch([r for _, r in requests], concurrency=self.config.concurrency)
-        except Exception as exc:  # an unavailable backend is an infrastructure failure: every run is None
-            results = [RunResult(status=RunStatus.SANDBOX_ERROR, message=f"backend unavailable: {exc}")] * len(requests)
-        if len(results) != len(requests):
-            results = [RunResult(status=RunStatus.SANDBOX_ERROR, message="backend lost results")] * len(requests)
+        results = run_batch(self._sandbox, [r for _, r in requests], self.config.concurrency)
         return [(nonce, result) for (nonce, _), result in zip(requests, results, strict=True)]
 
     def _sandbox(self) -> SandboxBackend:
@@ -403,34 +397,12 @@ class CodeTurns(_TurnReward):
             return self._backend
 
     def _open_backend(self) -> SandboxBackend:
-        from rewardsmith.sandboxes.factory import open_backend
-
-        options = dict(self.config.backend_options)
-        if self.config.base_url:
-            options.setdefault("base_url", self.config.base_url)
-        return open_backend(self.config.backend, offered={"isolation": self.config.isolation}, **options)
+        return open_sandbox(self.config, {"isolation": self.config.isolation})
 
     def _check_backend(self) -> None:
-        """Refuse, at construction, a backend whose description does not cover what ``code_tests`` rests its
-        verdicts on (:data:`rewardsmith.rewards.code.reward.SANDBOX_NEEDS`): the same contract, the same refusal."""
-        try:
-            backend = self._open_backend()
-        except Exception as exc:
-            raise ConfigError(f"code_turns cannot open sandbox backend {self.config.backend!r}: {exc}") from None
-        try:
-            guarantees = backend.describe() if callable(getattr(backend, "describe", None)) else None
-        finally:
-            backend.close()
-        problem: str | None = "it does not say what it guarantees (no describe())"
-        if guarantees is not None:
-            needs = SANDBOX_NEEDS if self.config.isolation == "strong" else SANDBOX_NEEDS - {"network"}
-            problem = guarantees.shortfall(needs, self.config.isolation)
-        if problem:
-            raise ConfigError(
-                f"code_turns cannot trust sandbox backend {self.config.backend!r}: {problem}; to fix: use a backend "
-                f"that isolates and enforces {', '.join(sorted(SANDBOX_NEEDS))} (local, docker, remote), or accept "
-                "weak isolation with isolation='weak'"
-            )
+        """Refuse, at construction, a backend that cannot carry the verdicts: the same contract and refusal as
+        ``code_tests`` (:func:`rewardsmith.rewards.code.sandbox_use.check_sandbox`)."""
+        check_sandbox("code_turns", self.config, {"isolation": self.config.isolation})
 
 
 def _nth_code_turn(sample: _Transcript, n: int) -> int | None:

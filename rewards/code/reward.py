@@ -50,13 +50,14 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from rewardsmith.registry import register_reward
-from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.reward import Reward, RewardConfig
 from rewardsmith.rewards.code import datasets, harness, preludes
 from rewardsmith.rewards.code.case_formats import BadTestsFormat, TestSuite, normalize_language, parse_tests
 from rewardsmith.rewards.code.checking import ProgramState, TrustedChecks
 from rewardsmith.rewards.code.checking import Sample as _Sample
 from rewardsmith.rewards.code.extract import extract_program
-from rewardsmith.sandboxes.base import LimitName, Limits, RunRequest, RunResult, RunStatus, SandboxBackend
+from rewardsmith.rewards.code.sandbox_use import check_sandbox, open_sandbox, run_batch
+from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus, SandboxBackend
 from rewardsmith.sandboxes.factory import SandboxName
 from rewardsmith.types import RewardResult
 
@@ -102,11 +103,6 @@ class CodeTestsConfig(RewardConfig):
         if self.backend == "remote" and not (self.base_url or self.backend_options.get("base_url")):
             raise ValueError("backend 'remote' needs base_url")
         return self
-
-
-#: what a verdict rests on: a run ends, stays in its memory and reaches nothing outside (the rest of the host's
-#: protection may be a server's own policy); ``isolation="weak"`` accepts a reachable network, as it says
-SANDBOX_NEEDS: frozenset[LimitName] = frozenset({"wall_time_s", "memory_mb", "network"})
 
 
 def entry_points(suite: TestSuite, raw: Any) -> frozenset[str]:
@@ -515,17 +511,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         return Limits(wall_time_s=seconds, cpu_time_s=seconds, memory_mb=memory_mb or self.config.memory_mb)
 
     def _run(self, requests: list[RunRequest]) -> list[RunResult]:
-        if not requests:
-            return []
-        try:
-            backend = self._sandbox()
-        except Exception as exc:  # an unavailable backend is an infrastructure failure: every run is None
-            failure = RunResult(status=RunStatus.SANDBOX_ERROR, message=f"backend unavailable: {exc}")
-            return [failure for _ in requests]
-        results = backend.run_batch(requests, concurrency=self.config.concurrency)
-        if len(results) != len(requests):
-            return [RunResult(status=RunStatus.SANDBOX_ERROR, message="backend lost results") for _ in requests]
-        return results
+        return run_batch(self._sandbox, requests, self.config.concurrency)
 
     def _sandbox(self) -> SandboxBackend:
         with self._backend_lock:
@@ -533,43 +519,16 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
                 self._backend = self._open_backend()
             return self._backend
 
-    def _open_backend(self) -> SandboxBackend:
-        from rewardsmith.sandboxes.factory import open_backend
-
-        options = dict(self.config.backend_options)
-        if self.config.base_url:
-            options.setdefault("base_url", self.config.base_url)
-        offered = {
+    def _offered(self) -> dict[str, Any]:
+        """What every backend is offered: the isolation accepted, and the harness runtime to preload."""
+        return {
             "isolation": self.config.isolation,
             "warm_modules": {harness.RUNTIME_MODULE: harness.runtime_source()},
         }
-        return open_backend(self.config.backend, offered=offered, **options)
+
+    def _open_backend(self) -> SandboxBackend:
+        return open_sandbox(self.config, self._offered())
 
     def _check_backend(self) -> None:
-        """Refuse, at construction, a backend whose own description does not cover what the verdicts rest on
-        (:data:`SANDBOX_NEEDS`, at the configured isolation): a backend that drops limits would pay its scores all
-        the same. A backend starts nothing until its first run, so one is built here only to be asked (options it
-        refuses are a configuration error too, said now rather than as every sample's None)."""
-        try:
-            backend = self._open_backend()
-        except Exception as exc:
-            lines = [line.strip() for line in str(exc).splitlines() if not line.strip().startswith("For further")]
-            why = "; ".join(line for line in lines if line)
-            raise ConfigError(f"code_tests cannot open sandbox backend {self.config.backend!r}: {why}") from None
-        try:
-            guarantees = backend.describe() if callable(getattr(backend, "describe", None)) else None
-        finally:
-            backend.close()
-        problem: str | None = "it does not say what it guarantees (no describe())"
-        if guarantees is not None:
-            needs = SANDBOX_NEEDS if self.config.isolation == "strong" else SANDBOX_NEEDS - {"network"}
-            problem = guarantees.shortfall(needs, self.config.isolation)
-        if problem:
-            weak_only = (
-                guarantees is not None and guarantees.isolation == "weak" and guarantees.enforces >= SANDBOX_NEEDS
-            )
-            fix = "accept weak isolation with isolation='weak', or use" if weak_only else "use"
-            raise ConfigError(
-                f"code_tests cannot trust sandbox backend {self.config.backend!r}: {problem}; to fix: {fix} a backend "
-                f"that isolates and enforces {', '.join(sorted(SANDBOX_NEEDS))} (local, docker, remote)"
-            )
+        """Refuse, at construction, a backend that cannot carry the verdicts (:func:`.sandbox_use.check_sandbox`)."""
+        check_sandbox("code_tests", self.config, self._offered())
