@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast, get_args
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rewardsmith.bridge import run_inline, to_async
+from rewardsmith.reward_config import ConfigError, ConfigT, RewardConfig, build_config
 from rewardsmith.groups import BatchDependency, dependency_of, merge_groups, strongest
 from rewardsmith.types import RewardResult, completion_text, describe_non_text
 
@@ -29,20 +30,6 @@ logger = logging.getLogger(__name__)
 
 #: Keyword arguments TRL passes that are not per-sample dataset columns.
 TRAINER_KWARGS = frozenset({"trainer_state", "log_extra", "log_metric", "environments"})
-
-
-class RewardConfig(BaseModel):
-    """Base for every reward's config: unknown fields and non-finite numbers (``nan``, ``inf``) are
-    configuration errors, not silently ignored or carried into every score."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class ConfigError(ValueError):
-    """Invalid reward configuration (unknown name, bad parameter). Raised at construction, never in training."""
-
-
-ConfigT = TypeVar("ConfigT", bound=RewardConfig)
 
 
 class Reward(Generic[ConfigT]):
@@ -337,32 +324,6 @@ def _held_rewards(owner: Reward) -> list[Reward]:
             if isinstance(item, Reward) and item is not owner:
                 found.setdefault(id(item), item)
     return list(found.values())
-
-
-def build_config(
-    model: type[RewardConfig],
-    config: RewardConfig | Mapping[str, Any] | None,
-    overrides: Mapping[str, Any],
-    reward_name: str,
-) -> RewardConfig:
-    """Validate a reward config once, at construction, turning pydantic errors into readable ones."""
-    if isinstance(config, model) and not overrides:
-        return config
-    data: dict[str, Any] = {}
-    if isinstance(config, BaseModel):
-        data.update(config.model_dump())
-    elif isinstance(config, Mapping):
-        data.update(config)
-    elif config is not None:
-        raise ConfigError(f"reward {reward_name!r}: config must be a mapping, got {type(config).__name__}")
-    data.update(overrides)
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '<config>'}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"reward {reward_name!r}: invalid config: {problems}") from None
 
 
 class Row(dict):
