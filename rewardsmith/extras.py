@@ -1,8 +1,9 @@
 """The optional extras: which modules each one brings, and the one wording of "this needs extra X".
 
 ``pyproject.toml``'s optional dependencies are the install side; this table is the import side, written once, so
-the CLI's pre-flight check, the backend tables (judge clients, sandboxes) and the library's own refusals all find
-a missing extra the same way (without importing it) and name the same install command.
+the CLI's pre-flight check, the plugin registry (a plugin names its extra, :mod:`rewardsmith.plugins`) and the
+library's own refusals all find a missing extra the same way (without importing it) and name the same install
+command.
 """
 
 from __future__ import annotations
@@ -47,9 +48,18 @@ def absent_modules(extra: str) -> list[str]:
     return [module for module in EXTRA_MODULES[extra] if not importable(module)]
 
 
+def needs_text(extras: tuple[str, ...]) -> str:
+    """What something that runs with any one of ``extras`` needs, and the install (of the first) that fixes it:
+    ``"the 'judge-local' extra (torch missing) or the 'judge' extra: pip install 'rewardsmith[judge-local]'"``."""
+    said = []
+    for extra in extras:
+        absent = absent_modules(extra)
+        said.append(f"the '{extra}' extra" + (f" ({', '.join(absent)} missing)" if absent else ""))
+    return f"{' or '.join(said)}: {install_command(extras[0])}"
+
+
 def missing_extra(extra: str, what: str) -> str | None:
     """``"<what> needs the 'audit' extra (matplotlib missing): pip install 'rewardsmith[audit]'"``, or None."""
-    absent = absent_modules(extra)
-    if not absent:
+    if not absent_modules(extra):
         return None
-    return f"{what} needs the '{extra}' extra ({', '.join(absent)} missing): {install_command(extra)}"
+    return f"{what} needs {needs_text((extra,))}"

@@ -1,27 +1,21 @@
-"""Sandbox backends by name: the one table of them, imported lazily so an unused backend's dependencies are never
-needed. A new backend is its module plus one line in :data:`SANDBOXES` (or a ``rewardsmith.sandboxes`` entry point)."""
+"""Sandbox backends by name: one kind of the plugin registry (:mod:`rewardsmith.plugins`), each imported lazily so an
+unused backend's dependencies are never needed. A new backend is its module plus one line below (or a
+``rewardsmith.sandboxes`` entry point, or ``@SANDBOXES.decorator("name")`` on the class)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from rewardsmith.backends import Backend, BackendTable
+from rewardsmith.plugins import PluginKind
 from rewardsmith.sandboxes.base import SandboxBackend
 
-SANDBOXES = BackendTable(
-    "sandbox backend",
-    "rewardsmith.sandboxes",
-    [
-        Backend("local", "rewardsmith.sandboxes.local.backend:LocalSandbox"),
-        Backend(
-            "docker",
-            "rewardsmith.sandboxes.docker.backend:DockerSandbox",
-            extra="docker",
-        ),
-        Backend("remote", "rewardsmith.sandboxes.fusion.client:RemoteSandbox", forwards=True),
-    ],
-)
+#: The sandbox backends. ``forwards``: it forwards programs to another server (so it is no backend to serve the
+#: API on).
+SANDBOXES: PluginKind[Any] = PluginKind("sandboxes", "sandbox backend", info_defaults={"forwards": False})
+SANDBOXES.declare("local", "rewardsmith.sandboxes.local.backend:LocalSandbox")
+SANDBOXES.declare("docker", "rewardsmith.sandboxes.docker.backend:DockerSandbox", extra="docker")
+SANDBOXES.declare("remote", "rewardsmith.sandboxes.fusion.client:RemoteSandbox", forwards=True)
 
 #: the type of a config field naming a sandbox backend
 SandboxName = SANDBOXES.literal()
@@ -42,4 +36,5 @@ def open_backend(name: str, offered: Mapping[str, Any] | None = None, **options:
     for key, value in (offered or {}).items():
         if key in accepted:
             options.setdefault(key, value)
-    return backend_class(**options)
+    backend: SandboxBackend = backend_class(**options)
+    return backend

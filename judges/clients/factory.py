@@ -21,41 +21,25 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, model_validator
 
-from rewardsmith.backends import Backend, BackendTable
 from rewardsmith.judges.accounting import Accountant, UsageReport
 from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, Message
 from rewardsmith.judges.cache import RequestCache, cache_key
 from rewardsmith.judges.clients.options import ClientOptions
 from rewardsmith.judges.limits import ConcurrencyLimit, RateLimiter, estimate_tokens
+from rewardsmith.plugins import PluginKind
 
 logger = logging.getLogger(__name__)
 
-#: The judge clients: a new one is its module (a transport and its :class:`ClientOptions` subclass) plus one line
-#: here, or a ``rewardsmith.judge_clients`` entry point. A line's target is the kind's options model (a bare transport
-#: callable works too: it takes the common options and receives those its parameters name).
-JUDGE_CLIENTS = BackendTable(
-    "judge backend",
-    "rewardsmith.judge_clients",
-    [
-        Backend(
-            "embedded",
-            "rewardsmith.judges.clients.embedded:EmbeddedOptions",
-            extra="judge-local",
-            needs=(("openai",), ("transformers", "torch")),
-            install="the 'judge-local' extra (or the 'judge' extra with llama-cpp-python): "
-            "pip install 'rewardsmith[judge-local]'",
-        ),
-        Backend(
-            "openai",
-            "rewardsmith.judges.clients.openai_compat:OpenAIOptions",
-            extra="judge",
-        ),
-        Backend(
-            "transformers",
-            "rewardsmith.judges.clients.transformers_local:TransformersOptions",
-            extra="judge-local",
-        ),
-    ],
+#: The judge clients, one kind of the plugin registry (:mod:`rewardsmith.plugins`): a new one is its module (a
+#: transport and its :class:`ClientOptions` subclass) plus one line here, or a ``rewardsmith.judge_clients`` entry
+#: point. A line's target is the kind's options model (a bare transport callable works too: it takes the common
+#: options and receives those its parameters name). ``embedded`` runs with either extra: the llama.cpp server (or a
+#: given ``base_url``) through ``openai``, else in-process through ``transformers``.
+JUDGE_CLIENTS: PluginKind[Any] = PluginKind("judge_clients", "judge backend")
+JUDGE_CLIENTS.declare("embedded", "rewardsmith.judges.clients.embedded:EmbeddedOptions", extra=("judge-local", "judge"))
+JUDGE_CLIENTS.declare("openai", "rewardsmith.judges.clients.openai_compat:OpenAIOptions", extra="judge")
+JUDGE_CLIENTS.declare(
+    "transformers", "rewardsmith.judges.clients.transformers_local:TransformersOptions", extra="judge-local"
 )
 
 if TYPE_CHECKING:

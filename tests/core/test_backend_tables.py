@@ -1,5 +1,5 @@
-"""One table per backend kind: the CLI's choices, the configs' accepted values and the table agree, every line points
-at a module that exists, and a package adds a backend through the table's entry-point group alone."""
+"""Backend kinds of the plugin registry: the CLI's choices, the configs' accepted values and the table agree, every
+line points at a module that exists, and a package adds a backend through the kind's entry-point group alone."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from rewardsmith.backends import BackendTable
 from rewardsmith.cli.clients import client_specs, parse_client_spec
 from rewardsmith.cli.main import build_parser
 from rewardsmith.judges.clients.factory import JUDGE_CLIENTS, JudgeClientConfig
-from rewardsmith.rewards.code.reward import CodeTestsConfig
+from rewardsmith.judges.clients.reward_models import REWARD_MODELS
+from rewardsmith.plugins import PluginKind
+from rewardsmith.rewards.code.reward import CodeSandbox, CodeTestsConfig
 from rewardsmith.sandboxes.factory import SANDBOXES, open_backend
 
 REPO = Path(__file__).parents[2]
@@ -42,10 +43,12 @@ def _code_config(backend: str) -> CodeTestsConfig:
     return CodeTestsConfig(backend=backend, **extra)
 
 
-@pytest.mark.parametrize("table", [SANDBOXES, JUDGE_CLIENTS], ids=lambda t: t.kind)
-def test_every_table_line_points_at_a_module_that_exists(table: BackendTable):
-    for name in table.builtins:
+@pytest.mark.parametrize("table", [SANDBOXES, JUDGE_CLIENTS, REWARD_MODELS], ids=lambda t: t.kind)
+def test_every_table_line_points_at_a_module_that_exists(table: PluginKind):
+    for name in table.names():
         backend = table.get(name)
+        if backend.from_entry_point:
+            continue
         assert importlib.util.find_spec(backend.module) is not None, backend.target
         assert not backend.module_groups() or backend.install_hint(), f"{name}: needs packages but says no install"
 
@@ -59,9 +62,9 @@ def test_sandbox_cli_choices_config_values_and_table_agree():
     assert _choices(_subparser(parser, "sandbox", "serve"), "--backend") == [
         n for n in names if not SANDBOXES.get(n).forwards
     ]
-    assert list(get_args(CodeTestsConfig.model_fields["backend"].annotation)) == names
+    assert list(get_args(CodeSandbox.model_fields["backend"].annotation)) == names
     for name in names:
-        assert _code_config(name).backend == name
+        assert _code_config(name).sandbox.backend == name
     with pytest.raises(ValidationError):
         CodeTestsConfig(backend="podman")
 
@@ -87,7 +90,7 @@ def test_judge_client_cli_specs_config_values_and_table_agree():
 
 
 def test_unknown_backend_names_the_known_ones():
-    with pytest.raises(ValueError, match="unknown sandbox backend 'podman'; known: local, docker, remote"):
+    with pytest.raises(ValueError, match=r"unknown sandbox backend 'podman'\. Known: local, docker, remote"):
         open_backend("podman")
 
 
@@ -110,7 +113,7 @@ import json
 from typing import get_args
 
 from rewardsmith.cli.main import build_parser
-from rewardsmith.rewards.code.reward import CodeTestsConfig
+from rewardsmith.rewards.code.reward import CodeSandbox, CodeTestsConfig
 from rewardsmith.sandboxes.factory import SANDBOXES, open_backend
 
 parser = build_parser()
@@ -120,8 +123,8 @@ for name in ("sandbox", "run"):
 print(json.dumps({
     "names": list(SANDBOXES.names()),
     "cli": list(parser._option_string_actions["--backend"].choices),
-    "config": list(get_args(CodeTestsConfig.model_fields["backend"].annotation)),
-    "accepted": CodeTestsConfig(backend="echo").backend,
+    "config": list(get_args(CodeSandbox.model_fields["backend"].annotation)),
+    "accepted": CodeTestsConfig(backend="echo").sandbox.backend,
     "built": type(open_backend("echo", concurrency=3)).__name__,
     "options": open_backend("echo", offered={"isolation": "weak"}, concurrency=3).options,
 }))

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from rewardsmith.backends import Backend
 from rewardsmith.cli.clients import client_flags, client_from_args, client_specs, parse_client_spec, spec_help
 from rewardsmith.cli.main import build_parser
 from rewardsmith.judges.base import ChatParams
@@ -27,6 +26,7 @@ from rewardsmith.judges.clients.factory import JUDGE_CLIENTS, JudgeClientConfig,
 from rewardsmith.judges.clients.openai_compat import OpenAIChatClient, OpenAIOptions
 from rewardsmith.judges.clients.options import ClientOptions, flag_of
 from rewardsmith.judges.clients.transformers_local import TransformersChatClient
+from rewardsmith.plugins import Plugin
 from tests.support.echo_client import EchoChatClient
 
 REPO = Path(__file__).parents[2]
@@ -162,7 +162,8 @@ def test_an_option_a_kind_does_not_take_fails_loudly():
 
 
 def test_a_new_kind_is_one_table_line_the_factory_and_the_command_line_read(monkeypatch):
-    monkeypatch.setitem(JUDGE_CLIENTS.builtins, "echo", Backend("echo", "tests.support.echo_client:EchoOptions"))
+    JUDGE_CLIENTS.names()  # the table loaded: the line below is added as a built-in line would be
+    monkeypatch.setitem(JUDGE_CLIENTS.entries, "echo", Plugin("echo", "tests.support.echo_client:EchoOptions"))
     assert client_specs() == ["embedded", "openai:MODEL", "transformers:PATH", "echo:NAME"]
     assert parse_client_spec("echo:bob") == ("echo", "bob")
     with pytest.raises(ValueError, match="echo:NAME"):

@@ -2,8 +2,8 @@
 
 An attack is an :class:`~rewardsmith.hackaudit.attacks.base.Attack` subclass registered with
 :func:`register_attack`; a third-party package exposes one through the ``rewardsmith.attacks`` entry-point group
-(the target is the class). Built-in families: :mod:`.math`, :mod:`.code`, :mod:`.format`, :mod:`.judge`,
-:mod:`.workspace`.
+(the target is the class). Attacks are one kind of the plugin registry (:mod:`rewardsmith.plugins`). Built-in
+families: :mod:`.math`, :mod:`.code`, :mod:`.format`, :mod:`.judge`, :mod:`.workspace`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from rewardsmith.hackaudit.attacks.base import Attack, AttackContext
-from rewardsmith.plugins import PluginRegistry
+from rewardsmith.plugins import PluginKind
 
-ENTRY_POINT_GROUP = "rewardsmith.attacks"
 BUILTIN_MODULES = (
     "rewardsmith.hackaudit.attacks.math",
     "rewardsmith.hackaudit.attacks.code",
@@ -23,13 +22,14 @@ BUILTIN_MODULES = (
     "rewardsmith.hackaudit.attacks.workspace",
 )
 
-ATTACKS: PluginRegistry[type[Attack]] = PluginRegistry(
+ATTACKS: PluginKind[type[Attack]] = PluginKind(
+    "attacks",
     "attack",
-    ENTRY_POINT_GROUP,
-    BUILTIN_MODULES,
+    builtin_modules=BUILTIN_MODULES,
     accepts=lambda target: isinstance(target, type) and issubclass(target, Attack),
     adopt=lambda name, cls: register_attack(name)(cls),
 )
+ENTRY_POINT_GROUP = ATTACKS.group  # "rewardsmith.attacks"
 
 A = TypeVar("A", bound=type[Attack])
 
@@ -48,19 +48,21 @@ def register_attack(name: str | None = None) -> Callable[[A], A]:
 
 
 def list_attacks() -> list[str]:
-    return ATTACKS.names()
+    """Every attack's name, sorted (a plugin that cannot load is left out)."""
+    ATTACKS.load_plugins()
+    return sorted(ATTACKS.names())
 
 
 def get_attack(name: str) -> Attack:
     """An instance of the attack registered as ``name`` (a plugin's entry-point name becomes its name)."""
-    attack = ATTACKS.get(name)()
+    attack = ATTACKS.load(name)()
     attack.name = name
     return attack
 
 
 def select_attacks(choice: str, kinds: list[str]) -> list[Attack]:
     """``all`` (every attack of the spec's kinds) or a comma list of attack names and families (``math,code``)."""
-    every = [get_attack(name) for name in ATTACKS.names()]
+    every = [get_attack(name) for name in list_attacks()]
     if choice.strip() in ("", "all"):
         return [a for a in every if set(a.kinds) & set(kinds)]
     chosen: list[Attack] = []
