@@ -139,7 +139,7 @@ class PluginKind(Generic[T]):
         self._loaded = False
         self._loading = False
         self._lock = threading.RLock()  # re-entrant: a module imported while loading may look names up
-        _TABLES[key] = self
+        _TABLES.setdefault(key, self)  # the first table of a key is the kind's (a scratch one in a test is not)
 
     # -- registration ------------------------------------------------------------------------------------------
     def declare(self, name: str, target: str, *, extra: str | tuple[str, ...] = (), **info: Any) -> Plugin:
