@@ -62,48 +62,54 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import RewardConfig
+from rewardsmith.reward_config import ConfigGroup
 from rewardsmith.rewards.code.extract import TAGS, code_blocks
-from rewardsmith.rewards.code.sandbox_use import check_sandbox, open_sandbox, run_batch
+from rewardsmith.rewards.code.sandbox_use import SandboxSettings, check_sandbox, open_sandbox, run_batch
 from rewardsmith.rewards.turns import _mean_of_turns, _TurnReward
 from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus, SandboxBackend
-from rewardsmith.sandboxes.factory import SandboxName
 from rewardsmith.transcripts import ToolCall, Turn
 from rewardsmith.types import RewardResult
 
 DEFAULT_TOOLS = ["run_python", "python", "execute_python", "code_interpreter", "ipython", "run_code", "execute_code"]
 
 
-class CodeTurnsConfig(RewardConfig):
+class CodeTurnsExtract(ConfigGroup):
+    """Where a turn's code is: its code-tool calls, its fenced Python blocks."""
+
     sources: Literal["auto", "tool_calls", "fenced"] = Field(
         "auto", description="auto: a turn's code-tool calls when it makes any, else its fenced Python blocks"
     )
     tool_names: list[str] = Field(default_factory=lambda: list(DEFAULT_TOOLS), description="tools that run Python")
     code_argument: str = Field("code", description="the argument of a code tool call that holds the code")
+
+
+class CodeTurnsSandbox(SandboxSettings):
+    """Which sandbox reruns the turns, how isolated, and the limits of each turn's run."""
+
+    timeout_s: float = Field(5.0, gt=0, description="wall and CPU limit of one turn's code (replays get as much)")
+    output_bytes: int = Field(1 << 20, gt=0, description="stdout and stderr cap of one turn's run")
+
+
+class CodeTurnsGrade(ConfigGroup):
+    """What a turn scores, and what a rerun that disagrees with the recorded tool result costs."""
+
     no_code_score: float = Field(1.0, ge=0.0, le=1.0, description="score of a turn without code")
     recorded_output: Literal["note", "zero"] = Field(
         "note", description="a rerun printing what the recorded tool result does not hold: noted, or 0.0"
     )
     compare_chars: int = Field(500, gt=0, description="characters of the rerun's output compared with the record")
-    timeout_s: float = Field(5.0, gt=0, description="wall and CPU limit of one turn's code (replays get as much)")
-    memory_mb: int = Field(512, gt=0)
-    output_bytes: int = Field(1 << 20, gt=0, description="stdout and stderr cap of one turn's run")
-    backend: SandboxName = Field("local", description="sandbox backend (rewardsmith.sandboxes.factory.SANDBOXES)")
-    base_url: str | None = Field(None, description="remote backend URL (SandboxFusion-compatible)")
-    backend_options: dict[str, Any] = Field(default_factory=dict, description="extra backend constructor options")
-    isolation: Literal["strong", "weak"] = Field(
-        "strong", description="local backend: 'weak' opts in to rlimits-only runs, announced in every reason"
-    )
-    concurrency: int = Field(4, gt=0, description="sandbox runs in flight")
 
-    @model_validator(mode="after")
-    def _check(self) -> CodeTurnsConfig:
-        if self.backend == "remote" and not (self.base_url or self.backend_options.get("base_url")):
-            raise ValueError("backend 'remote' needs base_url")
-        return self
+
+class CodeTurnsConfig(RewardConfig):
+    """``code_turns``'s settings by stage; each setting may also be given flat (``timeout_s=10``)."""
+
+    extract: CodeTurnsExtract = Field(default_factory=CodeTurnsExtract, description=CodeTurnsExtract.__doc__)
+    sandbox: CodeTurnsSandbox = Field(default_factory=CodeTurnsSandbox, description=CodeTurnsSandbox.__doc__)
+    grade: CodeTurnsGrade = Field(default_factory=CodeTurnsGrade, description=CodeTurnsGrade.__doc__)
 
 
 #: the program each run executes: replay (output to /dev/null, errors caught), a start marker, the turn's cells
@@ -250,7 +256,7 @@ class CodeTurns(_TurnReward):
         Text has lost the transcript's tool calls, so text without a fenced Python block is unscorable with the
         fix, never "no code" (a tool-use transcript would otherwise earn ``no_code_score`` for every turn)."""
         lost = "code_turns got plain text, which holds no tool calls: give it the conversational completion directly"
-        if self.config.sources == "tool_calls":
+        if self.config.extract.sources == "tool_calls":
             return RewardResult.unscorable(lost)
         if not any(tag in TAGS["python"] for tag, _ in code_blocks(completion)):
             return RewardResult.unscorable(f"{lost} (this text has no fenced Python block)")
@@ -268,7 +274,7 @@ class CodeTurns(_TurnReward):
         for sample in transcripts:
             for k, turn in enumerate(sample.turns):
                 if turn is None:
-                    sample.results[k] = RewardResult(score=self.config.no_code_score, reason="no code")
+                    sample.results[k] = RewardResult(score=self.config.grade.no_code_score, reason="no code")
         round_ = 0
         while True:
             pending = [(s, n) for s in transcripts if (n := _nth_code_turn(s, round_)) is not None]
@@ -292,7 +298,7 @@ class CodeTurns(_TurnReward):
         return out
 
     def _code_of(self, turn: Turn) -> _CodeTurn | None:
-        config = self.config
+        config = self.config.extract
         calls = [c for c in turn.tool_calls if c.name in config.tool_names]
         if calls and config.sources != "fenced":
             answered = len(turn.tool_results) == len(turn.tool_calls)
@@ -315,9 +321,9 @@ class CodeTurns(_TurnReward):
         arguments, why = call.parsed_arguments()
         if arguments is None:
             return "", why
-        code = arguments.get(self.config.code_argument)
+        code = arguments.get(self.config.extract.code_argument)
         if not isinstance(code, str):
-            return "", f"no string {self.config.code_argument!r} argument"
+            return "", f"no string {self.config.extract.code_argument!r} argument"
         return code, None
 
     def _request(self, sample: _Transcript, k: int) -> tuple[str, RunRequest]:
@@ -327,12 +333,12 @@ class CodeTurns(_TurnReward):
         files: dict[str, str | bytes] = {f"replay_{i}.py": code for i, code in enumerate(sample.replay)}
         files.update({f"cell_{i}.py": cell.code for i, cell in enumerate(turn.cells)})
         files["main.py"] = HARNESS.format(nonce=nonce, replayed=len(sample.replay), cells=len(turn.cells))
-        seconds = self.config.timeout_s * (1 + sample.replayed_turns)
+        seconds = self.config.sandbox.timeout_s * (1 + sample.replayed_turns)
         limits = Limits(
             wall_time_s=seconds,
             cpu_time_s=seconds,
-            memory_mb=self.config.memory_mb,
-            output_bytes=self.config.output_bytes,
+            memory_mb=self.config.sandbox.memory_mb,
+            output_bytes=self.config.sandbox.output_bytes,
         )
         return nonce, RunRequest(argv=["python3", "main.py"], files=files, limits=limits)
 
@@ -367,7 +373,7 @@ class CodeTurns(_TurnReward):
             error = summary or _last_line(result.stderr.decode("utf-8", "replace"))
             return RewardResult(score=0.0, reason=f"cell {first} raised: {error}")
         notes = self._disagreements(turn, stdout, nonce)
-        if notes and self.config.recorded_output == "zero":
+        if notes and self.config.grade.recorded_output == "zero":
             return RewardResult(score=0.0, reason=f"ran, but {notes[0]}")
         cells = len(turn.cells)
         reason = f"{cells} cell{'s' if cells != 1 else ''} ran without error"
@@ -380,14 +386,14 @@ class CodeTurns(_TurnReward):
                 continue
             begin = stdout.find(f"\n{nonce} cell {i}\n")
             end = stdout.find(f"\n{nonce} ", begin + 1)
-            printed = _squash(stdout[begin + len(f"\n{nonce} cell {i}\n") : end])[: self.config.compare_chars]
+            printed = _squash(stdout[begin + len(f"\n{nonce} cell {i}\n") : end])[: self.config.grade.compare_chars]
             if printed and printed not in _squash(cell.recorded):
                 notes.append(f"cell {i} printed {printed[:60]!r}, which its recorded tool result does not hold")
         return notes
 
     # -- sandbox -----------------------------------------------------------------------------------
     def _run(self, requests: list[tuple[str, RunRequest]]) -> list[tuple[str, RunResult]]:
-        results = run_batch(self._sandbox, [r for _, r in requests], self.config.concurrency)
+        results = run_batch(self._sandbox, [r for _, r in requests], self.config.sandbox.concurrency)
         return [(nonce, result) for (nonce, _), result in zip(requests, results, strict=True)]
 
     def _sandbox(self) -> SandboxBackend:
@@ -397,12 +403,12 @@ class CodeTurns(_TurnReward):
             return self._backend
 
     def _open_backend(self) -> SandboxBackend:
-        return open_sandbox(self.config, {"isolation": self.config.isolation})
+        return open_sandbox(self.config.sandbox, {"isolation": self.config.sandbox.isolation})
 
     def _check_backend(self) -> None:
         """Refuse, at construction, a backend that cannot carry the verdicts: the same contract and refusal as
         ``code_tests`` (:func:`rewardsmith.rewards.code.sandbox_use.check_sandbox`)."""
-        check_sandbox("code_turns", self.config, {"isolation": self.config.isolation})
+        check_sandbox("code_turns", self.config.sandbox, {"isolation": self.config.sandbox.isolation})
 
 
 def _nth_code_turn(sample: _Transcript, n: int) -> int | None:

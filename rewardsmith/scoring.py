@@ -136,9 +136,21 @@ def _short(reason: str, limit: int = 300) -> str:
 
 
 def scorer_id(reward: str, config: dict[str, Any], completion_column: str) -> str:
-    """``name@digest`` of what scores the rows: the reward, its config as given, the completion column."""
-    blob = json.dumps([reward, config, completion_column], sort_keys=True, default=str)
+    """``name@digest`` of what scores the rows: the reward, its config as given, the completion column. The config's
+    grouped settings count in their flat spelling (``extract: {boxed: last}`` is ``boxed: last``), so one setting
+    written either way is one scorer."""
+    blob = json.dumps([reward, _one_spelling(reward, config), completion_column], sort_keys=True, default=str)
     return f"{reward}@{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+
+
+def _one_spelling(reward: str, config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` with its groups' settings flat where the reward's config model says which group they are in."""
+    from rewardsmith.registry import reward_class
+
+    try:
+        return reward_class(reward).Config.flat(config)
+    except Exception:  # an unknown reward or a config it refuses fails when the reward is built, not here
+        return config
 
 
 def previous_scores(out: Path, table: Any, completion_column: str, scorer: str, tally: ScoreTally) -> set[int]:

@@ -175,7 +175,7 @@ class TrustedChecks:
 
     def _answer_round(self, asks: list[tuple[Sample, int]]) -> None:
         """Each program test that asked gets one run of its solution answering all its calls so far, in order."""
-        limits = self._stage_limits(self.config.timeout_s)
+        limits = self._stage_limits(self.config.sandbox.timeout_s)
         nonces = [harness.new_nonce() for _ in asks]
         requests = [
             harness.python_answer_request(s.code, s.program_plan(i), s.programs[i].queries, nonce, limits)
@@ -209,7 +209,7 @@ class TrustedChecks:
         computed them got no value of any solution."""
         if not samples:
             return {}
-        size = max(1, min(self.config.check_batch, -(-len(samples) // self.config.concurrency)))
+        size = max(1, min(self.config.sandbox.check_batch, -(-len(samples) // self.config.sandbox.concurrency)))
         groups = [samples[i : i + size] for i in range(0, len(samples), size)]
         outcomes: dict[int, tuple[list[dict] | None, str, bool, bool]] = {}
         retry: list[list[Sample]] = []
@@ -236,7 +236,7 @@ class TrustedChecks:
         self, groups: list[list[Sample]], shipped: dict[int, list]
     ) -> list[tuple[list[dict] | None, str, bool]]:
         nonces = [harness.new_nonce() for _ in groups]
-        limits = self._stage_limits(max(10.0, self.config.timeout_s))
+        limits = self._stage_limits(max(10.0, self.config.sandbox.timeout_s))
         requests = [
             harness.python_check_request(
                 [(plan, data) for s in group for _, plan, data in shipped[id(s)]], nonce, limits

@@ -51,58 +51,74 @@ from pydantic import Field, model_validator
 
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import Reward, RewardConfig
+from rewardsmith.reward_config import ConfigGroup
 from rewardsmith.rewards.code import datasets, harness, preludes
 from rewardsmith.rewards.code.case_formats import BadTestsFormat, TestSuite, normalize_language, parse_tests
 from rewardsmith.rewards.code.checking import ProgramState, TrustedChecks
 from rewardsmith.rewards.code.checking import Sample as _Sample
 from rewardsmith.rewards.code.extract import extract_program
-from rewardsmith.rewards.code.sandbox_use import check_sandbox, open_sandbox, run_batch
+from rewardsmith.rewards.code.sandbox_use import SandboxSettings, check_sandbox, open_sandbox, run_batch
 from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus, SandboxBackend
-from rewardsmith.sandboxes.factory import SandboxName
 from rewardsmith.types import RewardResult
 
 
-class CodeTestsConfig(RewardConfig):
-    tests_column: str = Field("tests", description="dataset column holding each sample's tests (dict or JSON)")
+class CodeTestsSource(ConfigGroup):
+    """Where a sample's tests come from and how many of them run."""
+
     language: str = Field("python", description="language when the tests do not name one")
-    code_block: Literal["last", "first", "raw"] = Field("last", description="which fenced block; raw = whole text")
-    allow_untagged_block: bool = Field(True, description="fall back to a block without a language tag")
-    scoring: Literal["fraction", "all_or_nothing"] = "fraction"
-    timeout_s: float = Field(5.0, gt=0, description="wall and CPU limit of each test's process")
-    memory_mb: int = Field(512, gt=0)
-    compile_timeout_s: float = Field(60.0, gt=0)
-    max_tests: int | None = Field(None, gt=0, description="use only the first N tests of each sample")
-    backend: SandboxName = Field("local", description="sandbox backend (rewardsmith.sandboxes.factory.SANDBOXES)")
-    base_url: str | None = Field(None, description="remote backend URL (SandboxFusion-compatible)")
-    backend_options: dict[str, Any] = Field(default_factory=dict, description="extra backend constructor options")
-    isolation: Literal["strong", "weak"] = Field(
-        "strong",
-        description="local backend: 'strong' refuses to run without namespaces (unscorable, with how to fix it); "
-        "'weak' opts in to rlimits-only runs, announced in every reason",
-    )
-    concurrency: int = Field(4, gt=0, description="sandbox runs in flight")
-    stop_on_first_failure: bool = Field(
-        False, description="run a sample's tests in order and stop at its first failure (the rest count as failed)"
-    )
-    check_batch: int = Field(16, gt=0, description="samples whose trusted checking stage shares one process")
     detect_tests: bool = Field(
         True, description="without the tests column, read the tests from a known dataset shape's own columns"
     )
+    max_tests: int | None = Field(None, gt=0, description="use only the first N tests of each sample")
+
+    @model_validator(mode="after")
+    def _known_language(self) -> CodeTestsSource:
+        normalize_language(self.language)
+        return self
+
+
+class CodeExtract(ConfigGroup):
+    """Which part of the completion is the program."""
+
+    code_block: Literal["last", "first", "raw"] = Field("last", description="which fenced block; raw = whole text")
+    allow_untagged_block: bool = Field(True, description="fall back to a block without a language tag")
     prepend_prompt: Literal["auto", "never"] = Field(
         "auto", description="auto: a body-only completion of a function prompt (HumanEval) runs as prompt + body"
     )
-    prompt_column: str = Field("prompt", description="where the function prompt is when the tests do not carry it")
+
+
+class CodeSandbox(SandboxSettings):
+    """Which sandbox runs the tests, how isolated, and the limits of each test's process and of compiling."""
+
+    timeout_s: float = Field(5.0, gt=0, description="wall and CPU limit of each test's process")
+    compile_timeout_s: float = Field(60.0, gt=0, description="wall and CPU limit of compiling one program")
+    check_batch: int = Field(16, gt=0, description="samples whose trusted checking stage shares one process")
+
+
+class CodeGrade(ConfigGroup):
+    """How test outcomes become a score."""
+
+    scoring: Literal["fraction", "all_or_nothing"] = Field(
+        "fraction", description="fraction: passed / total; all_or_nothing: 1.0 only when every test passes"
+    )
+    stop_on_first_failure: bool = Field(
+        False, description="run a sample's tests in order and stop at its first failure (the rest count as failed)"
+    )
     untrusted_asserts: Literal["unscorable", "run"] = Field(
         "unscorable",
         description="asserts decidable only next to the solution (forgeable): None, or run and mark trusted=false",
     )
 
-    @model_validator(mode="after")
-    def _check(self) -> CodeTestsConfig:
-        normalize_language(self.language)
-        if self.backend == "remote" and not (self.base_url or self.backend_options.get("base_url")):
-            raise ValueError("backend 'remote' needs base_url")
-        return self
+
+class CodeTestsConfig(RewardConfig):
+    """``code_tests``'s settings by stage; each setting may also be given flat (``backend="docker"``)."""
+
+    tests_column: str = Field("tests", description="dataset column holding each sample's tests (dict or JSON)")
+    prompt_column: str = Field("prompt", description="where the function prompt is when the tests do not carry it")
+    tests: CodeTestsSource = Field(default_factory=CodeTestsSource, description=CodeTestsSource.__doc__)
+    extract: CodeExtract = Field(default_factory=CodeExtract, description=CodeExtract.__doc__)
+    sandbox: CodeSandbox = Field(default_factory=CodeSandbox, description=CodeSandbox.__doc__)
+    grade: CodeGrade = Field(default_factory=CodeGrade, description=CodeGrade.__doc__)
 
 
 def entry_points(suite: TestSuite, raw: Any) -> frozenset[str]:
@@ -207,7 +223,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         if text is None:
             return RewardResult.unscorable("completion is not text")
         try:
-            raw, source = datasets.find_tests(row, self.config.tests_column, self.config.detect_tests)
+            raw, source = datasets.find_tests(row, self.config.tests_column, self.config.tests.detect_tests)
         except BadTestsFormat as exc:
             return RewardResult.unscorable(str(exc))
         shape = "" if source == f"column {self.config.tests_column!r}" else f" (tests: {source})"
@@ -215,13 +231,17 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             raw = dict(raw)
             shape = shape[:-1] + f"; skipped unreadable {', '.join(raw.pop('$skipped'))})"
         try:
-            suite = parse_tests(raw, self.config.language)
+            suite = parse_tests(raw, self.config.tests.language)
         except BadTestsFormat as exc:
             return RewardResult.unscorable(f"tests unusable{shape}: {exc}")
-        if self.config.max_tests:
-            suite = dataclasses.replace(suite, tests=suite.tests[: self.config.max_tests])  # checker kept
+        if self.config.tests.max_tests:
+            suite = dataclasses.replace(suite, tests=suite.tests[: self.config.tests.max_tests])  # checker kept
         extracted = extract_program(
-            text, suite.language, self.config.code_block, self.config.allow_untagged_block, entry_points(suite, raw)
+            text,
+            suite.language,
+            self.config.extract.code_block,
+            self.config.extract.allow_untagged_block,
+            entry_points(suite, raw),
         )
         if extracted is not None and extracted.note:
             shape = f"{shape[:-1]}; {extracted.note})" if shape else f" ({extracted.note})"
@@ -247,7 +267,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
                 return RewardResult.unscorable(f"tests unusable: {exc}")
             untrusted = [p.untrusted for p in sample.plans if isinstance(p, harness.ProgramPlan) and p.untrusted]
             if untrusted:
-                if self.config.untrusted_asserts == "unscorable":
+                if self.config.grade.untrusted_asserts == "unscorable":
                     return RewardResult.unscorable(
                         f"test decidable only next to the solution (trusted: false): {untrusted[0]};"
                         " set untrusted_asserts='run' to score it anyway",
@@ -258,7 +278,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
 
     def _join_prompt(self, code: str | None, text: str, raw: Any, row: dict[str, Any]) -> str | None:
         """HumanEval's convention: a completion that is only the function body is run as ``prompt + body``."""
-        if self.config.prepend_prompt == "never" or not isinstance(raw, dict):
+        if self.config.extract.prepend_prompt == "never" or not isinstance(raw, dict):
             return code
         entry_point = raw.get("entry_point") or raw.get("fn_name")
         prompt = raw.get("prompt") if isinstance(raw.get("prompt"), str) else row.get(self.config.prompt_column)
@@ -279,7 +299,9 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         missing = list(dict.fromkeys(k for k in keys if k not in self._compiled))
         if missing:
             source_of = {k: (s.suite.language, s.code) for k, s in zip(keys, cpp, strict=True)}
-            limits = self._limits(self.config.compile_timeout_s, memory_mb=max(self.config.memory_mb, 2048))
+            limits = self._limits(
+                self.config.sandbox.compile_timeout_s, memory_mb=max(self.config.sandbox.memory_mb, 2048)
+            )
             results = self._run([harness.compile_request(*source_of[k], limits) for k in missing])
             fresh = dict(zip(missing, results, strict=True))
             for key, compiled in fresh.items():
@@ -295,7 +317,8 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             elif result.exit_code == 127 and result.status is RunStatus.RUNTIME_ERROR:
                 language = sample.suite.language
                 sample.final = RewardResult.unscorable(
-                    f"no {language} toolchain in the {self.config.backend} sandbox: {harness.TOOLCHAINS[language]}"
+                    f"no {language} toolchain in the {self.config.sandbox.backend} sandbox: "
+                    f"{harness.TOOLCHAINS[language]}"
                 )
             elif not result.ok:
                 error = result.stderr.decode("utf-8", "replace")[-300:]
@@ -318,7 +341,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         """All tests of all samples at once; with ``stop_on_first_failure``, in waves (test k of every sample still
         passing), so a sample that failed a test decided on the spot runs no more of its tests."""
         live = [s for s in samples if s.final is None]
-        if not self.config.stop_on_first_failure:
+        if not self.config.grade.stop_on_first_failure:
             self._run_jobs([(s, i) for s in live for i in range(len(s.suite))])
             return
         for index in range(max((len(s.suite) for s in live), default=0)):
@@ -335,7 +358,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         return any(sample.outcomes[i] is not True and i not in waiting for i in range(before))
 
     def _run_jobs(self, pairs: list[tuple[_Sample, int]]) -> None:
-        limits = self._limits(self.config.timeout_s)
+        limits = self._limits(self.config.sandbox.timeout_s)
         jobs: list[tuple[_Sample, int, str, RunRequest]] = []
         for sample, index in pairs:
             suite, test = sample.suite, sample.suite.tests[index]
@@ -443,7 +466,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         """Program tests that pass the solution something that is not plain data: unscorable, or (opted in) run
         whole next to the solution and marked untrusted."""
         pairs = [(s, i) for s in samples if s.final is None for i in s.undecidable]
-        if self.config.untrusted_asserts == "unscorable":
+        if self.config.grade.untrusted_asserts == "unscorable":
             for sample, index in pairs:
                 sample.final = RewardResult.unscorable(
                     f"test decidable only next to the solution (trusted: false): {sample.undecidable[index]};"
@@ -451,7 +474,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
                     trusted=False,
                 )
             return
-        limits = self._limits(self.config.timeout_s)
+        limits = self._limits(self.config.sandbox.timeout_s)
         nonces = [harness.new_nonce() for _ in pairs]
         requests = [
             harness.python_whole_request(s.code, s.program_plan(i), nonce, limits)
@@ -467,7 +490,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
 
     def _run_checkers(self, samples: list[_Sample]) -> None:
         """Checker programs (special judges) run one per output, in processes that never load the solution."""
-        limits = self._limits(max(10.0, self.config.timeout_s))
+        limits = self._limits(max(10.0, self.config.sandbox.timeout_s))
         jobs: list[tuple[_Sample, int, bytes]] = []
         requests: list[RunRequest] = []
         for sample in samples:
@@ -498,7 +521,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             return RewardResult.unscorable(f"sandbox failure on test {infra[0]}: {sample.notes[infra[0]]}")
         passed = sum(1 for o in sample.outcomes if o)
         all_passed = 1.0 if passed == total else 0.0
-        score = passed / total if self.config.scoring == "fraction" else all_passed
+        score = passed / total if self.config.grade.scoring == "fraction" else all_passed
         failures = "; ".join(f"test {i}: {note}" for i, note in sorted(sample.notes.items())[:3])
         reason = f"{passed}/{total} tests passed" + (f"; {failures}" if failures else "") + sample.shape
         if sample.untrusted:
@@ -508,10 +531,10 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
 
     # -- sandbox -----------------------------------------------------------------------------------
     def _limits(self, seconds: float, memory_mb: int | None = None) -> Limits:
-        return Limits(wall_time_s=seconds, cpu_time_s=seconds, memory_mb=memory_mb or self.config.memory_mb)
+        return Limits(wall_time_s=seconds, cpu_time_s=seconds, memory_mb=memory_mb or self.config.sandbox.memory_mb)
 
     def _run(self, requests: list[RunRequest]) -> list[RunResult]:
-        return run_batch(self._sandbox, requests, self.config.concurrency)
+        return run_batch(self._sandbox, requests, self.config.sandbox.concurrency)
 
     def _sandbox(self) -> SandboxBackend:
         with self._backend_lock:
@@ -522,13 +545,13 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
     def _offered(self) -> dict[str, Any]:
         """What every backend is offered: the isolation accepted, and the harness runtime to preload."""
         return {
-            "isolation": self.config.isolation,
+            "isolation": self.config.sandbox.isolation,
             "warm_modules": {harness.RUNTIME_MODULE: harness.runtime_source()},
         }
 
     def _open_backend(self) -> SandboxBackend:
-        return open_sandbox(self.config, self._offered())
+        return open_sandbox(self.config.sandbox, self._offered())
 
     def _check_backend(self) -> None:
         """Refuse, at construction, a backend that cannot carry the verdicts (:func:`.sandbox_use.check_sandbox`)."""
-        check_sandbox("code_tests", self.config, self._offered())
+        check_sandbox("code_tests", self.config.sandbox, self._offered())

@@ -10,15 +10,41 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
+from pydantic import Field, model_validator
+
 from rewardsmith.reward import ConfigError
+from rewardsmith.reward_config import ConfigGroup
 from rewardsmith.sandboxes.base import LimitName, RunRequest, RunResult, RunStatus, SandboxBackend
+from rewardsmith.sandboxes.factory import SandboxName
 
 #: What a code reward's verdicts rest on: a wall-time limit, a memory limit and no network (at strong isolation).
 SANDBOX_NEEDS: frozenset[LimitName] = frozenset({"wall_time_s", "memory_mb", "network"})
 
 
+class SandboxSettings(ConfigGroup):
+    """Which sandbox runs the code, how isolated, and the limits of each run: a code reward's ``sandbox`` group."""
+
+    backend: SandboxName = Field("local", description="sandbox backend (rewardsmith.sandboxes.factory.SANDBOXES)")
+    base_url: str | None = Field(None, description="remote backend URL (SandboxFusion-compatible)")
+    backend_options: dict[str, Any] = Field(default_factory=dict, description="extra backend constructor options")
+    isolation: Literal["strong", "weak"] = Field(
+        "strong",
+        description="local backend: 'strong' refuses to run without namespaces (unscorable, with how to fix it); "
+        "'weak' opts in to rlimits-only runs, announced in every reason",
+    )
+    concurrency: int = Field(4, gt=0, description="sandbox runs in flight")
+    timeout_s: float = Field(5.0, gt=0, description="wall and CPU limit of each run")
+    memory_mb: int = Field(512, gt=0, description="memory limit of each run")
+
+    @model_validator(mode="after")
+    def _remote_has_url(self) -> SandboxSettings:
+        if self.backend == "remote" and not (self.base_url or self.backend_options.get("base_url")):
+            raise ValueError("backend 'remote' needs base_url")
+        return self
+
+
 class SandboxChoice(Protocol):
-    """The config fields that choose a code reward's sandbox (read only here)."""
+    """The settings that choose a code reward's sandbox (read only here; a :class:`SandboxSettings` has them)."""
 
     @property
     def backend(self) -> str: ...

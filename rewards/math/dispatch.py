@@ -126,7 +126,7 @@ def score_in_workers(reward: MathEquivalence, completions: list[Any], rows: list
             blob,
             [completions[i] for i in chunk],
             [slim[i] for i in chunk],
-            timeout_s=reward.config.timeout_s,
+            timeout_s=reward.config.runtime.timeout_s,
             on_report=reports.append,
         )
         return outcome, reports[-1] if reports else None
@@ -221,7 +221,7 @@ def _symbolic_or_failure(scorer: MathEquivalence, fn: Callable[..., Verdict], pa
     """The comparison's verdict and True, or, when it raised, the verdict the pool path gives a call that raised and
     False (not cached: it says nothing about the pair)."""
     try:
-        return fn(*part, scorer.config.float_rounding, scorer.config.rel_tol), True
+        return fn(*part, scorer.config.compare.float_rounding, scorer.config.compare.rel_tol), True
     except BaseException as exc:  # as a worker reports a call that raised (SystemExit and MemoryError included)
         error = f"{type(exc).__name__}: {exc}"[:2000]
         return scorer.verdict_of(CallOutcome(CallStatus.ERROR, error=error)), False

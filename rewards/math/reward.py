@@ -22,6 +22,7 @@ from rewardsmith.first_use import build_once
 from rewardsmith.hard_timeout import CallOutcome, CallStatus, HardTimeoutPool, shared_pool
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import Reward, RewardConfig
+from rewardsmith.reward_config import ConfigGroup
 from rewardsmith.rewards.math.blame import settle_failure
 from rewardsmith.rewards.math.dispatch import WORKERS_ENV, default_workers, host_budget, score_in_workers
 from rewardsmith.rewards.math.extract import Extraction, extract_answer, extract_gold
@@ -36,14 +37,14 @@ from rewardsmith.types import RewardResult
 Scored = RewardResult | tuple[Extraction, Extraction, str, Verdict]
 
 
-class MathEquivalenceConfig(RewardConfig):
-    gold_column: str = Field("solution", description="dataset column holding the reference answer")
+class MathExtract(ConfigGroup):
+    """Where the final answer is read in a completion."""
+
     boxed: Literal["collect", "last", "first"] = Field(
         "collect",
         description="several \\boxed{}: 'collect' reads the last group of adjacent boxes (\\boxed{2} and \\boxed{3}) "
         "as one list, as math-verify does; 'last'/'first' take one box",
     )
-    decimal_comma: bool = Field(False, description="also read 3,5 as 3.5 when the other side is a single number")
     anchors: bool = Field(True, description="read 'the answer is …', 'Final answer:', '####' when there is no box")
     fallback_last_math: bool = Field(
         False, description="with no box and no answer phrase, take the last $…$ span (as math-verify does)"
@@ -55,6 +56,12 @@ class MathEquivalenceConfig(RewardConfig):
         description="read the answer in the last complete <answer>…</answer> (a box inside it, an answer phrase, "
         "or its short contents); None to ignore such tags",
     )
+
+
+class MathCompare(ConfigGroup):
+    """How the two answers are compared: exact fast paths, then (optionally) math-verify and sympy."""
+
+    decimal_comma: bool = Field(False, description="also read 3,5 as 3.5 when the other side is a single number")
     rel_tol: float = Field(
         1e-6,
         ge=0,
@@ -63,6 +70,11 @@ class MathEquivalenceConfig(RewardConfig):
     )
     float_rounding: int = Field(6, ge=0, le=30, description="math-verify's float rounding in the symbolic stage")
     symbolic: bool = Field(True, description="send undecided pairs to math-verify/sympy (else they are unscorable)")
+
+
+class MathRuntime(ConfigGroup):
+    """Where the symbolic comparisons run and how long they may take: the worker processes and their limits."""
+
     timeout_s: float = Field(
         5.0, gt=0, le=600, description="hard limit for the work of one symbolic comparison, from when a worker takes it"
     )
@@ -73,12 +85,6 @@ class MathEquivalenceConfig(RewardConfig):
         description="how long a comparison may wait for a ready worker (a cold start takes 5-9 s on a loaded "
         "machine); past it the sample is unscorable with a reason naming this setting",
     )
-    timeout_score: float | None = Field(
-        0.0,
-        description="score of an answer whose comparison overran or failed while the gold alone is read within "
-        "budget (the answer's own size or cost is to blame, as in \\boxed{99999999999! - 1}); None makes such "
-        "answers unscorable, which a trainer ignores. An overrun the gold causes is always unscorable",
-    )
     workers: int | None = Field(
         None,
         ge=1,
@@ -87,6 +93,17 @@ class MathEquivalenceConfig(RewardConfig):
     )
     memory_limit_mb: int | None = Field(4096, ge=256, description="address-space limit of each worker")
     cache_size: int = Field(4096, ge=0, description="parsed golds and symbolic verdicts kept (LRU)")
+
+
+class MathJudge(ConfigGroup):
+    """The opt-in model asked about the pairs the rules leave undecided."""
+
+    llm_fallback: dict[str, Any] | None = Field(
+        None,
+        description="opt-in: a judge client config (rewardsmith.judges JudgeClientConfig fields, e.g. "
+        "{backend: openai, model: ..., base_url: ...}) asked a strict yes/no on pairs the rules leave undecided",
+    )
+    llm_fallback_max_tokens: int = Field(4, ge=1, le=64, description="tokens the fallback judge may answer with")
 
     @field_validator("llm_fallback")
     @classmethod
@@ -97,14 +114,29 @@ class MathEquivalenceConfig(RewardConfig):
             JudgeClientConfig.model_validate(value)  # a wrong field fails at construction, not mid-training
         return value
 
-    llm_fallback: dict[str, Any] | None = Field(
-        None,
-        description="opt-in: a judge client config (rewardsmith.judges JudgeClientConfig fields, e.g. "
-        "{backend: openai, model: ..., base_url: ...}) asked a strict yes/no on pairs the rules leave undecided",
-    )
-    llm_fallback_max_tokens: int = Field(4, ge=1, le=64, description="tokens the fallback judge may answer with")
+
+class MathScores(ConfigGroup):
+    """What each verdict pays."""
+
     correct: float = Field(1.0, description="score of a correct answer")
     wrong: float = Field(0.0, description="score of a wrong or missing answer")
+    timeout_score: float | None = Field(
+        0.0,
+        description="score of an answer whose comparison overran or failed while the gold alone is read within "
+        "budget (the answer's own size or cost is to blame, as in \\boxed{99999999999! - 1}); None makes such "
+        "answers unscorable, which a trainer ignores. An overrun the gold causes is always unscorable",
+    )
+
+
+class MathEquivalenceConfig(RewardConfig):
+    """``math_equivalence``'s settings by stage; each setting may also be given flat (``boxed="last"``)."""
+
+    gold_column: str = Field("solution", description="dataset column holding the reference answer")
+    extract: MathExtract = Field(default_factory=MathExtract, description=MathExtract.__doc__)
+    compare: MathCompare = Field(default_factory=MathCompare, description=MathCompare.__doc__)
+    runtime: MathRuntime = Field(default_factory=MathRuntime, description=MathRuntime.__doc__)
+    judge: MathJudge = Field(default_factory=MathJudge, description=MathJudge.__doc__)
+    scores: MathScores = Field(default_factory=MathScores, description=MathScores.__doc__)
 
 
 class _LruCache:
@@ -140,11 +172,14 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
     r"""Math answer equivalence: ``correct`` (1.0) if the final answer equals the gold, ``wrong`` (0.0) if
     it differs or is missing, ``None`` when the gold is unreadable or the comparison timed out.
 
-    Args (config): ``gold_column`` ("solution"), ``boxed`` ("collect": adjacent boxes form one list, as
-    math-verify collects them; "last"/"first": one box), ``decimal_comma`` (False), ``anchors``,
-    ``fallback_last_number``, ``reasoning_end`` ("</think>"), ``rel_tol`` (1e-6), ``timeout_s`` (5),
-    ``workers`` (``$REWARDSMITH_MATH_WORKERS``, else the CPUs this process may run on), ``symbolic`` (True),
-    ``cache_size``, ``correct``/``wrong``, ``timeout_score``
+    Config (:class:`MathEquivalenceConfig`, by stage; any setting may also be given flat, ``boxed="last"``):
+    ``gold_column`` ("solution"); ``extract``: ``boxed`` ("collect": adjacent boxes form one list, as math-verify
+    collects them; "last"/"first": one box), ``anchors``, ``fallback_last_math``, ``fallback_last_number``,
+    ``reasoning_end`` ("</think>"), ``answer_tag``; ``compare``: ``decimal_comma`` (False), ``rel_tol`` (1e-6),
+    ``float_rounding``, ``symbolic`` (True); ``runtime``: ``timeout_s`` (5), ``startup_timeout_s`` (60),
+    ``workers`` (``$REWARDSMITH_MATH_WORKERS``, else the CPUs this process may run on), ``memory_limit_mb``,
+    ``cache_size``; ``judge``: ``llm_fallback``, ``llm_fallback_max_tokens``; ``scores``: ``correct``/``wrong``,
+    ``timeout_score``
     (0.0: the score of an answer whose comparison overran or failed while the gold alone is read in budget, so
     that an answer too costly to check is wrong, not unscorable; an overrun the gold causes is ``None``).
     ``timeout_s`` bounds the comparison's work only: a
@@ -177,26 +212,29 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
 
     def _setup(self) -> None:
         self._judge: JudgeFallback | None = None  # built on first undecided pair, when llm_fallback is set
-        self._golds = _LruCache(self.config.cache_size)
-        self._symbolic_cache = _LruCache(self.config.cache_size)
+        self._golds = _LruCache(self.config.runtime.cache_size)
+        self._symbolic_cache = _LruCache(self.config.runtime.cache_size)
         # Fast-path verdicts by (cleaned gold, answer, unit): a GRPO group writes the same answer many times.
-        self._fast_cache = _LruCache(self.config.cache_size)
+        self._fast_cache = _LruCache(self.config.runtime.cache_size)
         # What a worker needs to build this reward's twin: its class and configuration, pickled once.
         self.config_blob = pickle.dumps((type(self), self.config), protocol=pickle.HIGHEST_PROTOCOL)
         # Started on first need, shared by the instances of this process with the same settings, within the host's
         # budget; pickles as its settings only, so the reward ships to spawned workers.
         lease = shared_pool(
-            workers=self.config.workers or default_workers(),
-            timeout_s=self.config.timeout_s,
+            workers=self.config.runtime.workers or default_workers(),
+            timeout_s=self.config.runtime.timeout_s,
             preload=(
                 "rewardsmith.rewards.math.reward",
                 "rewardsmith.rewards.math.symbolic",
                 "math_verify",
                 "latex2sympy2_extended",
             ),
-            warm_call=(symbolic_verdict, (r"\frac{x^2-1}{2}", r"\frac{(x-1)(x+1)}{2}", self.config.float_rounding)),
-            memory_limit_mb=self.config.memory_limit_mb,
-            startup_timeout_s=self.config.startup_timeout_s,
+            warm_call=(
+                symbolic_verdict,
+                (r"\frac{x^2-1}{2}", r"\frac{(x-1)(x+1)}{2}", self.config.compare.float_rounding),
+            ),
+            memory_limit_mb=self.config.runtime.memory_limit_mb,
+            startup_timeout_s=self.config.runtime.startup_timeout_s,
             budget=host_budget(),
         )
         self.pool: HardTimeoutPool = lease.pool
@@ -212,7 +250,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
 
     def warm_up(self) -> None:
         """Start every symbolic worker now and wait until they are ready (a server does this before "ready")."""
-        if self.config.symbolic:
+        if self.config.compare.symbolic:
             self.pool.warm_up()
 
     def close(self) -> None:
@@ -240,18 +278,18 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
     def answer_of(self, completion: str) -> Extraction:
         return extract_answer(
             completion,
-            boxed=self.config.boxed,
-            anchors=self.config.anchors,
-            fallback_last_number=self.config.fallback_last_number,
-            reasoning_end=self.config.reasoning_end,
-            fallback_last_math=self.config.fallback_last_math,
-            answer_tag=self.config.answer_tag,
+            boxed=self.config.extract.boxed,
+            anchors=self.config.extract.anchors,
+            fallback_last_number=self.config.extract.fallback_last_number,
+            reasoning_end=self.config.extract.reasoning_end,
+            fallback_last_math=self.config.extract.fallback_last_math,
+            answer_tag=self.config.extract.answer_tag,
         )
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         """Scored in the workers once the pool has started (the parent only cuts and sends the batch); before,
         here, with the comparisons sent to the pool, which starts it. Both paths give the same verdicts."""
-        if self.config.symbolic and self.pool.live_workers:
+        if self.config.compare.symbolic and self.pool.live_workers:
             scored = score_in_workers(self, completions, rows)
         else:
             scored = self._compare(completions, rows, self._symbolic)
@@ -272,7 +310,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
             results.append(result)
             if pending is not None:
                 compared[index] = pending
-        waiting = {i: c for i, c in compared.items() if c[3].parts and self.config.symbolic}
+        waiting = {i: c for i, c in compared.items() if c[3].parts and self.config.compare.symbolic}
         if waiting:
             parts = list(dict.fromkeys(part for *_, verdict in waiting.values() for part in verdict.parts))
             oracle = dict(zip(parts, symbolic(parts), strict=True))
@@ -283,8 +321,8 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
                     combined[key] = fast_verdict(
                         gold_clean,
                         answer.text or "",
-                        self.config.rel_tol,
-                        decimal_comma=self.config.decimal_comma,
+                        self.config.compare.rel_tol,
+                        decimal_comma=self.config.compare.decimal_comma,
                         oracle=oracle,
                         gold_unit=units[index],
                     )
@@ -299,7 +337,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         (``judge=False``, in a worker: they stay comparisons, for the parent to ask)."""
         compared = {i: s for i, s in enumerate(scored) if isinstance(s, tuple)}
         unsettled = [i for i, c in compared.items() if c[3].equal is None]
-        if unsettled and self.config.llm_fallback is not None:
+        if unsettled and self.config.judge.llm_fallback is not None:
             if not judge:
                 asked = set(unsettled)
                 return [s if i in asked else self._settled(s) for i, s in enumerate(scored)]
@@ -315,14 +353,16 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         if not isinstance(scored, tuple):
             return scored
         gold, answer, gold_clean, verdict = scored
-        if verdict.equal is None and verdict.parts and not self.config.symbolic:
+        if verdict.equal is None and verdict.parts and not self.config.compare.symbolic:
             verdict = Verdict(None, "needs symbolic comparison, which is off")
         verdict = settle_failure(verdict, gold_clean, self.pool, self._symbolic_cache)  # whose fault an overrun is
         return self._result(gold, answer, verdict)
 
     def _fallback(self) -> JudgeFallback:
         return build_once(
-            self, "_judge", lambda: JudgeFallback(self.config.llm_fallback or {}, self.config.llm_fallback_max_tokens)
+            self,
+            "_judge",
+            lambda: JudgeFallback(self.config.judge.llm_fallback or {}, self.config.judge.llm_fallback_max_tokens),
         )
 
     def _first_stage(
@@ -344,7 +384,11 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         verdict = self._fast_cache.get(key)
         if verdict is None:
             verdict = fast_verdict(
-                gold_clean, answer.text, self.config.rel_tol, decimal_comma=self.config.decimal_comma, gold_unit=unit
+                gold_clean,
+                answer.text,
+                self.config.compare.rel_tol,
+                decimal_comma=self.config.compare.decimal_comma,
+                gold_unit=unit,
             )
             self._fast_cache.put(key, verdict)
         return None, (gold, answer, gold_clean, verdict), unit
@@ -357,7 +401,8 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         verdicts: list[Verdict | None] = [(known or {}).get(p) or self._symbolic_cache.get(p) for p in pairs]
         todo = [i for i, v in enumerate(verdicts) if v is None]
         outcomes = self.pool.map(
-            symbolic_verdict, [(*pairs[i], self.config.float_rounding, self.config.rel_tol) for i in todo]
+            symbolic_verdict,
+            [(*pairs[i], self.config.compare.float_rounding, self.config.compare.rel_tol) for i in todo],
         )
         for i, outcome in zip(todo, outcomes, strict=True):
             verdicts[i] = self.verdict_of(outcome)
@@ -371,12 +416,13 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         if outcome.status is CallStatus.OK:
             return cast("Verdict", outcome.value)
         if outcome.status is CallStatus.TIMEOUT and outcome.started:
-            return Verdict(None, f"timeout: symbolic comparison exceeded {self.config.timeout_s:g} s", True)
+            return Verdict(None, f"timeout: symbolic comparison exceeded {self.config.runtime.timeout_s:g} s", True)
         if outcome.status is CallStatus.TIMEOUT:
             _, starved, why = outcome.error.partition(" s: ")  # the host's worker budget was held by others
+            startup = self.config.runtime.startup_timeout_s
             return Verdict(
                 None,
-                f"timeout: no symbolic worker ready within startup_timeout_s={self.config.startup_timeout_s:g} s"
+                f"timeout: no symbolic worker ready within startup_timeout_s={startup:g} s"
                 + (f": {why}" if starved else ""),
             )
         return Verdict(
@@ -384,10 +430,14 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
         )
 
     def _result(self, gold: Extraction, answer: Extraction, verdict: Verdict) -> RewardResult:
-        score = None if verdict.equal is None else (self.config.correct if verdict.equal else self.config.wrong)
+        score = (
+            None
+            if verdict.equal is None
+            else (self.config.scores.correct if verdict.equal else self.config.scores.wrong)
+        )
         reason = f"gold {gold.describe()}; answer {answer.describe()}; {verdict.why}"
         if verdict.answer_to_blame:
-            score = self.config.timeout_score
+            score = self.config.scores.timeout_score
             shown = "None" if score is None else f"{score:g}"
             reason += f" (scored timeout_score={shown})"
         return RewardResult(score=score, reason=reason, gold=gold.text, extracted=answer.text)

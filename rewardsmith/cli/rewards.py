@@ -22,7 +22,7 @@ def cmd_rewards_list(args: argparse.Namespace) -> int:
     for name in list_rewards():
         cls = reward_class(name)
         doc = (cls.__doc__ or "").strip().splitlines()
-        fields = {field: (info.description or "") for field, info in cls.Config.model_fields.items()}
+        fields = config_fields(cls.Config)
         rows.append({"name": name, "doc": doc[0] if doc else "", "config": fields})
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -32,3 +32,15 @@ def cmd_rewards_list(args: argparse.Namespace) -> int:
         for field, desc in row["config"].items():
             print(f"{'':<22}{field}: {desc}" if desc else f"{'':<22}{field}")
     return 0
+
+
+def config_fields(config: type) -> dict[str, str]:
+    """Each setting of a reward config with its description; a group's settings as ``group.setting``."""
+    groups = config.groups() if hasattr(config, "groups") else {}
+    fields: dict[str, str] = {}
+    for field, info in config.model_fields.items():
+        if field in groups:
+            fields.update({f"{field}.{k}": (v.description or "") for k, v in groups[field].model_fields.items()})
+        else:
+            fields[field] = info.description or ""
+    return fields

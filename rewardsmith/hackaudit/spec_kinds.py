@@ -55,13 +55,23 @@ def reward_terms(node: Any, known: set[str]) -> Iterator[tuple[str, Mapping[str,
         name = node.get("name")
         if isinstance(name, str) and name in known:
             yield name, node.get("config") or {}
-        for value in node.values():
-            yield from reward_terms(value, known)
+        for key, value in node.items():
+            if key != "name" or value is not name:  # the term's own name is no second term without its config
+                yield from reward_terms(value, known)
     elif isinstance(node, (list, tuple)):
         for value in node:
             yield from reward_terms(value, known)
     elif isinstance(node, str) and node in known:
         yield node, {}
+
+
+def _flat(reward: Any, config: Any) -> Any:
+    """A term's config with its grouped settings spelled flat, as the profile reads them; as given when the reward's
+    config cannot say (building the reward reports a bad config, not this)."""
+    try:
+        return reward.Config.flat(config)
+    except Exception:
+        return config
 
 
 def profile_spec(raw_spec: Any) -> SpecProfile:
@@ -76,6 +86,7 @@ def profile_spec(raw_spec: Any) -> SpecProfile:
         if name in COMBINERS:
             continue
         declared = getattr(reward_class(name), "audit_kinds", None)
+        config = _flat(reward_class(name), config)  # grouped settings (sandbox: {timeout_s: 10}) read as flat ones
         kinds |= set(declared) if declared else set(KINDS_BY_REWARD.get(name, TEXT_KINDS))
         if name == "math_equivalence" and config.get("gold_column"):
             profile["gold_column"] = config["gold_column"]

@@ -92,7 +92,7 @@ def test_health_lists_rewards_and_capacity(server: str) -> None:
 
 def test_rewards_endpoint_gives_names_config_and_label_columns(server: str) -> None:
     rewards = {r["name"]: r for r in httpx.get(server + "/v1/rewards", timeout=10).json()["rewards"]}
-    assert rewards["math_equivalence"]["config"]["timeout_s"] == 5
+    assert rewards["math_equivalence"]["config"]["runtime"]["timeout_s"] == 5
     assert rewards["math_equivalence"]["label_column"] == "solution"
     assert rewards["code_tests"]["label_column"] == "tests"
 
