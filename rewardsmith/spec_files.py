@@ -36,11 +36,12 @@ FILE_KEYS = frozenset({"template", "constitution"})
 IMPORT_KEYS = frozenset({"pydantic_model"})
 
 
-def read_spec_file(path: str | os.PathLike[str], *, allow_imports: bool = False) -> Any:
+def read_spec_file(path: str | os.PathLike[str], *, allow_imports: bool = False, what: str = "reward spec file") -> Any:
     """The document of a spec file (``samples:NAME`` for a bundled one), its file references confined to its folder
-    and its imports checked."""
+    and its imports checked. Every file that holds reward specs is read here (``what`` names it in errors: a verl
+    mapping file, a shadow spec), so no adapter reads one with fewer checks."""
     path = sample_path(path)
-    document = read_yaml_file(path, "reward spec file")
+    document = read_yaml_file(path, what)
     return confine_spec(document, path.parent, source=str(path), allow_imports=allow_imports)
 
 

@@ -346,9 +346,10 @@ def load_mapping(mapping: VerlMapping | Mapping[str, Any] | str | Path | None) -
     if isinstance(mapping, VerlMapping):
         return mapping
     if isinstance(mapping, (str, Path)):
-        from rewardsmith.yaml_files import read_yaml_file
+        from rewardsmith.spec_files import read_spec_file
 
-        mapping = read_yaml_file(mapping, "verl mapping file") or {}
+        # its routes hold reward specs: read as any spec file (file references confined, imports refused)
+        mapping = read_spec_file(mapping, what="verl mapping file") or {}
     try:
         return VerlMapping.model_validate(dict(mapping))
     except (ValidationError, TypeError, ValueError) as exc:

@@ -8,6 +8,7 @@ The work is :func:`rewardsmith.adapters.runtime.serve.runner.run_server` (or, wi
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from rewardsmith.cli.main import load_config_arg
 
@@ -96,12 +97,22 @@ def settings_from_args(args: argparse.Namespace):
     }
     shadow = getattr(args, "monitor_shadow", None)
     if shadow:
-        spec = load_config_arg(shadow) if shadow.startswith(("{", "@")) else shadow
+        spec = shadow_spec(shadow)
         values["monitor"] = {"shadow": spec, "every": args.monitor_every, "sample": args.monitor_sample}
         if args.monitor_reward:
             values["monitor_rewards"] = tuple(args.monitor_reward)
     values.update(load_config_arg(args.settings))
     return ServeSettings.model_validate(values)
+
+
+def shadow_spec(value: str) -> Any:
+    """``--monitor-shadow``: a reward name, inline JSON, or ``@FILE``, a spec file read as every spec file is
+    (:func:`rewardsmith.spec_files.read_spec_file`: file references confined to its folder, imports refused)."""
+    if value.startswith("@"):
+        from rewardsmith.spec_files import read_spec_file
+
+        return read_spec_file(value[1:])
+    return load_config_arg(value) if value.startswith("{") else value
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -2,8 +2,9 @@
 
 A judge reward sends its template's text to the spec's endpoint, so a template reference is a way to read any host
 file out; an import path runs code. Every reader of a spec file (``grpo_rewards(path)``, ``rewardsmith serve
---spec``, ``audit reward --spec``, the verifiers adapter) must refuse both before building anything, naming the
-file and the field. YAML mistakes in any of them are one line with file, line and column.
+--spec`` and ``--monitor-shadow @FILE``, ``audit reward --spec``, the verifiers adapter, verl's mapping file) must
+refuse both before building anything, naming the file and the field. YAML mistakes in any of them are one line with
+file, line and column.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import pytest
 from rewardsmith.adapters.runtime.serve.specs import load_served
 from rewardsmith.adapters.trainers.trl import grpo_rewards
 from rewardsmith.adapters.trainers.verifiers.terms import _entries
+from rewardsmith.adapters.trainers.verl import load_mapping
+from rewardsmith.cli.serve import shadow_spec
 from rewardsmith.hackaudit.runner import load_raw_spec
 from rewardsmith.reward import ConfigError
 
@@ -81,6 +84,8 @@ def readers():
         "serve": load_served,
         "audit": load_raw_spec,
         "verifiers": lambda path: _entries(str(path), "spec"),
+        "serve_shadow": lambda path: shadow_spec(f"@{path}"),
+        "verl_mapping": load_mapping,
     }
 
 
