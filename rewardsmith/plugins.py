@@ -145,10 +145,7 @@ class PluginKind(Generic[T]):
     def declare(self, name: str, target: str, *, extra: str | tuple[str, ...] = (), **info: Any) -> Plugin:
         """A lazy line: ``name`` is ``target`` (``"module:Attribute"``), imported on first use; ``extra`` is the
         extra it needs (or a tuple of extras, any one enough)."""
-        extras = (extra,) if isinstance(extra, str) else tuple(extra)
-        unknown = [e for e in extras if e not in EXTRA_MODULES]
-        if unknown:
-            raise ValueError(f"{self.kind} {name!r}: unknown extra {unknown[0]!r} (known: {', '.join(EXTRA_MODULES)})")
+        extras = self._extras(name, extra)
         if ":" not in target:
             raise ValueError(f"{self.kind} {name!r}: target {target!r} is not 'module:Attribute'")
         existing = self.entries.get(name)
@@ -158,11 +155,13 @@ class PluginKind(Generic[T]):
         self.entries[name] = plugin
         return plugin
 
-    def register(self, name: str, obj: T, **info: Any) -> T:
-        """Register ``obj`` itself under ``name`` (a second object under the same name is an error)."""
+    def register(self, name: str, obj: T, *, extra: str | tuple[str, ...] = (), **info: Any) -> T:
+        """Register ``obj`` itself under ``name`` (a second object under the same name is an error); ``extra`` as
+        for :meth:`declare` (what it needs to run, though its module imports without it)."""
+        extras = self._extras(name, extra)
         existing = self.entries.get(name)
         if existing is None:
-            self.entries[name] = Plugin(name, _target_of(obj), info={**self.info_defaults, **info}, obj=obj)
+            self.entries[name] = Plugin(name, _target_of(obj), extras, {**self.info_defaults, **info}, obj=obj)
             return obj
         if existing.loaded:
             same = existing.obj is obj or _qualname(existing.obj) == _qualname(obj)  # a reloaded module's class
@@ -174,16 +173,23 @@ class PluginKind(Generic[T]):
         existing.obj = obj
         return obj
 
-    def decorator(self, name: str | None = None, **info: Any) -> Callable[[T], T]:
-        """``@KIND.decorator("name")``: register the decorated object (default name: its ``name`` attribute)."""
+    def decorator(self, name: str | None = None, *, extra: str | tuple[str, ...] = (), **info: Any) -> Callable[[T], T]:
+        """``@KIND.decorator("name", extra="docker")``: register the decorated object (default name: its ``name``)."""
 
         def decorate(obj: T) -> T:
             key = name or getattr(obj, "name", None)
             if not isinstance(key, str) or not key:
                 raise TypeError(f"{self.kind} {obj!r} needs a name: pass one to the decorator")
-            return self.register(key, obj, **info)
+            return self.register(key, obj, extra=extra, **info)
 
         return decorate
+
+    def _extras(self, name: str, extra: str | tuple[str, ...]) -> tuple[str, ...]:
+        extras = (extra,) if isinstance(extra, str) else tuple(extra)
+        unknown = [e for e in extras if e not in EXTRA_MODULES]
+        if unknown:
+            raise ValueError(f"{self.kind} {name!r}: unknown extra {unknown[0]!r} (known: {', '.join(EXTRA_MODULES)})")
+        return extras
 
     # -- lookup ------------------------------------------------------------------------------------------------
     def names(self) -> list[str]:

@@ -110,11 +110,12 @@ class Filled:
 def test_decorators_and_lines_register_alike():
     scratch: PluginKind[type] = PluginKind("judge_clients", "judge backend")
 
-    @scratch.decorator("mine")
+    @scratch.decorator("mine", extra="judge")
     class Mine:
         pass
 
     assert scratch.load("mine") is Mine and scratch.get("mine").loaded
+    assert scratch.get("mine").extras == ("judge",) and scratch.get("mine").target == f"{__name__}:{Mine.__qualname__}"
     with pytest.raises(ValueError, match=r"'mine' is already registered by .*Mine"):
         scratch.register("mine", Filled)
     scratch.declare("filled", f"{__name__}:Filled")
