@@ -258,7 +258,7 @@ class PluginKind(Generic[T]):
             except ModuleNotFoundError as exc:
                 hint = f" ({self.kind} {plugin.name!r} needs {plugin.install_hint()})" if plugin.extras else ""
                 raise ConfigError(f"{self.kind} {plugin.name!r} is unavailable: {exc}{hint}") from exc
-            obj = functools.reduce(getattr, attribute.split("."), module) if attribute else module
+            obj: Any = functools.reduce(getattr, attribute.split("."), module) if attribute else module
             if not self._accepts(obj):
                 raise ConfigError(f"{self.kind} {plugin.name!r}: {plugin.target} is not a {self.kind} ({obj!r})")
             plugin.obj = obj
