@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rewardsmith.reward_config import RewardConfig
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -34,9 +37,9 @@ def cmd_rewards_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def config_fields(config: type) -> dict[str, str]:
+def config_fields(config: type[RewardConfig]) -> dict[str, str]:
     """Each setting of a reward config with its description; a group's settings as ``group.setting``."""
-    groups = config.groups() if hasattr(config, "groups") else {}
+    groups = config.groups()
     fields: dict[str, str] = {}
     for field, info in config.model_fields.items():
         if field in groups:
