@@ -14,7 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from rewardsmith.compose import as_term, build_reward
 from rewardsmith.registry import register_reward
-from rewardsmith.reward import Reward, RewardConfig, run_inline
+from rewardsmith.reward import Reward, RewardConfig, ascore_rows
 from rewardsmith.types import RewardResult
 
 LengthUnit = Literal["auto", "tokens", "chars"]
@@ -125,14 +125,8 @@ class CosineLength(Reward[CosineLengthConfig]):
         super().__init__(config, **overrides)
         self.correctness = build_reward(self.config.correctness)
 
-    def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return run_inline(self._scale(completions, rows, inline=True))
-
-    async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        return await self._scale(completions, rows, inline=False)
-
-    async def _scale(self, texts: list[str | None], rows: list[dict[str, Any]], inline: bool) -> list[RewardResult]:
-        verdicts = await self.correctness.score_core(texts, rows, None, inline=inline)
+    async def combine(self, texts: list[str | None], rows: list[dict[str, Any]], *, inline: bool) -> list[RewardResult]:
+        verdicts = await ascore_rows(self.correctness, texts, rows, inline=inline)
         out = []
         for text, row, verdict in zip(texts, rows, verdicts, strict=True):
             if verdict.score is None:

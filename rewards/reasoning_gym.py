@@ -191,7 +191,7 @@ class ReasoningGym(KeepsConfig, Reward[ReasoningGymConfig]):
         self._let_go = weakref.finalize(self, lease.release)
 
     @property
-    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def gold_columns(self) -> tuple[str, ...]:
         return (self.config.metadata_column,)
 
     def warm_up(self) -> None:

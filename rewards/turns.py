@@ -18,9 +18,10 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from rewardsmith.bridge import to_async
+from rewardsmith.columns import as_column, rows_from_columns
 from rewardsmith.compose import as_term, build_reward
 from rewardsmith.registry import register_reward
-from rewardsmith.reward import Reward, RewardConfig, as_column, rows_from_columns
+from rewardsmith.reward import Reward, RewardConfig, score_rows
 from rewardsmith.transcripts import ToolCall, Turn, assistant_turns, tool_schemas
 from rewardsmith.types import RewardResult
 
@@ -71,7 +72,7 @@ class ToolCallValidity(_TurnReward):
     config: ToolCallValidityConfig
 
     @property
-    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]
+    def gold_columns(self) -> tuple[str, ...]:
         return (self.config.tools_column,)
 
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
@@ -151,17 +152,14 @@ class PerTurn(_TurnReward):
         super().__init__(config, **overrides)
         self.inner = build_reward(self.config.reward)
 
-    def gold_columns(self) -> tuple[str, ...]:
-        return self.inner.gold_columns()
-
     def score_one(self, completion: str, row: Mapping[str, Any]) -> RewardResult:
-        return self.inner.score_rows([completion], [dict(row)])[0]
+        return score_rows(self.inner, [completion], [dict(row)])[0]
 
     def score_turns(self, turns: list[list[Turn]], rows: list[dict[str, Any]]) -> list[list[RewardResult]]:
         rows = rows or [{} for _ in turns]
         texts: list[str | None] = [turn.text for sample in turns for turn in sample]
         repeated = [row for sample, row in zip(turns, rows, strict=True) for _ in sample]
-        flat = self.inner.score_rows(texts, repeated) if texts else []
+        flat = score_rows(self.inner, texts, repeated) if texts else []
         out, start = [], 0
         for sample in turns:
             out.append(list(flat[start : start + len(sample)]))

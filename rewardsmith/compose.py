@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from rewardsmith.bridge import run_inline
 from rewardsmith.groups import merge_groups
 from rewardsmith.registry import get_reward, register_reward
-from rewardsmith.reward import ConfigError, ConfigT, Reward, RewardConfig
+from rewardsmith.reward import ConfigError, Reward, RewardConfig, ascore_rows
+from rewardsmith.reward_config import ConfigT
 from rewardsmith.types import RewardResult
 
 logger = logging.getLogger(__name__)
@@ -145,7 +146,9 @@ class _CompositeConfig(RewardConfig):
 class _Composite(Reward[ConfigT]):
     """A reward made of other rewards: one async core (:meth:`combine`), a thin sync shim."""
 
-    async def combine(self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool) -> list[Any]:
+    async def combine(
+        self, completions: list[str | None], rows: list[dict[str, Any]], *, inline: bool
+    ) -> list[RewardResult]:
         raise NotImplementedError
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
@@ -155,12 +158,8 @@ class _Composite(Reward[ConfigT]):
         return await self.combine(completions, rows, inline=False)
 
 
-def _gold_union(rewards: Any) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(c for r in rewards if r is not None for c in r.gold_columns()))
-
-
 def _scores(reward: Reward, texts: list[str | None], rows: list[dict[str, Any]], inline: bool) -> Any:
-    return reward.score_core(texts, rows, None, inline=inline)
+    return ascore_rows(reward, texts, rows, inline=inline)
 
 
 class WeightedSumConfig(_CompositeConfig):
@@ -201,11 +200,8 @@ class WeightedSum(_Composite[WeightedSumConfig]):
             self.__name__ = cfg.name
         self.component_names = _unique([p.__name__ for p in self.parts])
 
-    def gold_columns(self) -> tuple[str, ...]:
-        return _gold_union(self.parts)
-
     async def combine(
-        self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool
+        self, completions: list[str | None], rows: list[dict[str, Any]], *, inline: bool
     ) -> list[RewardResult]:
         per_part = await _each([_scores(p, completions, rows, inline) for p in self.parts], inline)
         out = []
@@ -261,11 +257,8 @@ class Gate(_Composite[GateConfig]):
         if self.config.name:
             self.__name__ = self.config.name
 
-    def gold_columns(self) -> tuple[str, ...]:
-        return _gold_union([self.inner, self.gate])
-
     async def combine(
-        self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool
+        self, completions: list[str | None], rows: list[dict[str, Any]], *, inline: bool
     ) -> list[RewardResult]:
         gates = await _scores(self.gate, completions, rows, inline)
         passed = [i for i, g in enumerate(gates) if g.score is not None and g.score >= self.config.threshold]
@@ -367,25 +360,22 @@ class Route(_Composite[RouteConfig]):
         probe = value.lower() if self.config.ignore_case else value
         return next((i for i, pattern in enumerate(self._patterns) if pattern.match(probe)), None)
 
-    def gold_columns(self) -> tuple[str, ...]:
-        return _gold_union([*self.targets, self.default])
-
     def groups(self, rows: list[dict[str, Any]]) -> list[list[int]]:
         """Each part groups only the rows routed to it, as :meth:`combine` hands them over."""
-        if self.batch_dependency() != "group":
+        if self.batch_dependency != "group":
             return super().groups(rows)
         partitions = []
         for index, idx in self._plan(rows).items():
             target = self._target(index)
-            if target is not None and target.batch_dependency() is not None:
+            if target is not None and target.batch_dependency is not None:
                 partitions.append([[idx[i] for i in g] for g in target.groups([rows[i] for i in idx])])
         return merge_groups(len(rows), partitions)
 
     async def combine(
-        self, completions: list[str | None], rows: list[dict[str, Any]], inline: bool
+        self, completions: list[str | None], rows: list[dict[str, Any]], *, inline: bool
     ) -> list[RewardResult]:
         jobs = list(self._plan(rows).items())
-        results = await _each([self._run(index, idx, completions, rows, inline) for index, idx in jobs], inline)
+        results = await _each([self._run(index, idx, completions, rows, inline=inline) for index, idx in jobs], inline)
         out: list[RewardResult] = [RewardResult.unscorable("not routed")] * len(rows)
         for (_, idx), res in zip(jobs, results, strict=True):
             for i, r in zip(idx, res, strict=False):
@@ -403,7 +393,13 @@ class Route(_Composite[RouteConfig]):
         return plan
 
     async def _run(
-        self, index: int | None, idx: list[int], completions: list[str | None], rows: list[dict[str, Any]], inline: bool
+        self,
+        index: int | None,
+        idx: list[int],
+        completions: list[str | None],
+        rows: list[dict[str, Any]],
+        *,
+        inline: bool,
     ) -> list[RewardResult]:
         target = self._target(index)
         if target is None:

@@ -50,7 +50,7 @@ def merge_groups(n: int, partitions: Iterable[Sequence[Sequence[int]]]) -> list[
 def dependency_of(reward: Any) -> BatchDependency:
     """``reward``'s declared dependency; an object that declares none is taken to score samples alone."""
     declared = getattr(reward, "batch_dependency", None)
-    return declared() if callable(declared) else None
+    return declared if declared in ("group", "batch") else None
 
 
 def chunk_plan(reward: Any, rows: Sequence[Any], size: int, indices: Sequence[int] | None = None) -> list[list[int]]:

@@ -133,7 +133,7 @@ def rescore(options: RescoreOptions, *, progress: bool = True) -> RescoreOutcome
     combined = spec.combined()
     rows, fmt = load_stored(options)
     stored = read_rollouts(rows, fmt, term_names=term_names, completion_column=options.completion_column)
-    attach_columns(stored, options, fmt, tuple(combined.gold_columns()))
+    attach_columns(stored, options, fmt, tuple(combined.gold_columns))
     if fmt == "trl":
         for rollout in stored:
             if set(term_names) <= set(rollout.terms):

@@ -143,6 +143,7 @@ class RemoteReward(KeepsConfig, Reward[RemoteConfig]):
         )
         return [r if r is not None else RewardResult.unscorable("remote: internal error: not scored") for r in results]
 
+    @property
     def batch_dependency(self) -> BatchDependency:
         """``group`` with ``group_size``; ``batch`` when a server declared a dependency (its groups are its own)."""
         if self.config.group_size:

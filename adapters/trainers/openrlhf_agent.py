@@ -39,7 +39,7 @@ def label_columns(reward: Reward, label: Any) -> dict[str, Any]:
             return parsed
     if isinstance(label, dict):
         return dict(label)
-    gold = tuple(reward.gold_columns())
+    gold = tuple(reward.gold_columns)
     if len(gold) != 1:
         raise ValueError(
             f"a plain label fills the spec's one gold column, but the spec reads {list(gold) or 'none'}: "

@@ -106,7 +106,7 @@ def _columns(reward: Reward, extras: dict[str, Any]) -> dict[str, Any]:
     """The row's columns for the spec: ``extra_info``'s keys, and ``reward_spec.ground_truth`` in its gold column."""
     columns = dict(extras.get("extra_info") or {})
     spec = extras.get("reward_spec") or {}
-    gold = tuple(reward.gold_columns())
+    gold = tuple(reward.gold_columns)
     if isinstance(spec, Mapping) and "ground_truth" in spec:
         if len(gold) != 1:
             raise ValueError(

@@ -60,7 +60,7 @@ from rewardsmith.adapters.trainers.verl_steps import STEPS_KEY, StepsReward, Ver
 from rewardsmith.bridge import to_async
 from rewardsmith.compose import Route, build_reward
 from rewardsmith.hard_timeout import HardTimeoutPool
-from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.reward import ConfigError, Reward, RewardConfig, ascore_rows, score_rows
 from rewardsmith.types import RewardResult
 
 logger = logging.getLogger(__name__)
@@ -130,9 +130,7 @@ class RouteReward(Reward[RewardConfig]):
                 self.built = self.build(self.route)
             return self.built
 
-    async def score_core(
-        self, texts: list[str | None], rows: list[dict[str, Any]], not_text: list[str] | None, *, inline: bool
-    ) -> list[RewardResult]:
+    async def combine(self, texts: list[str | None], rows: list[dict[str, Any]], *, inline: bool) -> list[RewardResult]:
         try:
             reward = self.reward()
         except ConfigError as exc:
@@ -141,7 +139,7 @@ class RouteReward(Reward[RewardConfig]):
         for row in rows:
             rest = dict(row)
             shaped.append(_row(self.route, rest.pop("data_source", None), rest.pop(GROUND_TRUTH_KEY, None), rest))
-        return await reward.score_core(texts, shaped, not_text, inline=inline)
+        return await ascore_rows(reward, texts, shaped, inline=inline)
 
 
 class VerlScorer:
@@ -253,7 +251,7 @@ class VerlScorer:
         extra_infos: Sequence[Any] | None = None,
     ) -> list[RewardResult]:
         """The sync face: the route reward's inline path (no event loop, no thread)."""
-        return self.router.score_rows(*_samples(data_sources, solution_strs, ground_truths, extra_infos))
+        return score_rows(self.router, *_samples(data_sources, solution_strs, ground_truths, extra_infos))
 
     async def ascore_results(
         self,
@@ -429,7 +427,7 @@ class RemoteVerlScorer(VerlScorer):
         extra_infos: Sequence[Any] | None = None,
     ) -> list[RewardResult]:
         """The async face: the route reward's async path, every route's samples in flight together."""
-        return await self.router.ascore_rows(*_samples(data_sources, solution_strs, ground_truths, extra_infos))
+        return await ascore_rows(self.router, *_samples(data_sources, solution_strs, ground_truths, extra_infos))
 
 
 _REMOTE_SCORERS = ScorerCache(lambda remote, mapping: RemoteVerlScorer(remote, mapping))

@@ -100,9 +100,6 @@ class StepsReward(Reward[RewardConfig]):
         self.inner, self.steps = inner, steps
         self.__name__ = inner.__name__
 
-    def gold_columns(self) -> tuple[str, ...]:
-        return self.inner.gold_columns()
-
     def close(self) -> None:
         close = getattr(self.inner, "close", None)
         if callable(close):

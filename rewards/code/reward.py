@@ -167,7 +167,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
     """
 
     @property
-    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]  # a property: the column is configured
+    def gold_columns(self) -> tuple[str, ...]:
         """A misaligned column this reward reads makes a sample unscorable with a reason that names it."""
         return (self.config.tests_column,)
 

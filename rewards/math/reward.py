@@ -202,7 +202,7 @@ class MathEquivalence(Reward[MathEquivalenceConfig]):
     """
 
     @property
-    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]  # a property: the column is configured
+    def gold_columns(self) -> tuple[str, ...]:
         """A misaligned column this reward reads makes a sample unscorable with a reason that names it."""
         return (self.config.gold_column,)
 

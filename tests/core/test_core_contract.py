@@ -318,17 +318,14 @@ class NeedsGold(Reward):
 
     name = "needs_gold"
     calls = 0
-
-    @property
-    def required_columns(self) -> tuple[str, ...]:
-        return ("gold",)
+    gold_columns = ("gold",)
 
     def score_one(self, completion, row):
         type(self).calls += 1
         return RewardResult(score=float(completion == row.get("gold")), reason=f"gold={row.get('gold')!r}")
 
 
-def test_required_columns_misaligned_are_unscorable_before_the_family_runs():
+def test_gold_columns_misaligned_are_unscorable_before_the_family_runs():
     NeedsGold.calls = 0
     results = NeedsGold().details(["4", "5"], gold=["4"])
     assert [(r.score, r.reason) for r in results] == [(None, "column 'gold' has 1 value for 2 completions")] * 2

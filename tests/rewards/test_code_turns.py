@@ -8,6 +8,7 @@ import json
 import pytest
 
 from rewardsmith import get_reward
+from rewardsmith.reward import score_rows
 from rewardsmith.sandboxes.local.backend import LocalSandbox
 from rewardsmith.steps import step_details, step_rewards
 
@@ -106,9 +107,9 @@ def test_fenced_blocks_and_trl_form_and_the_ordinary_reward_is_the_mean(reward):
 
 
 def test_plain_text_runs_its_fenced_blocks_and_text_without_code_is_said_unscorable(reward):
-    assert reward.score_rows(["```python\nx = 2\nassert x * 2 == 4\n```", "```python\nassert 1 == 2\n```"],
+    assert score_rows(reward, ["```python\nx = 2\nassert x * 2 == 4\n```", "```python\nassert 1 == 2\n```"],
                              [{}, {}])[0].score == 1.0  # fmt: skip
-    (result,) = reward.score_rows(["I called the tool."], [{}])
+    (result,) = score_rows(reward, ["I called the tool."], [{}])
     assert result.score is None and "give it the conversational completion" in result.reason
 
 

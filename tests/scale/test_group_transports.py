@@ -68,7 +68,7 @@ def local_scores(judge: RankJudgeServer) -> list[float | None]:
 def test_the_reward_declares_its_groups_and_a_naive_cut_would_change_scores(judge) -> None:
     reward = get_reward(spec(judge)["name"], spec(judge)["config"])
     rows = [{"prompt": p} for p in ROWS_PROMPTS]
-    assert reward.batch_dependency() == "group"
+    assert reward.batch_dependency == "group"
     assert reward.groups(rows) == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
     assert chunk_plan(reward, rows, 2) == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
     assert chunk_plan(reward, rows, 6) == [[0, 1, 3, 4, 6, 7], [2, 5, 8]]
@@ -89,7 +89,7 @@ def test_serve_and_remote_with_small_chunks_equal_local(judge) -> None:
         assert served["scores"] == local, served["reasons"]
         remote = get_reward("remote", {"urls": [server.url], "reward": "ranked", "chunk_size": 2})
         assert remote(COMPLETIONS, prompts=ROWS_PROMPTS) == local
-        assert remote.batch_dependency() == "batch"  # the server's groups are its own: the batch goes whole
+        assert remote.batch_dependency == "batch"  # the server's groups are its own: the batch goes whole
         # group_size stays an override: groups of three adjacent rows, here each a group of its own prompt
         adjacent = [PROMPTS[i // 3] for i in range(9)]
         override = get_reward("remote", {"urls": [server.url], "reward": "ranked", "chunk_size": 4, "group_size": 3})
@@ -111,7 +111,7 @@ def test_ray_pool_with_small_chunks_equals_local(judge) -> None:
          "chunk_size": 2}
     )  # fmt: skip
     try:
-        assert pool.batch_dependency() == "group"
+        assert pool.batch_dependency == "group"
         assert pool(COMPLETIONS, prompts=ROWS_PROMPTS) == local_scores(judge)
     finally:
         pool.close()

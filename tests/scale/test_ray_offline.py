@@ -52,7 +52,7 @@ def test_pool_is_a_drop_in_under_the_inner_name_and_pickles() -> None:
     from rewardsmith.ray import RayPool
 
     pool = RayPool({"reward": {"name": "math_equivalence", "config": {"workers": 1}}})
-    assert pool.__name__ == "math_equivalence" and pool.required_columns == ("solution",)
+    assert pool.__name__ == "math_equivalence" and pool.gold_columns == ("solution",)
     assert RayPool({"reward": "think_format", "name": "fmt_on_ray"}).__name__ == "fmt_on_ray"
     clone = pickle.loads(pickle.dumps(pool))
     assert clone._actors is None and clone.config == pool.config

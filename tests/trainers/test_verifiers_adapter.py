@@ -283,7 +283,7 @@ def test_gold_column_rules():
 )  # fmt: skip
 def test_composites_declare_their_parts_gold_columns(spec, columns, column):
     reward = build_reward(spec)
-    assert reward.gold_columns() == columns
+    assert reward.gold_columns == columns
     assert gold_column(reward) == column
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from rewardsmith.reward import score_rows
 from rewardsmith.types import RewardResult
 
 
@@ -27,7 +28,7 @@ class RewardActor:
 
     def score(self, texts: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         """The inner reward's guarded path (screening included), exactly what local scoring runs."""
-        return self.reward.score_rows(texts, rows)
+        return score_rows(self.reward, texts, rows)
 
 
 def start_actor(spec: Any, *, num_cpus: float, placement: str, runtime_env: dict[str, Any] | None) -> Any:

@@ -49,11 +49,6 @@ class RayPool(KeepsConfig, Reward[RayPoolConfig]):
         self._actors: ActorSet | None = None
         self._lock = threading.Lock()
 
-    @property
-    def required_columns(self) -> tuple[str, ...]:  # type: ignore[override]  # a property: the inner reward's columns
-        """The inner reward's: a misaligned column is answered here, without a round trip to the cluster."""
-        return tuple(self.inner.required_columns)
-
     _PICKLED = ("config", "inner", "__name__")
 
     def _rebuild(self) -> None:

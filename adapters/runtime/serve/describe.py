@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rewardsmith.compose import Gate, Route, WeightedSum
-from rewardsmith.reward import Reward, _held_rewards
+from rewardsmith.reward import Reward, held_rewards
 
 #: Composites nested deeper than this are cut (a node says ``truncated``) so a description stays bounded.
 MAX_DEPTH = 32
@@ -26,7 +26,7 @@ PART_FIELDS = {"weighted_sum": {"rewards", "weights"}, "gate": {"reward", "gate"
 def gold_of(reward: Reward) -> tuple[str, ...]:
     """The reward's gold columns (its parts' for a composite); none when it cannot say."""
     try:
-        return tuple(str(c) for c in reward.gold_columns())
+        return tuple(str(c) for c in reward.gold_columns)
     except Exception:
         return ()
 
@@ -83,4 +83,4 @@ def _terms(reward: Reward, depth: int) -> list[dict[str, Any]]:
         if reward.default is not None:
             terms.append({"route": "default", **reward_tree(reward.default, depth)})
         return terms
-    return [reward_tree(part, depth) for part in _held_rewards(reward)]
+    return [reward_tree(part, depth) for part in held_rewards(reward)]

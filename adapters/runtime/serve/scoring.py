@@ -20,8 +20,9 @@ from typing import Any
 
 from rewardsmith.adapters.components import component_columns
 from rewardsmith.adapters.options import unscorable_as
+from rewardsmith.columns import rows_from_columns
 from rewardsmith.groups import chunk_plan
-from rewardsmith.reward import Reward, rows_from_columns
+from rewardsmith.reward import Reward, score_rows
 from rewardsmith.types import RewardResult, completion_text, describe_non_text
 
 
@@ -89,7 +90,7 @@ class ScoringJob:
             # composites) drive their own private loop there, so no reward work ever runs on the serving loop.
             loop = asyncio.get_running_loop()
             picked_texts, picked_rows = [texts[i] for i in chunk], [rows[i] for i in chunk]
-            scored = await loop.run_in_executor(None, self.reward.score_rows, picked_texts, picked_rows)
+            scored = await loop.run_in_executor(None, score_rows, self.reward, picked_texts, picked_rows)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # score_rows guards families; this guards the guard

@@ -32,7 +32,7 @@ from rewardsmith.adapters.options import options_of, split_options
 from rewardsmith.adapters.runtime.serve.describe import gold_of, reward_tree
 from rewardsmith.compose import RewardTerm, Route, as_term
 from rewardsmith.groups import dependency_of
-from rewardsmith.reward import ConfigError, Reward, _held_rewards
+from rewardsmith.reward import ConfigError, Reward, held_rewards
 
 #: Column OpenRLHF's labels go to when a reward declares no single required column.
 FALLBACK_LABEL_COLUMN = "label"
@@ -113,11 +113,7 @@ def label_columns(reward: Reward) -> tuple[str, ...]:
     if isinstance(reward, Route):
         targets = [t for t in [*reward.targets, reward.default] if t is not None]
         return tuple(dict.fromkeys(c for t in targets for c in label_columns(t)))
-    try:
-        own = tuple(reward.required_columns or ())
-    except Exception:
-        own = ()
-    held = [] if own else _held_rewards(reward)
+    held = held_rewards(reward)
     if not held:
         gold = gold_of(reward)
         return gold if len(gold) == 1 else ()

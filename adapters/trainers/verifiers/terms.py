@@ -27,7 +27,7 @@ def options_of(options: AdapterOptions | Mapping[str, Any] | None) -> AdapterOpt
 def gold_column(reward: Reward) -> str:
     """The column ``answer`` goes to: the one gold column the reward (or its parts) reads, else ``answer``."""
     try:
-        columns = tuple(reward.gold_columns())
+        columns = tuple(reward.gold_columns)
     except Exception:  # a third-party reward without the method, or one that fails: no gold column
         columns = ()
     return columns[0] if len(columns) == 1 else "answer"
