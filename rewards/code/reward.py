@@ -543,10 +543,12 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             return self._backend
 
     def _offered(self) -> dict[str, Any]:
-        """What every backend is offered: the isolation accepted, and the harness runtime to preload."""
+        """What every backend is offered: the isolation accepted, the harness runtime to preload and the trusted
+        stage's program to keep compiled."""
         return {
             "isolation": self.config.sandbox.isolation,
             "warm_modules": {harness.RUNTIME_MODULE: harness.runtime_source()},
+            "warm_scripts": [harness.trusted_script()],
         }
 
     def _open_backend(self) -> SandboxBackend:

@@ -92,6 +92,9 @@ class LocalSandbox(BatchMixin):
             ``auto`` fall back to, and ``tier="subprocess"`` select, the subprocess tier).
         warm_modules: ``{name: source}`` of trusted Python modules the forkserver imports once at start, so
             runs that ``import name`` skip compiling it (other tiers import the file shipped with the run).
+        warm_scripts: sources of trusted ``python3 -S -c`` programs (a checker the host starts often) that the
+            forkserver compiles once at start: a run of exactly one of them is forked warm with a fresh site-less
+            interpreter's import state instead of starting and compiling a new interpreter (other tiers exec it).
         concurrency: default worker count of :meth:`run_batch`; also the number of warm forkservers kept.
         seccomp: load the seccomp deny-list in each run (needs ``pyseccomp`` + ``libseccomp.so.2`` on the host).
 
@@ -101,7 +104,7 @@ class LocalSandbox(BatchMixin):
     name = "local"
     #: the options a caller offers every backend (:func:`~rewardsmith.sandboxes.factory.open_backend`) that this one
     #: takes: the weak tier is chosen only on the caller's opt-in, and the harness runtime is preloaded once
-    accepts_offered: ClassVar[frozenset[str]] = frozenset({"isolation", "warm_modules"})
+    accepts_offered: ClassVar[frozenset[str]] = frozenset({"isolation", "warm_modules", "warm_scripts"})
 
     def __init__(
         self,
@@ -110,6 +113,7 @@ class LocalSandbox(BatchMixin):
         seccomp: bool = True,
         isolation: Isolation = "strong",
         warm_modules: dict[str, str] | None = None,
+        warm_scripts: list[str] | None = None,
     ) -> None:
         if tier not in ("auto", "bwrap", "bwrap-exec", "subprocess"):
             raise ValueError(f"tier must be 'auto', 'bwrap', 'bwrap-exec' or 'subprocess', got {tier!r}")
@@ -120,6 +124,7 @@ class LocalSandbox(BatchMixin):
         self.requested_tier = tier
         self.isolation = isolation
         self.warm_modules = dict(warm_modules or {})
+        self.warm_scripts = list(warm_scripts or [])
         self.default_concurrency = max(1, int(concurrency))
         self.seccomp = seccomp
         self._init_runtime()
@@ -138,6 +143,7 @@ class LocalSandbox(BatchMixin):
             "requested_tier": self.requested_tier,
             "isolation": self.isolation,
             "warm_modules": self.warm_modules,
+            "warm_scripts": self.warm_scripts,
             "default_concurrency": self.default_concurrency,
             "seccomp": self.seccomp,
         }
@@ -278,12 +284,19 @@ class LocalSandbox(BatchMixin):
         bwrap = find_bwrap()
         if bwrap is None:
             raise ForkserverError("bwrap is not installed")
-        server = ForkserverProcess(
-            bwrap, self._seccomp_bpf, cgroup_parents=self._cgroup_parents(), warm_modules=self.warm_modules
-        )
+        server = self._new_forkserver(bwrap)
         with self._lock:
             self._all.append(server)
         return server
+
+    def _new_forkserver(self, bwrap: str) -> ForkserverProcess:
+        return ForkserverProcess(
+            bwrap,
+            self._seccomp_bpf,
+            cgroup_parents=self._cgroup_parents(),
+            warm_modules=self.warm_modules,
+            warm_scripts=self.warm_scripts,
+        )
 
     def _discard(self, server: ForkserverProcess) -> None:
         with self._lock:
@@ -324,9 +337,7 @@ class LocalSandbox(BatchMixin):
             try:
                 if os.geteuid() != 0:
                     raise ForkserverError("the forkserver tier needs root (it builds a namespace per run)")
-                server = ForkserverProcess(
-                    bwrap, self._seccomp_bpf, cgroup_parents=self._cgroup_parents(), warm_modules=self.warm_modules
-                )
+                server = self._new_forkserver(bwrap)
                 self._all.append(server)  # the caller holds self._lock
                 self._idle.put(server)
                 return "bwrap"

@@ -8,6 +8,7 @@ function so the isolation it asks for can be read (and tested) in one place.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import select
@@ -53,6 +54,7 @@ def python_roots() -> list[str]:
     return sorted(set(roots))
 
 
+@functools.cache
 def sandbox_path_env() -> str:
     python_bin = str(Path(sys.executable).resolve().parent)
     return ":".join(dict.fromkeys([python_bin, "/usr/local/bin", "/usr/bin", "/bin"]))
@@ -95,7 +97,8 @@ def bwrap_command(bwrap: str, python: str) -> list[str]:
     cmd += ["--clearenv", "--setenv", "PATH", sandbox_path_env(), "--setenv", "LANG", "C.UTF-8", "--chdir", "/"]
     # every warm fork hashes strings alike, so a test iterating a set sees one order in every run
     cmd += ["--setenv", "PYTHONHASHSEED", "0"]
-    cmd += [python, "-I", SANDBOX_SCRIPT_PATH]
+    # not -I: it would ignore PYTHONHASHSEED; the environment is empty but for the variables set here
+    cmd += [python, "-s", *(["-P"] if sys.version_info >= (3, 11) else []), SANDBOX_SCRIPT_PATH]
     return cmd
 
 
@@ -113,6 +116,7 @@ class ForkserverProcess:
         start_timeout_s: float = 20.0,
         cgroup_parents: Sequence[str] = (),
         warm_modules: dict[str, str] | None = None,
+        warm_scripts: Sequence[str] = (),
     ) -> None:
         python = str(Path(sys.executable).resolve())
         # The runs join their cgroups through these descriptors: the cgroup tree is never mounted in the sandbox.
@@ -132,7 +136,8 @@ class ForkserverProcess:
                 os.close(fd)
         try:
             seccomp = base64.b64encode(seccomp_bpf).decode() if seccomp_bpf else None
-            self._send({"seccomp": seccomp, "cgroup_fds": cgroup_fds, "warm_modules": dict(warm_modules or {})})
+            init = {"seccomp": seccomp, "cgroup_fds": cgroup_fds, "warm_modules": dict(warm_modules or {})}
+            self._send({**init, "warm_scripts": list(warm_scripts)})
             ready = self._receive(time.monotonic() + start_timeout_s)
         except ForkserverError:
             self.close()

@@ -24,6 +24,12 @@ Each *supervisor*
    ``exec``s the command or, for ``python3 FILE.py``, runs the file in this already-warm interpreter;
 3. reports the program's PID, wait status and rusage to the forkserver over a pipe the program never holds.
 
+*Warm scripts*: the host may name trusted ``python3 -S -c SCRIPT`` programs at start (a checker that must never
+share a process with the program it judges); they are compiled once, before the zygote forks, and a run of exactly
+one of them (flags ``-s``/``-S`` only) runs in the forked warm interpreter with the observable state of a fresh
+site-less one (its import path and import machinery, ``__main__``, no ``site`` builtins, no module loaded from
+outside that path) instead of starting and compiling a new interpreter. Any other ``-c`` is exec'd.
+
 The controller feeds stdin, collects stdout/stderr up to the cap and kills the program's PID namespace on
 wall-clock timeout or output overflow. Both exit when the request pipe closes (parent died).
 
@@ -34,6 +40,7 @@ import base64
 
 # Warm the modules solutions and harnesses usually import, so each fork starts with them loaded.
 import bisect  # noqa: F401
+import builtins
 import collections  # noqa: F401
 import copy  # noqa: F401
 import ctypes
@@ -41,7 +48,9 @@ import datetime  # noqa: F401
 import decimal  # noqa: F401
 import fractions  # noqa: F401
 import functools  # noqa: F401
+import gc
 import heapq  # noqa: F401
+import importlib.machinery
 import io
 import itertools  # noqa: F401
 import json
@@ -50,6 +59,7 @@ import operator  # noqa: F401
 import os
 import random
 import re  # noqa: F401
+import resource
 import runpy
 import select
 import signal
@@ -62,6 +72,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 import typing  # noqa: F401
 
 CLONE_NEWNS = 0x00020000
@@ -140,8 +151,6 @@ def set_limits(limits, argv0):
     memory = limits["memory_mb"]
     if os.path.basename(argv0) in V8_EXECUTABLES:
         memory = max(2 * memory, memory + 2048)
-    import resource
-
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (memory * mb, memory * mb))
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size_mb"] * mb, limits["file_size_mb"] * mb))
@@ -191,8 +200,11 @@ def become_program(req, fds, seccomp_program, error_fd):
     if seccomp_program:
         load_seccomp(seccomp_program)
     env = dict(req["env"])
-    if is_inline_python(argv):
+    script = warm_script(argv)
+    if script is not None or is_inline_python(argv):
         os.close(error_fd)  # from here on the untrusted code runs; it must not reach the setup-error channel
+        if script is not None:
+            run_script_inline(script, argv, env)
         run_python_inline(argv, env)
     try:
         os.execvpe(argv[0], argv, env)
@@ -210,24 +222,69 @@ def is_inline_python(argv):
     )
 
 
+def warm_script(argv):
+    """The compiled warm script ``argv`` runs (``python3 [-s] -S -c SCRIPT ARGS``), or ``None``."""
+    if len(argv) < 3 or os.path.basename(argv[0]) not in ("python3", "python") or "-c" not in argv:
+        return None
+    at = argv.index("-c")
+    flags = argv[1:at]
+    if "-S" not in flags or not set(flags) <= {"-s", "-S"} or at + 1 >= len(argv):
+        return None
+    return WARM_SCRIPTS.get(argv[at + 1])
+
+
+def run_script_inline(code, argv, env):
+    """``python3 -S -c SCRIPT ARGS`` in the forked warm interpreter, as a fresh site-less interpreter sees itself:
+    its import path, the default import machinery only, no module loaded from elsewhere (site's ``.pth`` imports,
+    the warm modules, the forkserver's own ``__main__``), no builtins that ``site`` adds. Never returns."""
+    sys.path[:] = ["", *SITELESS_PATH]
+    sys.meta_path[:] = [f for f in sys.meta_path if getattr(f, "__module__", "") in DEFAULT_IMPORTERS]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if getattr(h, "__module__", "") in DEFAULT_IMPORTERS]
+    sys.path_importer_cache.clear()
+    roots = tuple(os.path.join(path, "") for path in SITELESS_PATH if path)
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str) and (not where.startswith(roots) or where.startswith(SITE_ROOTS)):
+            del sys.modules[name]
+    for name in SITE_BUILTINS:
+        builtins.__dict__.pop(name, None)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__builtins__=builtins, __loader__=BUILTIN_IMPORTER, __spec__=None, __package__=None)
+    main.__annotations__ = {}
+    sys.modules["__main__"] = main
+    fresh_process_state(["-c", *argv[argv.index("-c") + 2 :]], env)
+    finish(lambda: exec(code, main.__dict__))
+
+
 def run_python_inline(argv, env):
     """``python3 FILE.py ARGS`` in the forked warm interpreter, with a fresh interpreter's observable state."""
+    fresh_process_state(list(argv[1:]), env)
+    sys.path[0] = os.path.dirname(os.path.abspath(argv[1]))
+    finish(lambda: runpy.run_path(argv[1], run_name="__main__"))
+
+
+def fresh_process_state(args, env):
+    """What a new interpreter would start with: ``env``, default signal handlers, a freshly seeded ``random``,
+    ``sys.argv`` and standard streams of its own."""
     os.environ.clear()
     os.environ.update(env)
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     random.seed()
-    sys.argv = list(argv[1:])
-    sys.path[0] = os.path.dirname(os.path.abspath(argv[1]))
+    sys.argv = args
     sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), "utf-8")
     sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), "utf-8")
     sys.stderr = sys.__stderr__ = io.TextIOWrapper(
         io.BufferedWriter(io.FileIO(2, "w", closefd=False)), "utf-8", "backslashreplace", line_buffering=True
     )
+
+
+def finish(run):
+    """Run the program's main code as the interpreter would, then exit with its status. Never returns."""
     code = 0
     try:
-        runpy.run_path(argv[1], run_name="__main__")
+        run()
     except SystemExit as exc:
         code = exit_code_of(exc)
     except BaseException:
@@ -373,23 +430,27 @@ def handle(req, body, zygote):
     child_ends = (stdin_r, stdout_w, stderr_w, status_w, request_r)
     try:
         socket.send_fds(zygote, [b"f"], list(child_ends))
-        reply = zygote.recv(16)
+        sent = True
     except OSError:
-        reply = b""
+        sent = False
     finally:
         for fd in child_ends:
             os.close(fd)
+    if sent:  # written while the zygote forks (the pipe holds it, or the supervisor reads it as it goes)
+        try:  # the request reaches only its own supervisor (and its program), never the zygote
+            write_all(request_w, struct.pack(">I", len(body)) + body)
+        except OSError:
+            pass  # the supervisor died before reading it (or never started: the zygote's reply says which)
+    os.close(request_w)
+    try:
+        reply = zygote.recv(16) if sent else b""
+    except OSError:
+        reply = b""
     if len(reply) != 8:
-        for fd in (stdin_w, stdout_r, stderr_r, status_r, request_w):
+        for fd in (stdin_w, stdout_r, stderr_r, status_r):
             os.close(fd)
         raise ZygoteGone("the zygote is gone; this forkserver exits and the host starts another")
     supervisor = struct.unpack(">q", reply)[0]
-    try:  # the request reaches only its own supervisor (and its program), never the zygote
-        write_all(request_w, struct.pack(">I", len(body)) + body)
-    except OSError:
-        pass  # the supervisor died before reading it: its status pipe says why
-    finally:
-        os.close(request_w)
     result = pump(
         unb64(req["stdin"]),
         stdin_w,
@@ -541,6 +602,31 @@ def warm_modules(sources):
         sys.modules[name] = module
 
 
+def warm_scripts(sources):
+    """Compile the host's trusted ``-S -c`` programs once, before any run, and learn the import path a site-less
+    interpreter has (asked of one, once), so that a run of one of them starts from the forked warm interpreter."""
+    if not sources:
+        return
+    for source in sources:
+        WARM_SCRIPTS[source] = compile(source, "<string>", "exec", dont_inherit=True)
+    probe_r, probe_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.dup2(probe_w, 1)
+            os.execv(sys.executable, [sys.executable, "-s", "-S", "-c", SITELESS_PROBE])
+        finally:
+            os._exit(127)
+    os.close(probe_w)
+    text = drain(probe_r)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        raise RuntimeError("cannot learn the import path of a site-less interpreter")
+    SITELESS_PATH[:] = json.loads(text)
+    global SITE_ROOTS  # what site added (site-packages sits inside the standard library's directory)
+    SITE_ROOTS = tuple(os.path.join(path, "") for path in sys.path if path and path not in SITELESS_PATH)
+
+
 def main():
     global REQUEST_FD, RESPONSE_FD
     REQUEST_FD, RESPONSE_FD = os.dup(0), os.dup(1)
@@ -554,7 +640,10 @@ def main():
     CGROUP_FDS[:] = [int(fd) for fd in init.get("cgroup_fds") or []]
     seccomp_program = unb64(init.get("seccomp") or "")
     warm_modules(init.get("warm_modules") or {})
+    warm_scripts(init.get("warm_scripts") or [])
     del init
+    gc.collect()
+    gc.freeze()  # every fork shares the warm heap: the collector of a run never writes to (copies) its pages
     zygote = start_zygote(seccomp_program)
     write_frame(RESPONSE_FD, {"ready": True, "pid": os.getpid(), "python": sys.executable})
     while True:
@@ -573,6 +662,14 @@ def main():
 
 REQUEST_FD = RESPONSE_FD = -1
 CGROUP_FDS = []  # directory descriptors of the rewardsmith parent cgroups, one per hierarchy
+WARM_SCRIPTS = {}  # source -> code object of the host's trusted `python3 -S -c` programs
+SITELESS_PATH = []  # sys.path[1:] of `python3 -s -S`
+SITELESS_PROBE = "import json, sys; print(json.dumps(sys.path[1:]))"
+SITE_ROOTS = ()  # the directories on this interpreter's path that are not on SITELESS_PATH
+#: the interpreter's own importers (builtin, frozen, path, zip): what a site-less interpreter has
+DEFAULT_IMPORTERS = frozenset({"_frozen_importlib", "_frozen_importlib_external", "zipimport"})
+BUILTIN_IMPORTER = importlib.machinery.BuiltinImporter  # ``__main__.__loader__`` of ``python3 -c``
+SITE_BUILTINS = ("exit", "quit", "help", "copyright", "credits", "license")
 
 if __name__ == "__main__":
     main()
