@@ -2,7 +2,7 @@
 call (``asyncio.run``, what the bridge did before), on a real OpenAI-compatible server on 127.0.0.1.
 
 An async HTTP client is bound to the loop that made it, so a private loop per call also means a new SDK client and a
-new TCP connection per call; a kept loop reuses both. Each side makes ``--calls`` sync rubric-judge calls (one
+new TCP connection per call; a kept loop reuses both. Each side makes ``--calls`` sync scale-judge calls (one
 request each) from plain code and from inside a running loop (a coroutine calling the sync face, as a notebook or
 an async trainer does), after a warm-up; it prints ms per call, the connections the server accepted and the ratio.
 ``--answer-delay`` makes the server take that long per answer (a real judge model), which the ratio shrinks under.
@@ -29,25 +29,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/support: t
 
 from rewardsmith.bridge import close_thread_loop, closing
 from rewardsmith.judges.clients.factory import make_client
-from rewardsmith.judges.rubric import RubricJudge
+from rewardsmith.judges.scale import ScaleJudge
 from tests.support.fault_server import FaultServer
 
 PROMPT, RESPONSE = "What is 2 + 2?", "4"
 
 
-def private_loop_call(judge: RubricJudge) -> float:
+def private_loop_call(judge: ScaleJudge) -> float:
     """The anchor: a private loop per call whose client connections close with it."""
-    return asyncio.run(closing(judge.client, judge.ascore(PROMPT, RESPONSE))).normalized
+    return asyncio.run(closing(judge.client, judge.ajudge(PROMPT, RESPONSE))).normalized
 
 
-def private_loop_call_inside(judge: RubricJudge) -> float:
+def private_loop_call_inside(judge: ScaleJudge) -> float:
     """The anchor inside a running loop: a private loop in a fresh worker thread per call."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(private_loop_call, judge).result()
 
 
-def bridge_call(judge: RubricJudge) -> float:
-    return judge.score(PROMPT, RESPONSE).normalized
+def bridge_call(judge: ScaleJudge) -> float:
+    return judge.judge(PROMPT, RESPONSE).normalized
 
 
 def timed(server: FaultServer, call: Callable[[], Any], calls: int, *, inside_a_loop: bool) -> tuple[float, int]:
@@ -80,8 +80,8 @@ def main() -> None:
     with FaultServer(default_answer="Score: 4") as server:
         server.answer_delay_s = args.answer_delay
         client = make_client("openai", model="bench-judge", base_url=server.base_url, timeout=30.0, max_retries=0)
-        judge = RubricJudge(client, scale=5)
-        print(f"{args.calls} sync rubric calls, server answer delay {args.answer_delay * 1000:.0f} ms")
+        judge = ScaleJudge(client, scale=5)
+        print(f"{args.calls} sync scale calls, server answer delay {args.answer_delay * 1000:.0f} ms")
         print(f"{'where':<24} {'private loop ms':>16} {'kept loop ms':>13} {'connections':>13} {'ratio':>7}")
         for where, anchor, inside in (
             ("plain code", private_loop_call, False),

@@ -5,7 +5,7 @@ Measures
   and with a warm cache (a rerun: every request is a hit);
 - the cost of both-order judging relative to one order: wall time and prompt tokens, and how much
   of the two prompts is a shared prefix (what a prefix-caching server such as vLLM can reuse);
-- group (listwise) judging vs pairwise round-robin vs pointwise rubric vs likelihood scoring of the same groups
+- group (listwise) judging vs pairwise round-robin vs pointwise scale vs likelihood scoring of the same groups
   of G completions: requests, prompt tokens and seconds per completion (``--group-size``, ``--groups``);
 - what the second presentation order costs when it follows the first on the server (``--order-pairs``): the
   bundled demo pairs judged one request at a time, each pair's two orders back to back, with the packaged
@@ -95,7 +95,7 @@ def group_vs_pairwise(make, groups, permutations: int) -> list[dict[str, float]]
     from rewardsmith.judges.group import GroupJudge
     from rewardsmith.judges.pointwise import LikelihoodJudge
     from rewardsmith.judges.rank import RankJudge
-    from rewardsmith.judges.rubric import RubricJudge
+    from rewardsmith.judges.scale import ScaleJudge
 
     rows = []
     client = make()
@@ -103,14 +103,14 @@ def group_vs_pairwise(make, groups, permutations: int) -> list[dict[str, float]]
     rows.append(asyncio.run(cost_per_completion(f"group (k={permutations})", client, groups, group.ajudge)))
     client = make()
     rank = RankJudge(client, method="pairwise")
-    rows.append(asyncio.run(cost_per_completion("pairwise round-robin", client, groups, rank.arank)))
+    rows.append(asyncio.run(cost_per_completion("pairwise round-robin", client, groups, rank.ajudge)))
     client = make()
-    rubric = RubricJudge(client, rubric="Is the response correct and helpful?")
+    scale = ScaleJudge(client, guideline="Is the response correct and helpful?")
 
     async def pointwise(prompt, candidates):
-        return await asyncio.gather(*(rubric.ascore(prompt, c) for c in candidates))
+        return await asyncio.gather(*(scale.ajudge(prompt, c) for c in candidates))
 
-    rows.append(asyncio.run(cost_per_completion("pointwise rubric", client, groups, pointwise)))
+    rows.append(asyncio.run(cost_per_completion("pointwise scale", client, groups, pointwise)))
     client = make()
     likelihood = LikelihoodJudge(client)
     rows.append(asyncio.run(cost_per_completion("likelihood (per group)", client, groups, likelihood.ascore)))

@@ -8,7 +8,7 @@ whose data marks the better response (18 of the 20 pairs), each judged under the
 - ``pairwise``: :class:`~rewardsmith.judges.pairwise.PairwiseJudge`, both orders, option log-probs averaged;
 - ``pairwise+calibration``: the same with the content-free prior divided out (:mod:`rewardsmith.judges.calibration`);
 - ``likelihood``: :class:`~rewardsmith.judges.pointwise.LikelihoodJudge`, mean log-prob per token of each response;
-- ``rubric``: :class:`~rewardsmith.judges.rubric.RubricJudge` (1-5, probability-weighted) per response, higher wins.
+- ``rubric``: :class:`~rewardsmith.judges.scale.ScaleJudge` (1-5, probability-weighted) per response, higher wins.
 
 Per cell: accuracy with a 95 % Wilson interval (ties and abstentions count as wrong), swap consistency (both
 orders pick the same response; position-free methods are consistent by construction) and seconds per pair
@@ -77,12 +77,12 @@ def build(method: str, client, constitution, state_dir: Path):
     from rewardsmith.judges.calibration import CalibratedPairwiseJudge
     from rewardsmith.judges.pairwise import PairwiseJudge
     from rewardsmith.judges.pointwise import LikelihoodJudge
-    from rewardsmith.judges.rubric import RubricJudge
+    from rewardsmith.judges.scale import ScaleJudge
 
     if method == "likelihood":
         return LikelihoodJudge(client)
     if method == "rubric":
-        return RubricJudge(client)
+        return ScaleJudge(client)
     template = None
     if constitution is not None:
         template = comparison_template(constitution, None, chain_of_thought=False, state_dir=state_dir)
@@ -93,7 +93,7 @@ def build(method: str, client, constitution, state_dir: Path):
 def judge_one(judge, method: str, item: dict) -> tuple[float | None, bool | None]:
     """``(P(a better), swap-consistent)``; consistency is ``None`` for position-free methods."""
     if method == "rubric":
-        a, b = (judge.score(item["prompt"], r, reference=None) for r in (item["a"], item["b"]))
+        a, b = (judge.judge(item["prompt"], r, reference=None) for r in (item["a"], item["b"]))
         if a.score is None or b.score is None:
             return None, None
         return 1.0 / (1.0 + math.exp(-(a.score - b.score))), None

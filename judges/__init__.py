@@ -47,7 +47,8 @@ if TYPE_CHECKING:  # what IDEs and type checkers resolve; at run time the names 
         VLLMRewardModel,
         make_reward_model,
     )
-    from rewardsmith.judges.rubric import RubricJudge, RubricVerdict
+    from rewardsmith.judges.scale import ScaleJudge, ScaleVerdict
+    from rewardsmith.judges.strategy import JudgeStrategy
 
 _LAZY = {
     "make_client": "rewardsmith.judges.clients.factory",
@@ -56,8 +57,9 @@ _LAZY = {
     "PairwiseJudge": "rewardsmith.judges.pairwise",
     "LikelihoodJudge": "rewardsmith.judges.pointwise",
     "CalibratedPairwiseJudge": "rewardsmith.judges.calibration",
-    "RubricJudge": "rewardsmith.judges.rubric",
-    "RubricVerdict": "rewardsmith.judges.rubric",
+    "ScaleJudge": "rewardsmith.judges.scale",
+    "ScaleVerdict": "rewardsmith.judges.scale",
+    "JudgeStrategy": "rewardsmith.judges.strategy",
     "RankJudge": "rewardsmith.judges.rank",
     "RankVerdict": "rewardsmith.judges.rank",
     "GroupJudge": "rewardsmith.judges.group",
@@ -98,6 +100,7 @@ __all__ = [
     "GroupVerdict",
     "JudgeClientConfig",
     "JudgeError",
+    "JudgeStrategy",
     "LikelihoodJudge",
     "LocalRewardModel",
     "ManagedChatClient",
@@ -113,8 +116,8 @@ __all__ = [
     "RequestCache",
     "RewardModelPairwiseJudge",
     "Rubric",
-    "RubricJudge",
-    "RubricVerdict",
+    "ScaleJudge",
+    "ScaleVerdict",
     "TokenLogprob",
     "TransformersChatClient",
     "Usage",

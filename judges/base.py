@@ -1,7 +1,7 @@
 """The judge contracts: a chat client (one method) and the verdicts judging strategies return.
 
 Clients are transports (httpx-style): OpenAI-compatible, in-process transformers, the embedded
-llama.cpp server. Strategies (pairwise, rubric, rank) never branch on which client they hold.
+llama.cpp server. Strategies (pairwise, scale, rank) never branch on which client they hold.
 """
 
 from __future__ import annotations

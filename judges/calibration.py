@@ -22,7 +22,9 @@ import asyncio
 import math
 from collections import OrderedDict
 
+from rewardsmith.bridge import run_sync
 from rewardsmith.judges.base import JudgeError, OrderVerdict, PairwiseVerdict
+from rewardsmith.judges.strategy import JudgeStrategy
 
 CONTENT_FREE = "N/A"
 
@@ -50,7 +52,7 @@ def calibrate_order(order: OrderVerdict, prior: float | None) -> OrderVerdict:
     return order.model_copy(update={"prob_first": p, "choice": choice})
 
 
-class CalibratedPairwiseJudge:
+class CalibratedPairwiseJudge(JudgeStrategy):
     """A :class:`~rewardsmith.judges.pairwise.PairwiseJudge` whose option prior is measured and divided out.
 
     The prior is measured once per (prompt, question) with both responses set to ``content_free`` (one extra
@@ -97,14 +99,7 @@ class CalibratedPairwiseJudge:
 
     def prior(self, prompt: str, question: str | None = None) -> float | None:
         """P("first") on the content-free input, or ``None`` when it cannot be read (no calibration then)."""
-        key = self._key(prompt, question)
-        if key in self._priors:
-            return self._priors[key]
-        try:
-            result = self.client.complete(self._prior_messages(key), self.inner.params)
-        except JudgeError:
-            return None  # not cached: the next pair asks again
-        return self._remember(key, self._read_prior(self.inner.read(result)))
+        return run_sync(self.aprior(prompt, question), close=self.client)
 
     async def aprior(self, prompt: str, question: str | None = None) -> float | None:
         key = self._key(prompt, question)
@@ -113,7 +108,7 @@ class CalibratedPairwiseJudge:
         try:
             result = await self.client.acomplete(self._prior_messages(key), self.inner.params)
         except JudgeError:
-            return None
+            return None  # not cached: the next pair asks again
         return self._remember(key, self._read_prior(self.inner.read(result)))
 
     def calibrated(self, verdict: PairwiseVerdict, prior: float | None) -> PairwiseVerdict:
@@ -124,10 +119,6 @@ class CalibratedPairwiseJudge:
         ab, ba = calibrate_order(verdict.ab, prior), calibrate_order(verdict.ba, prior)
         require_both = getattr(self.inner, "require_both_orders", True)
         return combine_orders(ab, ba, principle=verdict.principle, model=verdict.model, require_both=require_both)
-
-    def judge(self, prompt: str, response_a: str, response_b: str, *, question: str | None = None) -> PairwiseVerdict:
-        verdict = self.inner.judge(prompt, response_a, response_b, question=question)
-        return self.calibrated(verdict, self.prior(prompt, question))
 
     async def ajudge(
         self, prompt: str, response_a: str, response_b: str, *, question: str | None = None

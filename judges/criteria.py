@@ -32,9 +32,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from rewardsmith.bridge import run_sync
 from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
 from rewardsmith.judges.group import json_candidates
+from rewardsmith.judges.strategy import JudgeStrategy
 from rewardsmith.judges.templates import check_template, render_messages
 
 Aggregation = Literal["weighted_mean", "min", "all_required"]
@@ -219,7 +219,7 @@ def answer_schema(rubric: Rubric, scale: int | None) -> dict[str, Any]:
     return {"type": "object", "properties": {"criteria": criteria}, "required": ["criteria"]}
 
 
-class CriteriaJudge:
+class CriteriaJudge(JudgeStrategy):
     """Judges one response against a :class:`Rubric`: one request for all criteria, or one per criterion."""
 
     def __init__(
@@ -252,10 +252,7 @@ class CriteriaJudge:
     def model(self) -> str:
         return self.client.model
 
-    def score(self, prompt: str, response: str, *, reference: str | None = None) -> RubricScore:
-        return run_sync(self.ascore(prompt, response, reference=reference), close=self.client)
-
-    async def ascore(self, prompt: str, response: str, *, reference: str | None = None) -> RubricScore:
+    async def ajudge(self, prompt: str, response: str, *, reference: str | None = None) -> RubricScore:
         parts = (
             [Rubric(name=self.rubric.name, criteria=(c,)) for c in self.rubric.criteria]
             if self.per_criterion

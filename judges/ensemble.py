@@ -6,7 +6,8 @@ Each member judges the pair (every member in both orders, as members do on their
 - ``method="majority"``: each member votes for its winner (a member at exactly 0.5 votes for neither);
   ``prob_a`` = share of the decisive votes that went to ``a``, 0.5 when nobody was decisive.
 
-Abstain rules: a member that abstains or fails is left out; with fewer than ``min_answered`` members answering
+The members judge together (concurrently), from sync code as from a loop. Abstain rules: a member that abstains or
+fails (raises) is left out; with fewer than ``min_answered`` members answering
 the ensemble abstains (``prob_a is None``), never a default winner. ``flipped`` is set when any answering member
 flipped between orders. The members' own verdicts ride along in :class:`EnsembleVerdict` ``.members``, so an
 audit of the ensemble reports each member too (:func:`member_verdicts`).
@@ -25,13 +26,14 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rewardsmith.judges.base import OrderVerdict, PairwiseJudgeProtocol, PairwiseVerdict
+from rewardsmith.judges.strategy import JudgeStrategy
 
 
 class EnsembleVerdict(PairwiseVerdict):
     members: list[PairwiseVerdict] = Field(default_factory=list, description="each member's verdict, in order")
 
 
-class EnsembleJudge:
+class EnsembleJudge(JudgeStrategy):
     """Several :class:`PairwiseJudgeProtocol` judges as one; implements the protocol itself."""
 
     def __init__(
@@ -50,16 +52,14 @@ class EnsembleJudge:
         self.members = list(members)
         self.method = method
         self.min_answered = min_answered
+        self._clients = MemberClients(self.members)
 
     @property
     def model(self) -> str:
         return f"ensemble[{self.method}]({', '.join(m.model for m in self.members)})"
 
-    def judge(self, prompt: str, response_a: str, response_b: str, *, question: str | None = None) -> EnsembleVerdict:
-        return combine_members(
-            [m.judge(prompt, response_a, response_b, question=question) for m in self.members],
-            method=self.method, min_answered=self.min_answered, principle=question, model=self.model,
-        )  # fmt: skip
+    def loop_client(self) -> MemberClients:
+        return self._clients
 
     async def ajudge(
         self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
@@ -75,6 +75,20 @@ class EnsembleJudge:
         return combine_members(
             members, method=self.method, min_answered=self.min_answered, principle=question, model=self.model
         )
+
+
+class MemberClients:
+    """The members' chat clients as one: a sync call closes each one's connections with the loop it ran on."""
+
+    def __init__(self, members: Sequence[object]) -> None:
+        self.members = members
+
+    async def aclose(self) -> None:
+        for member in self.members:
+            client = member.loop_client() if isinstance(member, JudgeStrategy) else getattr(member, "client", None)
+            aclose = getattr(client, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
 
 def _failed(model: str, exc: BaseException) -> PairwiseVerdict:

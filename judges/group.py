@@ -1,7 +1,7 @@
 """Group (listwise) judging: one request holds the prompt once and all G candidates, the judge scores each.
 
 This is the shape of ART's RULER: GRPO only needs rewards that are right *relative to each other within a group*,
-and a judge that sees the G completions side by side ranks them more consistently than G independent rubric
+and a judge that sees the G completions side by side ranks them more consistently than G independent scale
 calls, at roughly one request per group instead of one per completion.
 
 Listwise judges have strong position effects, so each group is presented ``permutations`` times (k): the
@@ -28,8 +28,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from rewardsmith.bridge import run_sync
 from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
+from rewardsmith.judges.strategy import JudgeStrategy
 from rewardsmith.judges.templates import check_template, render_messages
 
 
@@ -207,7 +207,7 @@ def combine_presentations(n: int, presentations: list[Presentation], *, model: s
     )
 
 
-class GroupJudge:
+class GroupJudge(JudgeStrategy):
     """Scores G candidates to one prompt in one request per presentation; ``permutations`` presentations."""
 
     def __init__(
@@ -246,9 +246,6 @@ class GroupJudge:
 
     def messages(self, prompt: str, shown: list[str]) -> list[dict[str, str]]:
         return render_messages(self.template, prompt=prompt, candidates=shown, scale=self.scale, question=self.question)
-
-    def judge(self, prompt: str, candidates: list[str]) -> GroupVerdict:
-        return run_sync(self.ajudge(prompt, candidates), close=self.client)
 
     async def ajudge(self, prompt: str, candidates: list[str]) -> GroupVerdict:
         n = len(candidates)

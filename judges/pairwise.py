@@ -26,15 +26,15 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.bridge import run_sync
 from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError, OrderVerdict, PairwiseVerdict
 from rewardsmith.judges.parsing import read_choice, verdict_distribution
+from rewardsmith.judges.strategy import JudgeStrategy
 from rewardsmith.judges.templates import check_template, render_messages
 
 LABELS = ("A", "B")
 
 
-class PairwiseJudge:
+class PairwiseJudge(JudgeStrategy):
     """Both-orders pairwise judge over any :class:`ChatClient`; implements ``PairwiseJudgeProtocol``."""
 
     method = "pairwise"  # asks which response is better (the likelihood judge's is "likelihood")
@@ -76,10 +76,6 @@ class PairwiseJudge:
 
     def messages(self, prompt: str, first: str, second: str, question: str | None) -> list[dict[str, str]]:
         return render_messages(self.template, prompt=prompt, first=first, second=second, question=question)
-
-    def judge(self, prompt: str, response_a: str, response_b: str, *, question: str | None = None) -> PairwiseVerdict:
-        """:meth:`ajudge` from sync code (plain code, worker threads, or inside a running loop)."""
-        return run_sync(self.ajudge(prompt, response_a, response_b, question=question), close=self.client)
 
     async def ajudge(
         self, prompt: str, response_a: str, response_b: str, *, question: str | None = None

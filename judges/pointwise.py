@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field, ValidationError
 from rewardsmith import http
 from rewardsmith.bridge import to_async
 from rewardsmith.judges.base import ChatClient, JudgeError, Message, OrderVerdict, PairwiseVerdict, Usage
+from rewardsmith.judges.strategy import JudgeStrategy
 from rewardsmith.judges.untrusted import defuse_control_tokens
 
 LOGLIKELIHOOD_ROUTE = "/rewardsmith/loglikelihood"  # under the server's /v1 base URL
@@ -186,7 +187,7 @@ def likelihood_scorer(client: ChatClient) -> Any:
 # -- the judge ------------------------------------------------------------------------------------------
 
 
-class LikelihoodJudge:
+class LikelihoodJudge(JudgeStrategy):
     """Position-free pairwise judge from response log-likelihoods; implements ``PairwiseJudgeProtocol``.
 
     ``system`` is sent as the system message of the scored chat (``None``: the model's chat template default).
@@ -238,18 +239,16 @@ class LikelihoodJudge:
     async def ascore(self, prompt: str, responses: list[str]) -> LikelihoodScores:
         return await to_async(self.score, prompt, responses)
 
-    def judge(self, prompt: str, response_a: str, response_b: str, *, question: str | None = None) -> PairwiseVerdict:
+    def judge_blocking(
+        self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
+    ) -> PairwiseVerdict:
+        """Blocking by nature: the scorer is a sync HTTP request or an in-process model (``ajudge`` runs it in a
+        worker thread)."""
         try:
             result = self.score(prompt, [response_a, response_b])
         except JudgeError as exc:
             return self._failed(str(exc), question)
         return self.verdict(result, question)
-
-    async def ajudge(
-        self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
-    ) -> PairwiseVerdict:
-        """:meth:`judge` awaited: the scorer's transport is blocking (a sync HTTP request, an in-process model)."""
-        return await to_async(self.judge, prompt, response_a, response_b, question=question)
 
     def verdict(self, result: LikelihoodScores, question: str | None) -> PairwiseVerdict:
         a, b = result.scores

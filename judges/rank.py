@@ -6,7 +6,7 @@ candidate's mean probability of winning (soft Copeland): N(N-1) calls, robust to
 candidate in one fixed order. An unparseable ranking abstains (``order is None``).
 
 >>> ranker = RankJudge(make_client("embedded"), method="pairwise")  # doctest: +SKIP
->>> ranker.rank("What is 2+2?", ["5", "4", "four"]).order  # doctest: +SKIP
+>>> ranker.judge("What is 2+2?", ["5", "4", "four"]).order  # doctest: +SKIP
 [1, 2, 0]
 """
 
@@ -18,10 +18,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rewardsmith.bridge import run_sync
 from rewardsmith.judges.base import ChatClient, ChatParams, JudgeError, PairwiseVerdict
 from rewardsmith.judges.pairwise import PairwiseJudge
 from rewardsmith.judges.parsing import parse_ranking
+from rewardsmith.judges.strategy import JudgeStrategy
 from rewardsmith.judges.templates import check_template, render_messages
 
 
@@ -38,7 +38,7 @@ class RankVerdict(BaseModel):
         return self.order is None
 
 
-class RankJudge:
+class RankJudge(JudgeStrategy):
     def __init__(
         self,
         client: ChatClient,
@@ -62,10 +62,7 @@ class RankJudge:
     def model(self) -> str:
         return self.client.model
 
-    def rank(self, prompt: str, candidates: list[str], *, question: str | None = None) -> RankVerdict:
-        return run_sync(self.arank(prompt, candidates, question=question), close=self.client)
-
-    async def arank(self, prompt: str, candidates: list[str], *, question: str | None = None) -> RankVerdict:
+    async def ajudge(self, prompt: str, candidates: list[str], *, question: str | None = None) -> RankVerdict:
         if len(candidates) < 2:
             return RankVerdict(order=list(range(len(candidates))), reason="fewer than two candidates", model=self.model)
         if self.method == "listwise":

@@ -24,7 +24,6 @@ audit as an LLM judge. A reward model has no presentation order, so both "orders
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import threading
@@ -35,6 +34,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from rewardsmith import http
 from rewardsmith.judges.base import JudgeError, OrderVerdict, PairwiseVerdict
+from rewardsmith.judges.strategy import JudgeStrategy
 from rewardsmith.judges.untrusted import defuse_control_tokens
 
 Prompt = str | list[dict[str, Any]]
@@ -348,7 +348,7 @@ def make_reward_model(path_or_url: str, *, protocol: WireProtocol = "auto", **op
     return VLLMRewardModel(path_or_url, endpoint=endpoint, **{k: v for k, v in options.items() if k in keep})
 
 
-class RewardModelPairwiseJudge:
+class RewardModelPairwiseJudge(JudgeStrategy):
     """A reward model as a pairwise judge: ``prob_a = sigmoid((r_a - r_b) / temperature)``."""
 
     #: How verdicts are reached, recorded with an audit run's judge settings: a run of a reward model is never
@@ -364,13 +364,18 @@ class RewardModelPairwiseJudge:
         self.scorer = scorer
         self.temperature = temperature
         # One local forward pass at a time (the audit calls concurrently); a server takes concurrent requests.
-        self._lock = threading.Lock() if isinstance(scorer, LocalRewardModel) else contextlib.nullcontext()
+        # (a managed client is looked through to the model it wraps)
+        local = isinstance(getattr(scorer, "scorer", scorer), LocalRewardModel)
+        self._lock = threading.Lock() if local else contextlib.nullcontext()
 
     @property
     def model(self) -> str:
         return f"reward-model:{self.scorer.model}"
 
-    def judge(self, prompt: str, response_a: str, response_b: str, *, question: str | None = None) -> PairwiseVerdict:
+    def judge_blocking(
+        self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
+    ) -> PairwiseVerdict:
+        """Blocking by nature (a forward pass, a sync HTTP request): ``ajudge`` runs it in a worker thread."""
         try:
             with self._lock:
                 r_a, r_b = self.scorer.score([prompt, prompt], [response_a, response_b])
@@ -381,11 +386,6 @@ class RewardModelPairwiseJudge:
                 principle=question, model=self.model,
             )  # fmt: skip
         return verdict_from_rewards(r_a, r_b, temperature=self.temperature, principle=question, model=self.model)
-
-    async def ajudge(
-        self, prompt: str, response_a: str, response_b: str, *, question: str | None = None
-    ) -> PairwiseVerdict:
-        return await asyncio.to_thread(self.judge, prompt, response_a, response_b, question=question)
 
 
 def verdict_from_rewards(

@@ -19,6 +19,8 @@ from typing import Any
 from rewardsmith.judges.base import Message
 
 _PACKAGED_NAME = re.compile(r"[A-Za-z0-9_-]+")
+#: packaged templates renamed, by their former names: a spec's ``template: rubric`` still finds the scale judge's
+RENAMED = {"rubric": "scale"}
 _ROLE_LINE = re.compile(r"^\[(system|user|assistant)\]\s*$", flags=re.MULTILINE)
 
 
@@ -35,7 +37,8 @@ def template_text(name_or_path: str) -> str:
     path = Path(name_or_path)
     if path.suffix and path.is_file():
         return path.read_text(encoding="utf-8")
-    packaged = resources.files("rewardsmith.judges") / "prompts" / f"{name_or_path}.jinja"
+    packaged_name = RENAMED.get(name_or_path, name_or_path)
+    packaged = resources.files("rewardsmith.judges") / "prompts" / f"{packaged_name}.jinja"
     # a packaged name is a plain name: "../../x" must not reach other files as "<x>.jinja"
     if _PACKAGED_NAME.fullmatch(name_or_path) and packaged.is_file():
         return packaged.read_text(encoding="utf-8")

@@ -26,12 +26,12 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from rewardsmith.judges.clients.factory import JudgeClientConfig, ManagedChatClient
+from rewardsmith.judges.clients.factory import JudgeClientConfig
 from rewardsmith.judges.criteria import Criterion, Rubric, load_rubric
 from rewardsmith.registry import register_reward
-from rewardsmith.reward import ConfigError, Reward, RewardConfig
-from rewardsmith.rewards.judge import MAX_COMPLETION_CHARS, JudgeClientMixin, too_long_for_judge
-from rewardsmith.types import RewardResult, completion_text, prompt_text
+from rewardsmith.reward import ConfigError, RewardConfig
+from rewardsmith.rewards.judge_base import MAX_COMPLETION_CHARS, JudgeReward
+from rewardsmith.types import RewardResult, prompt_text
 
 
 class RubricRewardConfig(RewardConfig):
@@ -59,7 +59,7 @@ class RubricRewardConfig(RewardConfig):
 
 
 @register_reward("llm_rubric")
-class LLMRubric(JudgeClientMixin, Reward[RubricRewardConfig]):
+class LLMRubric(JudgeReward[RubricRewardConfig]):
     """An LLM judge checking weighted criteria; the score aggregates the per-criterion verdicts."""
 
     name = "llm_rubric"
@@ -76,7 +76,11 @@ class LLMRubric(JudgeClientMixin, Reward[RubricRewardConfig]):
             self._judge_for(client=None)  # template and aggregation checked now, not mid-training
         except (OSError, ValueError) as exc:
             raise ConfigError(f"reward {self.name!r}: {exc}") from None
-        self._client: ManagedChatClient | None = None
+
+    @property
+    def gold_columns(self) -> tuple[str, ...]:
+        """The reference column when one is configured; judging against the criteria alone reads no gold."""
+        return (self.config.reference_column,) if self.config.reference_column else ()
 
     def _judge_for(self, client: Any):
         from rewardsmith.judges.criteria import CriteriaJudge
@@ -88,28 +92,27 @@ class LLMRubric(JudgeClientMixin, Reward[RubricRewardConfig]):
             pass_threshold=cfg.pass_threshold,
         )  # fmt: skip
 
+    def build_strategy(self) -> Any:
+        return self._judge_for(self.client)
+
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
-        judge = self._judge_for(self.client)
+        judge = self.strategy
         return list(await asyncio.gather(*(self._one(judge, c, r) for c, r in zip(completions, rows, strict=True))))
 
     async def _one(self, judge: Any, completion: str | None, row: dict[str, Any]) -> RewardResult:
-        if completion is None:
-            return RewardResult.unscorable("completion is not text")
-        if (overlong := too_long_for_judge(completion, self.config.max_completion_chars)) is not None:
-            return overlong
+        if (unshown := self.not_shown(completion)) is not None:
+            return unshown
         prompt = prompt_text(row.get("prompt")) or ""
         reference = None
         if self.config.reference_column is not None:
-            reference = completion_text(row.get(self.config.reference_column))
-            if not reference:
-                return RewardResult.unscorable(f"no reference in column {self.config.reference_column!r}")
-        try:
-            scored = await asyncio.wait_for(
-                judge.ascore(prompt, completion, reference=reference), timeout=self.config.sample_timeout
-            )
-        except asyncio.TimeoutError:
-            return RewardResult.unscorable(f"judge timed out after {self.config.sample_timeout:g}s")
-        except Exception as exc:  # a judge bug costs one sample, never the training step
-            return RewardResult.unscorable(f"judge failed: {type(exc).__name__}: {exc}")
+            column = self.config.reference_column
+            reference, missing = self.reference(row, column, f"no reference in column {column!r}")
+            if missing is not None:
+                return missing
+        scored = await self.asked(
+            judge.ajudge(prompt, str(completion), reference=reference), self.config.sample_timeout
+        )
+        if isinstance(scored, RewardResult):
+            return scored
         verdicts = {v.id: v.value for v in scored.verdicts}
         return RewardResult(score=scored.score, reason=scored.reason, criteria=verdicts)

@@ -33,10 +33,10 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rewardsmith.groups import BatchDependency
-from rewardsmith.judges.clients.factory import JudgeClientConfig, ManagedChatClient
+from rewardsmith.judges.clients.factory import JudgeClientConfig
 from rewardsmith.registry import register_reward
-from rewardsmith.reward import ConfigError, Reward, RewardConfig
-from rewardsmith.rewards.judge import MAX_COMPLETION_CHARS, JudgeClientMixin, too_long_for_judge
+from rewardsmith.reward import ConfigError, RewardConfig
+from rewardsmith.rewards.judge_base import MAX_COMPLETION_CHARS, JudgeReward, too_long_for_judge
 from rewardsmith.types import RewardResult, prompt_text
 
 
@@ -58,7 +58,7 @@ class GroupJudgeConfig(RewardConfig):
 
 
 @register_reward("llm_judge_group")
-class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
+class LLMGroupJudge(JudgeReward[GroupJudgeConfig]):
     """The completions of one prompt scored side by side by an LLM judge; relative rewards in [0, 1]."""
 
     name = "llm_judge_group"
@@ -76,8 +76,8 @@ class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
             raise ConfigError(f"reward {self.name!r}: {exc}") from None
         if self.config.group_by == "num_generations" and self.config.num_generations is None:
             raise ConfigError(f"reward {self.name!r}: group_by='num_generations' needs num_generations")
-        self._client: ManagedChatClient | None = None
 
+    @property
     def batch_dependency(self) -> BatchDependency:
         return "group"
 
@@ -85,7 +85,7 @@ class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
         cfg = self.config
         return assign_groups(rows, cfg.group_by, cfg.num_generations, cfg.group_column)
 
-    def judge(self):
+    def build_strategy(self) -> Any:
         from rewardsmith.judges.group import GroupJudge
 
         cfg = self.config
@@ -97,7 +97,7 @@ class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
     async def ascore_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         groups = self.groups(rows)
         out: list[RewardResult] = [RewardResult.unscorable("not grouped")] * len(completions)
-        judge = self.judge()
+        judge = self.strategy
         judged = await asyncio.gather(*(self._judge_group(judge, completions, rows, g) for g in groups))
         for number, (members, results) in enumerate(zip(groups, judged, strict=True)):
             for i, result in zip(members, results, strict=True):
@@ -116,16 +116,11 @@ class LLMGroupJudge(JudgeClientMixin, Reward[GroupJudgeConfig]):
             judged = iter(await self._judge_group(judge, completions, rows, shown) if shown else [])
             return [overlong[i] or next(judged) for i in members]
         prompt = prompt_text(rows[members[0]].get("prompt")) or ""
-        try:
-            verdict = await asyncio.wait_for(
-                judge.ajudge(prompt, [completions[i] for i in members]), timeout=self.config.group_timeout
-            )
-        except asyncio.TimeoutError:
-            return [RewardResult.unscorable(f"group judge timed out after {self.config.group_timeout:g}s")] * len(
-                members
-            )
-        except Exception as exc:  # a judge bug costs one group, never the training step
-            return [RewardResult.unscorable(f"group judge failed: {type(exc).__name__}: {exc}")] * len(members)
+        verdict = await self.asked(
+            judge.ajudge(prompt, [completions[i] for i in members]), self.config.group_timeout, "group judge"
+        )
+        if isinstance(verdict, RewardResult):  # a timeout or a failure costs the group, never the training step
+            return [verdict] * len(members)
         if verdict.abstained:
             return [
                 RewardResult.unscorable(f"judge abstained: {verdict.reason}", group_disagreement=None) for _ in members

@@ -22,7 +22,8 @@ from pydantic import Field
 
 from rewardsmith.judges.base import JudgeError
 from rewardsmith.registry import register_reward
-from rewardsmith.reward import ConfigError, Reward, RewardConfig
+from rewardsmith.reward import ConfigError, RewardConfig
+from rewardsmith.rewards.judge_base import JudgeReward
 from rewardsmith.types import RewardResult
 
 
@@ -49,11 +50,21 @@ class RewardModelConfig(RewardConfig):
     timeout: float = Field(60.0, gt=0, description="remote: seconds per request")
     max_retries: int = Field(2, ge=0, description="remote: retries on connection errors, 429 and 5xx")
     transform: Literal["none", "sigmoid"] = Field("none", description="map the logit: none, or sigmoid into (0, 1)")
+    cache_dir: str | None = Field(
+        None, description="directory of the request cache (shared with the judges): a rerun asks the model nothing"
+    )
+    rpm: float | None = Field(None, gt=0, description="client-side limit on calls to the model per minute")
 
 
 @register_reward("reward_model")
-class RewardModelReward(Reward[RewardModelConfig]):
-    """A Bradley–Terry / sequence-classification reward model as a reward function."""
+class RewardModelReward(JudgeReward[RewardModelConfig]):
+    """A Bradley–Terry / sequence-classification reward model as a reward function.
+
+    Its client is the reward model (:func:`~rewardsmith.judges.reward_model.make_reward_model`, built on first use)
+    behind the cache, pacing and accounting a judge client has (``ManagedRewardModel``, in
+    :mod:`rewardsmith.judges.clients.managed_reward_model`); its work blocks (a forward pass, a sync HTTP request),
+    so it writes ``score_batch``.
+    """
 
     name = "reward_model"
     Config = RewardModelConfig
@@ -62,15 +73,24 @@ class RewardModelReward(Reward[RewardModelConfig]):
         super().__init__(config, **overrides)
         from pathlib import Path
 
-        from rewardsmith.judges.reward_model import make_reward_model
-
         remote = self.config.model.startswith(("http://", "https://"))
         if not remote and not Path(self.config.model).is_dir():
             raise ConfigError(f"reward {self.name!r}: {self.config.model!r} is neither a model directory nor a URL")
         if not remote and self.config.protocol != "auto":
             raise ConfigError(f"reward {self.name!r}: protocol {self.config.protocol!r} needs a server URL")
 
-        self.scorer = make_reward_model(self.config.model, **self.config.model_dump())
+    def build_client(self) -> Any:
+        from rewardsmith.judges.cache import RequestCache
+        from rewardsmith.judges.clients.managed_reward_model import ManagedRewardModel
+        from rewardsmith.judges.limits import RateLimiter
+        from rewardsmith.judges.reward_model import make_reward_model
+
+        cfg = self.config
+        return ManagedRewardModel(
+            make_reward_model(cfg.model, **cfg.model_dump()),
+            cache=RequestCache(cfg.cache_dir) if cfg.cache_dir else None,
+            limiter=RateLimiter(cfg.rpm),
+        )
 
     def score_batch(self, completions: list[str | None], rows: list[dict[str, Any]]) -> list[RewardResult]:
         todo = [i for i, c in enumerate(completions) if c is not None]
@@ -81,7 +101,7 @@ class RewardModelReward(Reward[RewardModelConfig]):
         column = self.config.label_column
         labels = [rows[i].get(column) for i in todo] if column else None
         try:
-            scores = self.scorer.score(prompts, [c for c in completions if c is not None], labels)  # todo's texts
+            scores = self.client.score(prompts, [c for c in completions if c is not None], labels)  # todo's texts
         except JudgeError as exc:
             return [RewardResult.unscorable(str(exc)) if i in todo else out[i] for i in range(len(completions))]
         for i, raw in zip(todo, scores, strict=True):

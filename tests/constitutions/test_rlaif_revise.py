@@ -20,6 +20,7 @@ from rewardsmith.constitutions.revise import (
     export_revisions,
 )
 from rewardsmith.judges.base import ChatClient, ChatParams, ChatResult, JudgeError
+from rewardsmith.judges.clients.function import FunctionClient
 from rewardsmith.judges.templates import render_messages
 from rewardsmith.store import KeyedStore
 
@@ -38,28 +39,21 @@ examples:
 )
 
 
-class ScriptedChat:
-    """Critique requests get "critique N"; revision requests get ``revise(current response)``."""
+def scripted_chat(revise=lambda response: f"{response} (better)", fail_on: str | None = None) -> FunctionClient:
+    """Critique requests get "critique N" (N: the requests so far); revision requests get ``revise(current
+    response)``; a request holding ``fail_on`` fails as an endpoint outage."""
 
-    model = "scripted-chat"
-
-    def __init__(self, revise=lambda response: f"{response} (better)", fail_on: str | None = None):
-        self.revise = revise
-        self.fail_on = fail_on
-        self.requests: list[list[dict]] = []
-
-    def complete(self, messages, params: ChatParams) -> ChatResult:
-        self.requests.append(messages)
+    def answer(messages, params: ChatParams) -> ChatResult:
         last = messages[-1]["content"]
-        if self.fail_on and self.fail_on in json.dumps(messages):
+        if fail_on and fail_on in json.dumps(messages):
             raise JudgeError("endpoint down")
         if "REVISE-" in last:
             current = messages[-4]["content"]  # the assistant response the critique was about
-            return ChatResult(text=self.revise(current), model=self.model)
-        return ChatResult(text=f"critique {len(self.requests)}", model=self.model)
+            return ChatResult(text=revise(current))
+        return ChatResult(text=f"critique {len(client.requests)}")
 
-    async def acomplete(self, messages, params: ChatParams) -> ChatResult:
-        return self.complete(messages, params)
+    client = FunctionClient(answer, model="scripted-chat")
+    return client
 
 
 def items(*responses):
@@ -77,11 +71,11 @@ def run(tmp_path, client, its, **config):
 
 
 def test_scripted_chat_is_a_chat_client():
-    assert isinstance(ScriptedChat(), ChatClient)
+    assert isinstance(scripted_chat(), ChatClient)
 
 
 def test_rounds_chain_revisions_and_sample_one_principle_each(tmp_path):
-    client = ScriptedChat()
+    client = scripted_chat()
     summary, sft, dpo = run(tmp_path, client, items("The sun is cold."), rounds=3)
     assert summary.revised == 1 and len(client.requests) == 6
     assert sft[0]["completion"] == "The sun is cold. (better) (better) (better)"
@@ -91,7 +85,7 @@ def test_rounds_chain_revisions_and_sample_one_principle_each(tmp_path):
     assert dpo[0]["critiques"] == ["critique 1", "critique 3", "critique 5"]
     # each critique request matches the principle recorded for its round
     for round_index, principle in enumerate(dpo[0]["principles"]):
-        asked = client.requests[2 * round_index][-1]["content"]
+        asked = client.requests[2 * round_index].messages[-1]["content"]
         assert ("CRITIQUE-ONE" if principle == "rule-one" else "CRITIQUE-TWO") in asked
 
 
@@ -135,17 +129,17 @@ def test_clean_revision_table(raw, clean):
 
 
 def test_unchanged_and_empty_revisions_never_make_dpo_pairs(tmp_path):
-    _, sft, dpo = run(tmp_path / "same", ScriptedChat(revise=lambda response: response), items("Same text."))
+    _, sft, dpo = run(tmp_path / "same", scripted_chat(revise=lambda response: response), items("Same text."))
     assert not sft and not dpo
-    summary, sft, dpo = run(tmp_path / "empty", ScriptedChat(revise=lambda response: "Revision:"), items("Text."))
+    summary, sft, dpo = run(tmp_path / "empty", scripted_chat(revise=lambda response: "Revision:"), items("Text."))
     assert summary.dropped == {"empty revision": 1} and not dpo
 
 
 def test_failures_are_retried_by_the_next_run_and_done_work_is_not_repeated(tmp_path):
     its = items("Good one.", "Broken one.")
-    summary, _, dpo = run(tmp_path, ScriptedChat(fail_on="Broken one."), its)
+    summary, _, dpo = run(tmp_path, scripted_chat(fail_on="Broken one."), its)
     assert summary.failed == 1 and summary.revised == 1 and len(dpo) == 1
-    healthy = ScriptedChat()
+    healthy = scripted_chat()
     summary, _, dpo = run(tmp_path, healthy, its)
     assert summary.failed == 0 and summary.resumed == 1 and len(dpo) == 2
     assert len(healthy.requests) == 2  # only the failed response was redone
@@ -153,7 +147,7 @@ def test_failures_are_retried_by_the_next_run_and_done_work_is_not_repeated(tmp_
 
 
 def test_conversational_export(tmp_path):
-    _, sft, dpo = run(tmp_path, ScriptedChat(), items("Fact."), conversational=True)
+    _, sft, dpo = run(tmp_path, scripted_chat(), items("Fact."), conversational=True)
     assert sft[0]["prompt"] == [{"role": "user", "content": "Tell me a fact."}]
     assert sft[0]["completion"] == [{"role": "assistant", "content": "Fact. (better)"}]
     assert dpo[0]["rejected"] == [{"role": "assistant", "content": "Fact."}]
@@ -182,7 +176,7 @@ def test_constitution_without_examples_keeps_the_judge_default(tmp_path):
 
 def test_async_pipeline_runs_concurrently_without_interleaving_records(tmp_path):
     its = [PromptItem(index=i, prompt_id=f"p{i}", prompt=f"q{i}", candidates=(f"a{i}", f"b{i}")) for i in range(10)]
-    pipeline = RevisePipeline(ScriptedChat(), CONSTITUTION, ReviseConfig(concurrency=8))
+    pipeline = RevisePipeline(scripted_chat(), CONSTITUTION, ReviseConfig(concurrency=8))
     with KeyedStore(tmp_path / "r.jsonl") as store:
         summary = asyncio.run(pipeline.arun(its, store))
     assert summary.revised == 20

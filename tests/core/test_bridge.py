@@ -19,7 +19,7 @@ from rewardsmith.judges.criteria import CriteriaJudge, Criterion, Rubric
 from rewardsmith.judges.group import GroupJudge
 from rewardsmith.judges.pairwise import PairwiseJudge
 from rewardsmith.judges.rank import RankJudge
-from rewardsmith.judges.rubric import RubricJudge
+from rewardsmith.judges.scale import ScaleJudge
 from tests.support.fault_server import FaultServer
 
 RUBRIC = Rubric(criteria=(Criterion(id="correct", description="The answer is right.", required=True),))
@@ -30,15 +30,15 @@ def _pairwise(client):
 
 
 def _rubric(client):
-    return lambda: RubricJudge(client, scale=5).score("What is 2+2?", "4").normalized
+    return lambda: ScaleJudge(client, scale=5).judge("What is 2+2?", "4").normalized
 
 
 def _rank(client):
-    return lambda: RankJudge(client).rank("What is 2+2?", ["4", "5", "four"]).order
+    return lambda: RankJudge(client).judge("What is 2+2?", ["4", "5", "four"]).order
 
 
 def _criteria(client):
-    return lambda: CriteriaJudge(client, RUBRIC, structured=False).score("What is 2+2?", "4").score
+    return lambda: CriteriaJudge(client, RUBRIC, structured=False).judge("What is 2+2?", "4").score
 
 
 def _group(client):
@@ -125,20 +125,20 @@ def test_sync_face_from_eight_threads_at_once(server_answering, strategy, answer
 def test_sync_calls_reuse_the_connection_of_the_kept_loop(server_answering):
     server = server_answering("Score: 4")
     client = _client(server)
-    judge = RubricJudge(client, scale=5)
+    judge = ScaleJudge(client, scale=5)
     close_thread_loop()
     for _ in range(5):
-        assert judge.score("What is 2+2?", "4").normalized == pytest.approx((3.7 - 1) / 4)
+        assert judge.judge("What is 2+2?", "4").normalized == pytest.approx((3.7 - 1) / 4)
     assert (len(server.requests), server.connections) == (5, 1)
 
     async def inside_a_loop():
-        return judge.score("What is 2+2?", "4").normalized
+        return judge.judge("What is 2+2?", "4").normalized
 
     for _ in range(3):
         assert asyncio.run(inside_a_loop()) == pytest.approx((3.7 - 1) / 4)
     assert (len(server.requests), server.connections) == (8, 2)  # the worker thread's loop: one more
     close_thread_loop()
-    judge.score("What is 2+2?", "4")
+    judge.judge("What is 2+2?", "4")
     assert server.connections == 3  # a closed loop's connections are gone: the next loop opens its own
     close_thread_loop()
 

@@ -10,6 +10,7 @@ import pytest
 
 from rewardsmith.judges.base import ChatResult, JudgeError, OrderVerdict, TokenLogprob
 from rewardsmith.judges.calibration import CalibratedPairwiseJudge, calibrate, calibrate_order, log_odds
+from rewardsmith.judges.clients.function import FunctionClient
 from rewardsmith.judges.pairwise import PairwiseJudge
 
 
@@ -43,37 +44,33 @@ def test_calibrate_order_only_touches_logprob_orders():
     assert calibrate_order(abstain, 0.95) == abstain and calibrate_order(soft, None) == soft
 
 
-class ScriptedJudgeClient:
+def scripted_judge_client(bias: float = 2.0, signal: float = 0.5, fail_content_free: bool = False) -> FunctionClient:
     """Answers the pairwise template with P(A) = sigmoid(bias +/- signal): + when GOOD is shown first, - when BAD
-    is, and sigmoid(bias) when neither is (the content-free input). Counts requests."""
+    is, and sigmoid(bias) when neither is (the content-free input). Its ``requests`` are the requests it got."""
 
-    model = "scripted"
-
-    def __init__(self, bias: float = 2.0, signal: float = 0.5, fail_content_free: bool = False) -> None:
-        self.bias, self.signal, self.fail_content_free = bias, signal, fail_content_free
-        self.requests: list[str] = []
-
-    def complete(self, messages, params):
+    def answer(messages, params) -> ChatResult:
         text = "\n".join(m["content"] for m in messages)
-        self.requests.append(text)
         good, bad = text.find("GOOD"), text.find("BAD")
         if good < 0 and bad < 0:
-            if self.fail_content_free:
+            if fail_content_free:
                 raise JudgeError("scripted outage")
-            z = self.bias
+            z = bias
         else:
-            z = self.bias + (self.signal if 0 <= good < bad or bad < 0 else -self.signal)
+            z = bias + (signal if 0 <= good < bad or bad < 0 else -signal)
         p = sigmoid(z)
         top = {"A": math.log(p), "B": math.log(1 - p)}
         token = "A" if p >= 0.5 else "B"
         return ChatResult(text=token, logprobs=[TokenLogprob(token=token, logprob=top[token], top=top)])
 
-    async def acomplete(self, messages, params):
-        return self.complete(messages, params)
+    return FunctionClient(answer, model="scripted")
+
+
+def content_free_requests(client: FunctionClient) -> list[str]:
+    return [r.text for r in client.requests if "GOOD" not in r.text and "BAD" not in r.text]
 
 
 def test_calibration_removes_the_flip_without_changing_the_winner():
-    client = ScriptedJudgeClient(bias=2.0, signal=0.5)
+    client = scripted_judge_client(bias=2.0, signal=0.5)
     raw = PairwiseJudge(client).judge("Q?", "GOOD", "BAD")
     assert raw.flipped and raw.winner == "a"  # both orders pick the first slot; the average still favours a
     judge = CalibratedPairwiseJudge(PairwiseJudge(client))
@@ -87,16 +84,16 @@ def test_calibration_removes_the_flip_without_changing_the_winner():
 
 
 def test_the_prior_is_measured_once_per_prompt_and_question():
-    client = ScriptedJudgeClient()
+    client = scripted_judge_client()
     judge = CalibratedPairwiseJudge(PairwiseJudge(client))
     judge.judge("Q1?", "GOOD", "BAD")
     judge.judge("Q1?", "BAD", "GOOD")
     asyncio.run(judge.ajudge("Q1?", "GOOD", "BAD"))
-    content_free = [r for r in client.requests if "GOOD" not in r and "BAD" not in r]
+    content_free = content_free_requests(client)
     assert len(content_free) == 1 and "N/A" in content_free[0]
     judge.judge("Q2?", "GOOD", "BAD")
     judge.judge("Q2?", "GOOD", "BAD", question="Which is kinder?")
-    assert len([r for r in client.requests if "GOOD" not in r and "BAD" not in r]) == 3
+    assert len(content_free_requests(client)) == 3
     assert judge.prior("Q1?") == pytest.approx(sigmoid(2.0))
 
     global_prior = CalibratedPairwiseJudge(PairwiseJudge(client), per_prompt=False)
@@ -106,9 +103,9 @@ def test_the_prior_is_measured_once_per_prompt_and_question():
 
 
 def test_an_unreadable_prior_leaves_the_verdict_uncalibrated_and_is_asked_again():
-    client = ScriptedJudgeClient(fail_content_free=True)
+    client = scripted_judge_client(fail_content_free=True)
     judge = CalibratedPairwiseJudge(PairwiseJudge(client))
     verdict = judge.judge("Q?", "GOOD", "BAD")
     assert verdict.flipped  # no prior, no calibration: the raw verdict
     judge.judge("Q?", "GOOD", "BAD")
-    assert len([r for r in client.requests if "GOOD" not in r and "BAD" not in r]) == 2
+    assert len(content_free_requests(client)) == 2

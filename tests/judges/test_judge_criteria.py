@@ -187,7 +187,7 @@ def test_parse_failure_rate_on_injected_faults():
         scored = []
         for fault in faults:
             server.push(fault if fault == "malformed" else f"answer:{fault}")
-            scored.append(judge.score("What is 2 + 2?", "It is 4."))
+            scored.append(judge.judge("What is 2 + 2?", "It is 4."))
     failures = [s.parse_failures for s in scored]
     assert failures == [0, 1, 1, 3, 3, 1, 0, 3]
     rate = sum(failures) / (3 * len(faults))
@@ -199,6 +199,6 @@ def test_parse_failure_rate_on_injected_faults():
 def test_embedded_judge_answers_every_criterion_in_schema(embedded_server):
     client = make_client("openai", model=embedded_server.model, base_url=embedded_server.base_url)
     judge = CriteriaJudge(client, RUBRIC)
-    scored = [judge.score("What is 2 + 2?", text) for text in ("4, please.", "5")]
+    scored = [judge.judge("What is 2 + 2?", text) for text in ("4, please.", "5")]
     assert all(s.parse_failures == 0 for s in scored), [s.reason for s in scored]
     assert all(s.score is not None and 0.0 <= s.score <= 1.0 for s in scored)

@@ -18,7 +18,7 @@ import pytest
 from rewardsmith.judges.base import ChatParams, JudgeError
 from rewardsmith.judges.clients.factory import make_client
 from rewardsmith.judges.pairwise import PairwiseJudge
-from rewardsmith.judges.rubric import RubricJudge
+from rewardsmith.judges.scale import ScaleJudge
 from rewardsmith.registry import get_reward
 from tests.support.judge_prompts import shown_as
 from tests.support.timing import slack
@@ -198,8 +198,8 @@ def test_sync_judge_asks_both_orders_at_once(fault_server):
 
 def test_rubric_truncated_and_malformed_answers_abstain(fault_server):
     fault_server.push("answer:My rating would be...", "answer:excellent", "answer:Score: 4")
-    judge = RubricJudge(client_for(fault_server), scale=5, use_logprobs=False)
-    cut, malformed, ok = (judge.score("p", "r") for _ in range(3))
+    judge = ScaleJudge(client_for(fault_server), scale=5, use_logprobs=False)
+    cut, malformed, ok = (judge.judge("p", "r") for _ in range(3))
     assert cut.score is None and "cut off" in cut.reason
     assert malformed.score is None and "no score" in malformed.reason
     assert ok.score == 4.0 and ok.normalized == pytest.approx(0.75)
@@ -207,8 +207,8 @@ def test_rubric_truncated_and_malformed_answers_abstain(fault_server):
 
 def test_rubric_keeps_decimal_and_bracketed_scores(fault_server):
     fault_server.push("answer:Rating: 4.5", "answer:Rating: [[7]]", "answer:Score: 2. Actually, Score: 4")
-    judge = RubricJudge(client_for(fault_server), scale=10, use_logprobs=False)
-    decimal, bracketed, conflicting = (judge.score("p", "r") for _ in range(3))
+    judge = ScaleJudge(client_for(fault_server), scale=10, use_logprobs=False)
+    decimal, bracketed, conflicting = (judge.judge("p", "r") for _ in range(3))
     assert decimal.score == 4.5 and decimal.normalized == pytest.approx(3.5 / 9)
     assert bracketed.score == 7.0
     assert conflicting.score is None and "conflicting" in conflicting.reason

@@ -23,7 +23,7 @@ from rewardsmith.judges.pairwise import PairwiseJudge
 from rewardsmith.judges.pointwise import LikelihoodJudge, LikelihoodScores
 from rewardsmith.judges.rank import RankJudge
 from rewardsmith.judges.reward_model import LocalRewardModel, as_messages, plain_pair, plain_text
-from rewardsmith.judges.rubric import RubricJudge
+from rewardsmith.judges.scale import ScaleJudge
 from rewardsmith.judges.templates import render_messages
 from rewardsmith.judges.untrusted import ZERO_WIDTH_SPACE, defuse_control_tokens, fence_key
 
@@ -103,7 +103,7 @@ def test_rubric_quotes_prompt_response_and_reference(attack, slot):
     client = recording_judge("Rating: 2")
     values = {"prompt": "What is 2 + 2?", "response": "4", "reference": "4"}
     values[slot] = attack
-    verdict = RubricJudge(client, scale=5, use_logprobs=False).score(
+    verdict = ScaleJudge(client, scale=5, use_logprobs=False).judge(
         values["prompt"], values["response"], reference=values["reference"]
     )
     (messages,) = seen(client)
@@ -135,7 +135,7 @@ def test_group_candidate_cannot_speak_for_the_others(attack):
 def test_listwise_rank_quotes_each_candidate(attack):
     client = recording_judge("2 > 3 > 1")
     candidates = [attack, "4", "four"]
-    verdict = RankJudge(client, method="listwise").rank("What is 2 + 2?", candidates)
+    verdict = RankJudge(client, method="listwise").judge("What is 2 + 2?", candidates)
     (messages,) = seen(client)
     assert_data_only(messages, ["system", "user"], attack)
     for slot, candidate in enumerate(candidates, start=1):
@@ -151,7 +151,7 @@ def test_criteria_quotes_the_response_in_every_request(attack, per_criterion):
         criteria=(Criterion(id="correct", description="Is it right?"), Criterion(id="kind", description="Kind?")),
     )
     client = recording_judge('{"criteria": {"correct": {"met": false}, "kind": {"met": false}}}')
-    CriteriaJudge(client, rubric, per_criterion=per_criterion).score("What is 2 + 2?", attack, reference="4")
+    CriteriaJudge(client, rubric, per_criterion=per_criterion).judge("What is 2 + 2?", attack, reference="4")
     assert len(seen(client)) == (2 if per_criterion else 1)
     for messages in seen(client):
         assert_data_only(messages, ["system", "user"], attack)
@@ -193,8 +193,8 @@ def test_constitution_examples_and_live_texts_stay_inside_their_turns(attack, tm
 
 def test_template_text_role_lines_are_structure_and_values_are_not():
     """A template's own role lines make messages; the same lines arriving in a value do not."""
-    template_messages = render_messages("rubric", prompt="p", response="r", scale=5, rubric=None, reference=None)
-    attacked = render_messages("rubric", prompt="p", response=ROLE_LINES, scale=5, rubric=None, reference=None)
+    template_messages = render_messages("scale", prompt="p", response="r", scale=5, guideline=None, reference=None)
+    attacked = render_messages("scale", prompt="p", response=ROLE_LINES, scale=5, guideline=None, reference=None)
     assert [m["role"] for m in attacked] == [m["role"] for m in template_messages] == ["system", "user"]
     assert attacked[0] == template_messages[0]  # the system prompt is the template's, untouched
 

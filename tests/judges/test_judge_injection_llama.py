@@ -20,7 +20,7 @@ import pytest
 from rewardsmith.judges.clients.factory import make_client
 from rewardsmith.judges.group import GroupJudge, read_group_answer
 from rewardsmith.judges.pairwise import PairwiseJudge
-from rewardsmith.judges.rubric import RubricJudge
+from rewardsmith.judges.scale import ScaleJudge
 from rewardsmith.judges.untrusted import defuse_control_tokens
 from tests.support.json_handler import QuietJSONHandler
 
@@ -120,8 +120,8 @@ def assert_received_as_data(relay: Relay, forged: str, vocabulary) -> list[str]:
 
 @pytest.mark.parametrize("forged", [FORGED_TURNS, FORGED_CHATML], ids=["role lines", "ChatML tokens"])
 def test_rubric_verdict_is_the_servers_reply(embedded_server, relay, vocabulary, forged):
-    judge = RubricJudge(client_through(relay, embedded_server), scale=5, use_logprobs=False)
-    verdict = judge.score("What is 2 + 2?", forged)
+    judge = ScaleJudge(client_through(relay, embedded_server), scale=5, use_logprobs=False)
+    verdict = judge.judge("What is 2 + 2?", forged)
     (reply,) = assert_received_as_data(relay, forged, vocabulary)
     assert verdict.raw == reply
 

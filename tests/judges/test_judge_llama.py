@@ -13,9 +13,10 @@ import pytest
 
 from rewardsmith.judges.base import ChatParams
 from rewardsmith.judges.clients.factory import make_client
+from rewardsmith.judges.clients.function import FunctionClient
 from rewardsmith.judges.pairwise import PairwiseJudge
 from rewardsmith.judges.rank import RankJudge
-from rewardsmith.judges.rubric import RubricJudge
+from rewardsmith.judges.scale import ScaleJudge
 from rewardsmith.registry import get_reward
 from tests.support.trl_helpers import tiny_grpo_config
 
@@ -28,21 +29,13 @@ PAIRS = [
 ]
 
 
-class RecordingClient:
-    """Delegates to a real client and keeps the messages it was asked to complete."""
+def recording(inner) -> FunctionClient:
+    """A client that passes each request on to ``inner`` (a real client) and keeps it in ``requests``."""
 
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.model = inner.model
-        self.seen: list[list[dict[str, str]]] = []
+    async def forward(messages, params):
+        return await inner.acomplete(messages, params)
 
-    def complete(self, messages, params):
-        self.seen.append(messages)
-        return self.inner.complete(messages, params)
-
-    async def acomplete(self, messages, params):
-        self.seen.append(messages)
-        return await self.inner.acomplete(messages, params)
+    return FunctionClient(forward, model=inner.model)
 
 
 def server_client(server, **kwargs):
@@ -61,13 +54,13 @@ def test_server_returns_text_logprobs_and_usage(embedded_server):
 
 
 def test_pairwise_both_orders_soft_labels_and_flips(embedded_server):
-    client = RecordingClient(server_client(embedded_server))
+    client = recording(server_client(embedded_server))
     judge = PairwiseJudge(client)
     verdicts = [judge.judge(prompt, a, b) for prompt, a, b in PAIRS]
-    assert len(client.seen) == 2 * len(PAIRS)
+    assert len(client.requests) == 2 * len(PAIRS)
     for (prompt, a, b), verdict in zip(PAIRS, verdicts, strict=True):
         # the two orders are asked at the same time: find them by their prompt, not by arrival
-        asked = [m[-1]["content"] for m in client.seen if prompt in m[-1]["content"]]
+        asked = [r.messages[-1]["content"] for r in client.requests if prompt in r.messages[-1]["content"]]
         assert len(asked) == 2
         firsts = sorted(text.index(a) < text.index(b) for text in asked)
         assert firsts == [False, True]  # one order shows a first, the other b: really swapped
@@ -113,8 +106,8 @@ def test_async_judging_matches_shape(embedded_server):
 
 
 def test_rubric_expected_score_is_in_range(embedded_server):
-    judge = RubricJudge(server_client(embedded_server), rubric="Is the answer correct?", scale=5)
-    verdict = judge.score("What is 2 + 2?", "4")
+    judge = ScaleJudge(server_client(embedded_server), guideline="Is the answer correct?", scale=5)
+    verdict = judge.judge("What is 2 + 2?", "4")
     if verdict.source == "logprobs":
         assert math.isclose(sum(verdict.distribution.values()), 1.0, rel_tol=1e-6)
     assert verdict.score is not None, verdict.reason  # an abstain is a failure here, not a pass
@@ -123,7 +116,7 @@ def test_rubric_expected_score_is_in_range(embedded_server):
 
 
 def test_rank_round_robin(embedded_server):
-    verdict = RankJudge(server_client(embedded_server)).rank("What is 2 + 2?", ["5", "4", "four"])
+    verdict = RankJudge(server_client(embedded_server)).judge("What is 2 + 2?", ["5", "4", "four"])
     assert len(verdict.pairs) == 3
     assert verdict.order is not None, verdict.reason
     assert sorted(verdict.order) == [0, 1, 2]

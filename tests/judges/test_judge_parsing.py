@@ -23,8 +23,8 @@ from rewardsmith.judges.parsing import (
     read_score_answer,
 )
 from rewardsmith.judges.rank import rank_from_pairs
-from rewardsmith.judges.rubric import read_score
-from rewardsmith.judges.templates import TemplateError, packaged_templates, render_messages
+from rewardsmith.judges.scale import read_score
+from rewardsmith.judges.templates import TemplateError, packaged_templates, render_messages, template_text
 from rewardsmith.reward import ConfigError
 from tests.support.judge_prompts import quoted
 
@@ -366,7 +366,8 @@ def test_rank_from_pairs_soft_copeland():
 
 
 def test_templates_render_to_messages():
-    assert {"pairwise", "pairwise_cot", "rubric", "rank"} <= set(packaged_templates())
+    assert {"pairwise", "pairwise_cot", "scale", "rank"} <= set(packaged_templates())
+    assert template_text("rubric") == template_text("scale")  # the scale template's former name still finds it
     messages = render_messages("pairwise", prompt="P?", first="one", second="two", question="Which is kinder?")
     assert [m["role"] for m in messages] == ["system", "user"]
     assert quoted(messages[1]["content"], "response-A") == "one" and "Which is kinder?" in messages[1]["content"]
@@ -468,6 +469,17 @@ def test_llm_judge_config_errors_at_construction():
         get_reward("llm_judge", {"rubrik": "typo"})
     with pytest.raises(ConfigError, match="no-such-template"):
         get_reward("llm_judge", {"template": "no-such-template"})
+    with pytest.raises(ConfigError, match="former name 'rubric'"):
+        get_reward("llm_judge", {"guideline": "Correct?", "rubric": "Correct?"})
+
+
+def test_llm_judge_spec_keys_from_before_the_scale_judge_had_its_name():
+    from rewardsmith.registry import get_reward
+
+    former = get_reward("llm_judge", {"mode": "rubric", "rubric": "Is it correct?", "template": "rubric"}).config
+    current = get_reward("llm_judge", {"mode": "scale", "guideline": "Is it correct?", "template": "scale"}).config
+    assert (former.mode, former.guideline) == (current.mode, current.guideline) == ("scale", "Is it correct?")
+    assert get_reward("llm_judge", {}).config.mode == "scale"
 
 
 def test_light_import():

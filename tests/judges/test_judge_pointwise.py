@@ -14,6 +14,7 @@ from rewardsmith.constitutions.runners import build_pairwise_judge
 from rewardsmith.judges.base import ChatParams, JudgeError
 from rewardsmith.judges.clients.embedded import INPROCESS_MODEL_NAME, SERVER_MODEL_NAME
 from rewardsmith.judges.clients.factory import ManagedChatClient, make_client
+from rewardsmith.judges.clients.function import FunctionClient
 from rewardsmith.judges.likelihood_default import embedded_default_judge
 from rewardsmith.judges.pairwise import PairwiseJudge
 from rewardsmith.judges.pointwise import (
@@ -39,22 +40,20 @@ def test_pair_probability_is_the_per_token_probability_ratio():
     assert pair_probability(score(0.0, 10), score(-1e6, 1)) == pytest.approx(1.0)
 
 
-class FakeTransport:
-    """A transport that scores continuations from a table (mean log-prob per token) and counts requests."""
+def never_chat(messages, params):  # pragma: no cover - the likelihood judge never chats
+    raise AssertionError("the likelihood judge must not ask for a completion")
 
-    model = "fake-lm"
+
+class FakeTransport(FunctionClient):
+    """A transport that scores continuations from a table (mean log-prob per token) and keeps its scoring requests
+    in ``scored``; it refuses to chat."""
 
     def __init__(self, means: dict[str, float], fail: bool = False) -> None:
-        self.means, self.fail, self.requests = means, fail, []
-
-    def complete(self, messages, params):  # pragma: no cover - the likelihood judge never chats
-        raise AssertionError("the likelihood judge must not ask for a completion")
-
-    async def acomplete(self, messages, params):  # pragma: no cover
-        raise AssertionError("the likelihood judge must not ask for a completion")
+        super().__init__(never_chat, model="fake-lm")
+        self.means, self.fail, self.scored = means, fail, []
 
     def loglikelihood(self, messages, continuations):
-        self.requests.append((messages, list(continuations)))
+        self.scored.append((messages, list(continuations)))
         if self.fail:
             raise JudgeError("server gone")
         tokens = [len(c.split()) for c in continuations]
@@ -76,8 +75,8 @@ def test_verdicts_have_no_position_and_one_request():
     assert verdict.ba.prob_first == pytest.approx(1 - verdict.prob_a)
     assert (verdict.ab.choice, verdict.ba.choice) == ("second", "first")  # both orders pick b
     assert verdict.principle == "Q" and verdict.model == "fake-lm"
-    assert len(transport.requests) == 1
-    messages, continuations = transport.requests[0]
+    assert len(transport.scored) == 1
+    messages, continuations = transport.scored[0]
     assert messages == [{"role": "user", "content": "Capital of Australia?"}]  # the principle is not shown
     assert continuations == ["Sydney is the capital.", "Canberra is the capital."]
     assert client.report().requests == 1 and client.report().prompt_tokens == 7 + 8
@@ -87,7 +86,7 @@ def test_verdicts_have_no_position_and_one_request():
 
     system = LikelihoodJudge(client, system="Be brief.")
     system.judge("Capital?", "Sydney is the capital.", "Canberra is the capital.")
-    assert transport.requests[-1][0][0] == {"role": "system", "content": "Be brief."}
+    assert transport.scored[-1][0][0] == {"role": "system", "content": "Be brief."}
 
 
 def test_an_endpoint_failure_is_an_infrastructure_failure_and_empty_is_an_abstain():

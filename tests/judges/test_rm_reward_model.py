@@ -147,6 +147,23 @@ def test_remote_openrlhf_protocol(tiny_rm_dir):
     assert down(["4"], prompts=["2+2?"]) == [None]
 
 
+def test_remote_reward_model_is_cached_and_accounted_like_a_judge_client(tiny_rm_dir, tmp_path):
+    server = RewardServer(tiny_rm_dir)
+    try:
+        config = {"model": server.url, "label_column": "solution", "max_retries": 1, "cache_dir": str(tmp_path)}
+        first = get_reward("reward_model", config)
+        scores = first(RESPONSES, prompts=PROMPTS, solution=["4", "blue", "hello", "3"])
+        assert len(server.bodies) == 1 and first.client.report().requests == 1
+        rerun = get_reward("reward_model", config)  # a new run over the same cache: nothing reaches the server
+        assert rerun(RESPONSES, prompts=PROMPTS, solution=["4", "blue", "hello", "3"]) == scores
+        assert len(server.bodies) == 1 and rerun.client.report().cache_hits == 4
+        changed = rerun(RESPONSES[:2], prompts=PROMPTS[:2], solution=["4", "red"])  # a new label is a new request
+        assert len(server.bodies) == 2 and server.bodies[-1]["query"] == [PROMPTS[1] + RESPONSES[1]]
+        assert changed[0] == scores[0]
+    finally:
+        server.close()
+
+
 ANSWERS = [
     ({"rewards": [1.5, -2]}, 2, [1.5, -2.0]),
     ({"scores": [0.1, 0.2]}, 2, [0.1, 0.2]),

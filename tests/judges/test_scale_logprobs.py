@@ -1,4 +1,4 @@
-"""Probability-weighted rubric scores (G-Eval) read at the token that states the score, through the real
+"""Probability-weighted scale scores (G-Eval) read at the token that states the score, through the real
 OpenAI-compatible client against the fault server's tokenised answers with log-probs."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rewardsmith.judges.clients.factory import make_client
-from rewardsmith.judges.rubric import RubricJudge
+from rewardsmith.judges.scale import ScaleJudge
 from rewardsmith.registry import get_reward
 
 
@@ -45,9 +45,9 @@ SCORED = [
 
 
 @pytest.mark.parametrize(("answer", "score", "source", "reason"), SCORED)
-def test_rubric_expectation_is_read_at_the_score_token(fault_server, answer, score, source, reason):
+def test_scale_expectation_is_read_at_the_score_token(fault_server, answer, score, source, reason):
     fault_server.push(answer)
-    verdict = RubricJudge(client_for(fault_server), scale=5).score("2+2?", "4")
+    verdict = ScaleJudge(client_for(fault_server), scale=5).judge("2+2?", "4")
     assert [(r["logprobs"], r["top_logprobs"]) for r in fault_server.requests] == [(True, 20)]
     assert (verdict.source, verdict.score) == (source, None if score is None else pytest.approx(score))
     assert reason in verdict.reason
@@ -62,7 +62,7 @@ def test_rubric_expectation_is_read_at_the_score_token(fault_server, answer, sco
 
 def test_scale_above_nine_asks_for_no_logprobs(fault_server):
     fault_server.push("answer:Rating: [[7]]")
-    verdict = RubricJudge(client_for(fault_server), scale=10).score("p", "r")
+    verdict = ScaleJudge(client_for(fault_server), scale=10).judge("p", "r")
     assert (verdict.source, verdict.score) == ("parsed", 7.0)
     assert "logprobs" not in fault_server.requests[0]
 
@@ -75,10 +75,10 @@ def test_scale_above_nine_asks_for_no_logprobs(fault_server):
         ("answer:between 3 and 4", None, "judge abstained: no score"),
     ],
 )
-def test_llm_judge_rubric_reward_with_logprobs(fault_server, answer, score, reason):
+def test_llm_judge_scale_reward_with_logprobs(fault_server, answer, score, reason):
     fault_server.push(answer)
     client = {"backend": "openai", "model": "m", "base_url": fault_server.base_url, "timeout": 10}
-    reward = get_reward("llm_judge", {"mode": "rubric", "client": client})
+    reward = get_reward("llm_judge", {"mode": "scale", "client": client})
     [result] = reward.details(["4"], prompts=["2+2?"])
     assert result.score == (None if score is None else pytest.approx(score))
     assert reason in result.reason
