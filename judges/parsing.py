@@ -1,4 +1,4 @@
-"""Reading a judge's answer: option choices, rubric scores, rankings, and soft labels from log-probs.
+"""Reading a judge's answer: option choices, scale scores, rankings, and soft labels from log-probs.
 
 Pure functions over text and :class:`TokenLogprob` lists, so verdict tables test them directly.
 A structured answer is validated by a pydantic model; anything that does not validate is ``None``
@@ -31,7 +31,7 @@ class ChoiceAnswer(BaseModel):
 
 
 class ScoreAnswer(BaseModel):
-    """A rubric answer: a finite score in ``1..scale`` (``4.5`` on a 10-point scale is a valid answer)."""
+    """A scale answer: a finite score in ``1..scale`` (``4.5`` on a 10-point scale is a valid answer)."""
 
     score: float
     scale: int = Field(ge=2)
@@ -59,7 +59,7 @@ class ChoiceReading:
 
 @dataclass(frozen=True)
 class ScoreReading:
-    """What a rubric answer says: the score, or ``None`` and why the answer is an abstain.
+    """What a scale answer says: the score, or ``None`` and why the answer is an abstain.
 
     ``at`` is the character offset of the number that states the score (``None`` when it cannot be
     located), so a probability-weighted score is read at that token, not at the first digit of the answer.
