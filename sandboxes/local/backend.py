@@ -9,7 +9,9 @@ Tiers, strongest first (chosen once per instance, the weaker one announced by a 
     ``/tmp`` and ``/dev/shm``, its own ``/proc``, a fresh unprivileged uid, no capabilities,
     ``no_new_privs``, rlimits (CPU, address space, processes, file size, open files) and a seccomp deny-list.
     The program is PID 1 of its namespace, so every descendant (``setsid`` or not) dies with it.
-    ``python3 FILE.py`` runs in the forked warm interpreter (no exec); anything else is exec'd.
+    ``python3 FILE.py`` runs in the forked warm interpreter (no exec), and so does a *warm script* (a trusted
+    ``python3 -S -c`` program named at construction, compiled once, run with a site-less interpreter's import
+    state); anything else is exec'd.
     Needs ``bwrap`` and root (the forkserver keeps ``CAP_SYS_ADMIN`` to build per-run namespaces).
 ``bwrap-exec``
     One bubblewrap sandbox per run (user namespace, so no root needed): the same namespaces, read-only system,
