@@ -1,4 +1,4 @@
-"""The trusted stage of Python assert tests and the rounds that decide program tests (a mixin of the reward).
+"""The trusted stage of Python assert tests and the rounds that decide program tests: a checker the reward holds.
 
 The trusted stage runs in processes that never load a solution: assert glue over the values the solution's
 process reported, and program tests over the solution's answers so far. A program test whose answers are
@@ -16,6 +16,7 @@ or a test that fails before any value of the solution's reached it, is ``None``.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,23 +71,26 @@ class Sample:
         return plan
 
 
-class TrustedChecks:
-    """Mixed into the reward: needs ``config``, ``_run`` and ``_limits``."""
+class TrustedChecker:
+    """Decides the checks of a batch's samples: trusted stages and answer rounds, run through the reward's sandbox.
 
-    config: Any
-    _first_rounds: OrderedDict
+    It is given what it uses and nothing else: the reward's config (its sandbox settings), ``run`` (a batch of
+    requests to results on the reward's sandbox) and ``limits`` (the sandbox limits of a run given its seconds).
+    It keeps the first-round results of program tests, which depend on the test alone, across batches.
+    """
 
-    def _run(self, requests: list[RunRequest]) -> list[RunResult]:  # pragma: no cover - provided by the reward
-        raise NotImplementedError
+    def __init__(
+        self,
+        config: Any,
+        run: Callable[[list[RunRequest]], list[RunResult]],
+        limits: Callable[[float], Limits],
+    ) -> None:
+        self.config = config
+        self._run = run
+        self._limits = limits
+        self._first_rounds: OrderedDict[tuple, dict] = OrderedDict()
 
-    def _limits(self, seconds: float, memory_mb: int | None = None) -> Limits:  # pragma: no cover
-        raise NotImplementedError
-
-    def _stage_limits(self, seconds: float) -> Limits:
-        return self._limits(seconds).model_copy(update={"output_bytes": STAGE_OUTPUT_BYTES})
-
-    # -- rounds ----------------------------------------------------------------------------------
-    def _run_checks(self, samples: list[Sample]) -> None:
+    def run_checks(self, samples: list[Sample]) -> None:
         """Trusted stage, then answer runs for the calls program tests asked, until every check is decided."""
         while True:
             live = [s for s in samples if s.final is None and s.pending_checks]
@@ -97,6 +101,10 @@ class TrustedChecks:
                 return
             self._answer_round(asks)
 
+    def _stage_limits(self, seconds: float) -> Limits:
+        return self._limits(seconds).model_copy(update={"output_bytes": STAGE_OUTPUT_BYTES})
+
+    # -- rounds ----------------------------------------------------------------------------------
     def _trusted_round(self, samples: list[Sample]) -> list[tuple[Sample, int]]:
         """One trusted stage over every pending check; returns the program tests that asked for answers."""
         cached: dict[tuple[int, int], dict] = {}

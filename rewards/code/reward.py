@@ -44,7 +44,6 @@ import ast
 import dataclasses
 import hashlib
 import threading
-from collections import OrderedDict
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -54,7 +53,7 @@ from rewardsmith.reward import Reward, RewardConfig
 from rewardsmith.reward_config import ConfigGroup
 from rewardsmith.rewards.code import datasets, harness, preludes
 from rewardsmith.rewards.code.case_formats import BadTestsFormat, TestSuite, normalize_language, parse_tests
-from rewardsmith.rewards.code.checking import ProgramState, TrustedChecks
+from rewardsmith.rewards.code.checking import ProgramState, TrustedChecker
 from rewardsmith.rewards.code.checking import Sample as _Sample
 from rewardsmith.rewards.code.extract import extract_program
 from rewardsmith.rewards.code.sandbox_use import SandboxSettings, check_sandbox, open_sandbox, run_batch
@@ -159,7 +158,7 @@ COMPILE_CACHE_BYTES = 64 << 20
 
 
 @register_reward("code_tests")
-class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
+class CodeTests(Reward[CodeTestsConfig]):
     """Fraction (or all) of a sample's tests passed by the completion's code, run in a sandbox.
 
     Config: see :class:`CodeTestsConfig` (``backend="local"`` by default; ``"docker"``/``"remote"`` with
@@ -176,21 +175,21 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
         self._backend: SandboxBackend | None = None
         self._backend_lock = threading.Lock()
         self._compiled: dict[str, RunResult] = {}
-        self._first_rounds: OrderedDict = OrderedDict()
+        self._checker = TrustedChecker(self.config, run=self._run, limits=self._limits)
         self._check_backend()
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_backend"] = None
         state["_compiled"] = {}
-        state["_first_rounds"] = OrderedDict()
-        del state["_backend_lock"]
+        del state["_backend_lock"], state["_checker"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._backend_lock = threading.Lock()
         self._compiled = {}
+        self._checker = TrustedChecker(self.config, run=self._run, limits=self._limits)
 
     def warm_up(self) -> None:
         """Open the sandbox and start it (the local sandbox's first forkserver, Docker's container pool)."""
@@ -211,7 +210,7 @@ class CodeTests(TrustedChecks, Reward[CodeTestsConfig]):
             self._compile(live)
             self._run_tests(live)
             self._run_checkers(live)
-            self._run_checks(live)
+            self._checker.run_checks(live)
             self._run_undecidable(live)
         results = [s if isinstance(s, RewardResult) else self._verdict(s) for s in samples]
         warning = getattr(self._backend, "isolation_warning", None) if self._backend is not None else None
