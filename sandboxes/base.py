@@ -121,8 +121,8 @@ class SandboxBackend(Protocol):
 
     A constructor starts nothing (a caller may build one only to read :meth:`describe`); :meth:`warm_up` starts
     what the first run would (a pool, a server), and :meth:`close` stops it. A backend class may list, as
-    ``accepts_offered``, which options callers offer every backend it takes (``isolation``, ``warm_modules``: see
-    :func:`~rewardsmith.sandboxes.factory.open_backend`); others are not passed to it.
+    ``accepts_offered``, which options callers offer every backend it takes (``isolation``, ``warm_modules``,
+    ``warm_scripts``: see :func:`~rewardsmith.sandboxes.factory.open_backend`); others are not passed to it.
     """
 
     name: str
