@@ -30,7 +30,7 @@ import threading
 import urllib.parse
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from rewardsmith import http
 from rewardsmith.judges.base import JudgeError, OrderVerdict, PairwiseVerdict
@@ -333,19 +333,12 @@ def remote_protocol(url: str, protocol: WireProtocol = "auto") -> str:
 
 
 def make_reward_model(path_or_url: str, *, protocol: WireProtocol = "auto", **options: Any) -> RewardModelScorer:
-    """A remote scorer for an ``http(s)://`` URL (OpenRLHF or vLLM, see :func:`remote_protocol`), else a local one."""
-    remote = path_or_url.startswith(("http://", "https://"))
-    if not remote:
-        if protocol != "auto":
-            raise ValueError(f"protocol {protocol!r} needs an http(s):// URL, not {path_or_url!r}")
-        keep = {"batch_size", "max_length", "device", "use_chat_template"}
-        return LocalRewardModel(path_or_url, **{k: v for k, v in options.items() if k in keep})
-    kind = remote_protocol(path_or_url, protocol)
-    if kind == "openrlhf":
-        return RemoteRewardModel(path_or_url, **{k: v for k, v in options.items() if k in {"timeout", "max_retries"}})
-    keep = {"timeout", "max_retries", "use_chat_template", "served_model"}
-    endpoint: Literal["classify", "pooling"] = "classify" if kind == "vllm-classify" else "pooling"
-    return VLLMRewardModel(path_or_url, endpoint=endpoint, **{k: v for k, v in options.items() if k in keep})
+    """A remote scorer for an ``http(s)://`` URL (OpenRLHF or vLLM, see :func:`remote_protocol`), else a local one:
+    the client the reward-model plugin table holds under that name (:mod:`rewardsmith.judges.clients.reward_models`),
+    given the options its line takes."""
+    from rewardsmith.judges.clients.reward_models import open_reward_model
+
+    return cast(RewardModelScorer, open_reward_model(path_or_url, protocol=protocol, **options))
 
 
 class RewardModelPairwiseJudge(JudgeStrategy):
