@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from rewardsmith.adapters.runtime.ray.config import RayPoolConfig
 from rewardsmith.adapters.runtime.ray.connect import ClusterUnavailable, connect
+from rewardsmith.columns import misaligned_reasons
 from rewardsmith.compose import build_reward
 from rewardsmith.registry import register_reward
 from rewardsmith.reward import Reward
@@ -60,6 +61,10 @@ class RayPool(KeepsConfig, Reward[RayPoolConfig]):
 
         if not completions:
             return []
+        # a misaligned gold column is answered here, as the actors would, without a round trip to the cluster
+        misaligned = misaligned_reasons(rows, self.gold_columns)
+        if all(misaligned):
+            return [RewardResult.unscorable(str(reason)) for reason in misaligned]
         with self._lock:
             try:
                 actors = self._actor_set()
