@@ -16,8 +16,10 @@ Every method sees the same ``--budget`` of sampled completions on the toy task `
 
 Per method, in a fresh process each (so one's memory high-water mark cannot hide in another's): the models held
 in memory and their parameters (the reward is a function here, no model), the peak resident memory over the
-process's size before training, sequences generated per update, wall and CPU time per update, and the mean reward
-of completions sampled from the trained policy on held-out prompts (the same evaluation for all). The table
+process's size before training (on CUDA: the peak allocated device memory over the level before training),
+sequences generated per update, wall (on CUDA synchronised) and CPU time per update, and the mean reward of
+completions sampled from the trained policy on held-out prompts (the same evaluation for all). The table's memory and
+time columns are the device's: peak RSS and CPU time on a CPU, peak device memory and wall time on CUDA. The table
 prints each figure as a ratio to PPO, which is the point: the family is PPO with pieces removed.
 """
 
@@ -115,7 +117,12 @@ def run_worker(method: str, args: argparse.Namespace) -> dict:
     common["num_threads"] = args.threads
     held = {"policy": params(model)}
     prep_s = 0.0
+    cuda = device.type == "cuda"
     base_rss = rss_mb()
+    if cuda:  # on a GPU the device memory is the budget; the host's resident size says nothing of it
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base_device = torch.cuda.memory_allocated()
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     if method in ONLINE:
         online = {
@@ -165,15 +172,20 @@ def run_worker(method: str, args: argparse.Namespace) -> dict:
         if method != "orpo":
             held["reference"] = held["policy"]  # a frozen copy of the policy
         per_update = 0
+    if cuda:
+        torch.cuda.synchronize()  # the wall time covers the kernels queued, not only their launch
     wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
+    peak_device_mb = (torch.cuda.max_memory_allocated() - base_device) / 2**20 if cuda else None
     after = evaluate(model, tokenizer, reward, args, device)
     steps = len(history)
     return {
         "method": method,
+        "device": device.type,
         "models": held,
         "models_held": len(held),
         "parameters_held": sum(held.values()),
         "peak_rss_mb": max(0.0, peak_rss_mb() - base_rss),
+        "peak_device_mb": peak_device_mb,
         "sequences_per_update": per_update,
         "updates": steps,
         "s_per_update": wall / steps,
@@ -184,22 +196,34 @@ def run_worker(method: str, args: argparse.Namespace) -> dict:
     }
 
 
+def measures(results: list[dict]) -> tuple[str, str, str, str]:
+    """The memory and time figures that mean something on the device run: (memory key, label, time key, label).
+
+    On a CPU, the peak resident growth and the CPU time (machine load barely moves it); on CUDA the peak allocated
+    device memory and the synchronised wall time (host RSS and CPU time there measure the launcher, not the work).
+    """
+    if all(r.get("peak_device_mb") is not None for r in results):
+        return "peak_device_mb", "peak CUDA x", "s_per_update", "wall time per update (synchronised)"
+    return "peak_rss_mb", "peak RSS x", "cpu_s_per_update", "CPU time per update"
+
+
 def table(results: list[dict]) -> str:
     ppo = next(r for r in results if r["method"] == "ppo")
+    memory, memory_label, seconds, seconds_label = measures(results)
     head = (
-        f"{'method':<6} {'models':>6} {'params x':>9} {'peak RSS x':>11} {'seq/update':>10} "
-        f"{'time/update x':>14} {'reward':>15}"
+        f"{'method':<6} {'models':>6} {'params x':>9} {memory_label:>11} {'seq/update':>10} "
+        f"{'time/update x':>14} {'peak MB':>9} {'reward':>15}"
     )
     lines = [head, "-" * len(head)]
     for r in results:
-        time_ratio = r["cpu_s_per_update"] / ppo["cpu_s_per_update"]
-        rss_ratio = r["peak_rss_mb"] / ppo["peak_rss_mb"] if ppo["peak_rss_mb"] else float("nan")
+        time_ratio = r[seconds] / ppo[seconds]
+        memory_ratio = r[memory] / ppo[memory] if ppo[memory] else float("nan")
         lines.append(
             f"{r['method']:<6} {r['models_held']:>6} {r['parameters_held'] / ppo['parameters_held']:>9.2f} "
-            f"{rss_ratio:>11.2f} {r['sequences_per_update']:>10g} {time_ratio:>14.2f} "
+            f"{memory_ratio:>11.2f} {r['sequences_per_update']:>10g} {time_ratio:>14.2f} {r[memory]:>9.0f} "
             f"{r['reward_before']:>6.2f} -> {r['reward_after']:<5.2f}"
         )
-    lines.append("ratios are to PPO; time per update is CPU time (machine load barely moves it)")
+    lines.append(f"ratios are to PPO; time per update is {seconds_label}")
     return "\n".join(lines)
 
 
@@ -211,9 +235,10 @@ def plot(results: list[dict], path: str) -> None:
 
     names = [r["method"].upper() for r in results]
     ppo = next(r for r in results if r["method"] == "ppo")
+    _, _, seconds, seconds_label = measures(results)
     panels = [
         ("parameters held (x PPO)", [r["parameters_held"] / ppo["parameters_held"] for r in results]),
-        ("CPU time per update (x PPO)", [r["cpu_s_per_update"] / ppo["cpu_s_per_update"] for r in results]),
+        (f"{seconds_label} (x PPO)", [r[seconds] / ppo[seconds] for r in results]),
         ("reward after the budget", [r["reward_after"] for r in results]),
     ]
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.2))

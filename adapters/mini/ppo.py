@@ -30,7 +30,7 @@ from pydantic import Field, model_validator
 
 from rewardsmith.adapters.mini.batching import BatchFeed, Encoded
 from rewardsmith.adapters.mini.checkpoints import Checkpointer
-from rewardsmith.adapters.mini.logprobs import token_logps
+from rewardsmith.adapters.mini.logprobs import next_token_logps
 from rewardsmith.adapters.mini.loop import optimizer_step
 from rewardsmith.adapters.mini.metrics_log import MetricsLog
 from rewardsmith.adapters.mini.models import load_model_and_tokenizer, load_policy, save_model
@@ -155,7 +155,7 @@ def forward_with_values(
     inputs = {"input_ids": batch.input_ids, "attention_mask": batch.attention_mask, "position_ids": positions}
     if critic.trunk is None:  # shared body: one forward gives both heads
         out = policy(**inputs, use_cache=False, output_hidden_states=True, logits_to_keep=width + 1)
-        logps = token_logps(out.logits[:, :-1], batch.input_ids[:, -width:])
+        logps = next_token_logps(out.logits, batch.input_ids[:, -width:])
         return logps, critic.values(out.hidden_states[-1], width)
     logps = completion_logps(policy, batch, width)
     out = critic.trunk(**inputs, use_cache=False, output_hidden_states=True, logits_to_keep=1)

@@ -17,7 +17,7 @@ from pydantic import Field, field_validator
 
 from rewardsmith.adapters.mini.batching import Encoded, render_prompt
 from rewardsmith.adapters.mini.config import MiniConfig
-from rewardsmith.adapters.mini.logprobs import token_logps
+from rewardsmith.adapters.mini.logprobs import next_token_logps
 from rewardsmith.adapters.spec import RewardSpec, load_spec
 from rewardsmith.reward import Reward
 
@@ -120,8 +120,8 @@ def completion_logps(model: torch.nn.Module, batch: Encoded, completion_width: i
         position_ids=positions,
         use_cache=False,
         logits_to_keep=completion_width + 1,
-    ).logits[:, :-1]
-    return token_logps(logits, batch.input_ids[:, -completion_width:])
+    ).logits
+    return next_token_logps(logits, batch.input_ids[:, -completion_width:])
 
 
 @torch.no_grad()
