@@ -229,7 +229,7 @@ class MiniGRPOTrainer:
         self.device, self.model, self.tokenizer, self.reference = load_policy(
             self.config, model, tokenizer, reference=self.config.beta > 0
         )
-        self.optimizer = make_optimizer(self.model, self.config)
+        self.optimizer = make_optimizer(self.config, self.model)
 
     # one generation round -------------------------------------------------------------------------
     def generate(self, batch_rows: list[Mapping[str, Any]]) -> tuple[Encoded, torch.Tensor, list[str]]:

@@ -13,9 +13,19 @@ from rewardsmith.adapters.mini.config import MiniConfig
 from rewardsmith.adapters.mini.metrics_log import MetricsLog
 
 
-def make_optimizer(model: torch.nn.Module, config: MiniConfig) -> torch.optim.Optimizer:
-    params = [p for p in model.parameters() if p.requires_grad]
-    return torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay)
+#: Devices whose parameters AdamW updates with its fused kernel (one pass, no temporaries).
+FUSED_ADAMW_DEVICES = frozenset({"cpu", "cuda"})
+
+
+def make_optimizer(config: MiniConfig, *models: torch.nn.Module) -> torch.optim.Optimizer:
+    """AdamW over the trainable parameters of ``models``, fused where torch has the kernel (TRL's default).
+
+    The default multi-tensor AdamW allocates a square-root tensor of every parameter on each step: one more copy
+    of the model (2 GB for a 0.5B model in float32) at the step's peak, which the fused kernel never holds.
+    """
+    params = [p for model in models for p in model.parameters() if p.requires_grad]
+    fused = bool(params) and all(p.device.type in FUSED_ADAMW_DEVICES and p.is_floating_point() for p in params)
+    return torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=config.weight_decay, fused=fused or None)
 
 
 def optimizer_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, config: MiniConfig) -> float:
@@ -43,7 +53,7 @@ def train_loop(
 
     Checkpoints every ``save_steps`` and resumes per ``config.resume`` (see the module docstring).
     """
-    optimizer = make_optimizer(model, config)
+    optimizer = make_optimizer(config, model)
     feed = BatchFeed(rows, config.batch_size, config.seed)
     checkpoints = Checkpointer(config, model, tokenizer, optimizer)
     resumed = checkpoints.start()

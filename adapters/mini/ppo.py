@@ -31,7 +31,7 @@ from pydantic import Field, model_validator
 from rewardsmith.adapters.mini.batching import BatchFeed, Encoded
 from rewardsmith.adapters.mini.checkpoints import Checkpointer
 from rewardsmith.adapters.mini.logprobs import next_token_logps
-from rewardsmith.adapters.mini.loop import optimizer_step
+from rewardsmith.adapters.mini.loop import make_optimizer, optimizer_step
 from rewardsmith.adapters.mini.metrics_log import MetricsLog
 from rewardsmith.adapters.mini.models import load_model_and_tokenizer, load_policy, save_model
 from rewardsmith.adapters.mini.rollout import (
@@ -253,8 +253,7 @@ class MiniPPOTrainer:
             trunk, _ = load_model_and_tokenizer(cfg.critic_model or cfg.model, self.device, cfg.dtype)
         hidden = (trunk or self.model).config.hidden_size
         self.critic = Critic(trunk, hidden).to(self.device)
-        params = [p for m in (self.model, self.critic) for p in m.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.AdamW(params, lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+        self.optimizer = make_optimizer(cfg, self.model, self.critic)
 
     @property
     def models_in_memory(self) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""next_token_logps: TRL's selective_log_softmax values and gradients, in less memory than either it or the plain form.
+"""Mini trainer memory: next_token_logps gives TRL's selective_log_softmax values and gradients in less memory
+than it or the plain form; the optimizer is fused AdamW.
 
 The reference is TRL's own function on the same logits (its loop over rows, the form GRPOTrainer uses off GPU) and
 ``log_softmax`` + ``gather``; blocks are forced small so rows straddle block edges inside one sequence.
@@ -138,3 +139,18 @@ def test_backward_holds_two_logit_sized_tensors_where_the_others_hold_four_or_mo
     mine, theirs, plain_form = (peak_in_logits(way, tmp_path) for way in ("mine", "trl", "plain"))
     assert mine < 2.5, mine
     assert theirs > mine + 1.0 and plain_form > mine + 1.0, (mine, theirs, plain_form)
+
+
+def test_the_optimizer_is_fused_adamw_as_trl_s_default() -> None:
+    """The multi-tensor AdamW holds a square-root copy of every parameter at each step; the fused kernel none."""
+    from transformers import TrainingArguments
+
+    from rewardsmith.adapters.mini.config import MiniConfig
+    from rewardsmith.adapters.mini.loop import make_optimizer
+
+    policy, critic = torch.nn.Linear(4, 4), torch.nn.Linear(4, 1)
+    critic.bias.requires_grad_(False)
+    optimizer = make_optimizer(MiniConfig(model="unused", learning_rate=1e-3), policy, critic)
+    assert isinstance(optimizer, torch.optim.AdamW) and optimizer.defaults["fused"]
+    assert sum(len(group["params"]) for group in optimizer.param_groups) == 3  # the frozen bias left out
+    assert TrainingArguments(output_dir="unused", use_cpu=True).optim == "adamw_torch_fused"
