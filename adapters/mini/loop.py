@@ -12,7 +12,6 @@ from rewardsmith.adapters.mini.checkpoints import Checkpointer
 from rewardsmith.adapters.mini.config import MiniConfig
 from rewardsmith.adapters.mini.metrics_log import MetricsLog
 
-
 #: Devices whose parameters AdamW updates with its fused kernel (one pass, no temporaries).
 FUSED_ADAMW_DEVICES = frozenset({"cpu", "cuda"})
 
