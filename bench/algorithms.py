@@ -3,6 +3,8 @@
     python bench/algorithms.py                          # tiny offline model on the CPU, budget 512 sequences
     python bench/algorithms.py --budget 1024 --json algorithms.json --plot algorithms.png
     python bench/algorithms.py --device cuda --model /path/to/small-model   # a GPU machine, a real model
+    python bench/algorithms.py --device cuda --model qwen2.5-0.5b --prompts 8 --generations 8 \
+        --max-completion-length 64                      # a released model's shape, random weights
 
 Every method sees the same ``--budget`` of sampled completions on the toy task ``digit_run`` (reward
 ``character_share``, checked by a program):
@@ -253,7 +255,12 @@ def plot(results: list[dict], path: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--methods", default=",".join(METHODS))
-    parser.add_argument("--model", default="tiny", help="model directory, or 'tiny' (built offline)")
+    parser.add_argument(
+        "--model",
+        default="tiny",
+        help="model directory, or 'tiny' or a released model's dimensions with random weights ('qwen2.5-0.5b', "
+        "'qwen2.5-1.5b'), built offline",
+    )
     parser.add_argument("--device", default="auto")
     parser.add_argument("--budget", type=int, default=512, help="sampled completions per method")
     parser.add_argument("--prompts", type=int, default=4, help="prompts per round (online) / pairs per step x 2")
@@ -274,10 +281,11 @@ def main() -> int:
         vars(args).update(json.loads(os.environ["REWARDSMITH_BENCH_ARGS"]))
         print(json.dumps(run_worker(args.worker, args)))
         return 0
-    if args.model == "tiny":  # one model for every worker, so they start from the same weights
-        from rewardsmith.adapters.demo.tiny_model import build_tiny_model
+    from rewardsmith.adapters.demo.tiny_model import SHAPES, build_tiny_model
 
-        args.model = str(build_tiny_model(tempfile.mkdtemp(prefix="rewardsmith-bench-")))
+    if args.model == "tiny" or args.model in SHAPES:  # one model for every worker: the same starting weights
+        folder = tempfile.mkdtemp(prefix="rewardsmith-bench-")
+        args.model = str(build_tiny_model(folder, shape=args.model))
     results = []
     for method in args.methods.split(","):
         options = {k: v for k, v in vars(args).items() if k not in ("worker", "json", "plot")}

@@ -1,7 +1,8 @@
-"""Mini trainer vs TRL: steps/s and peak memory on the same tiny model, batch sizes and lengths.
+"""Mini trainer vs TRL: steps/s and peak memory on the same model, batch sizes and lengths.
 
     python bench/trainer.py                 # CPU (or CUDA when present), 12 steps each, 2 warm-up steps
     python bench/trainer.py --steps 30 --json bench-trainer.json
+    python bench/trainer.py --device cuda --shape qwen2.5-0.5b --prompts 8 --generations 8 --tokens 64 --pairs 16
 
 Each trainer runs in its own fresh process (so one's memory high-water mark cannot hide in another's),
 ``--repeats`` times, alternating mini and TRL, keeping each one's best run. Torch gets ``--threads`` CPU
@@ -12,9 +13,11 @@ wall time at random. Memory is the peak resident set size of the process (and, o
 device memory), as the increase over the resident size just before training starts (imports, model
 loading and data excluded).
 
-GRPO settings shared by both: 1 prompt x 4 generations per step, 16 completion tokens, sampling at
-temperature 1, beta = 0 (no reference model), token-level loss (TRL's default ``dapo`` = mini ``token_mean``),
-reward ``character_share`` on ``digit_run`` prompts. DPO: 4 pairs per step, sigmoid loss, beta 0.1.
+GRPO settings shared by both: 1 prompt x 4 generations per step, 16 completion tokens (``--prompts``,
+``--generations``, ``--tokens``), sampling at temperature 1, beta = 0 (no reference model), token-level loss
+(TRL's default ``dapo`` = mini ``token_mean``), reward ``character_share`` on ``digit_run`` prompts. DPO: 4 pairs
+per step (``--pairs``), sigmoid loss, beta 0.1. ``--shape qwen2.5-0.5b`` (or ``qwen2.5-1.5b``) gives the random
+weights a released model's dimensions (the tiny tokenizer stays).
 """
 
 from __future__ import annotations
@@ -53,8 +56,11 @@ def steps_per_s(stamps: list[float], warmup: int) -> float:
     return (len(timed) - 1) / (timed[-1] - timed[0])
 
 
-def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, threads: int) -> dict[str, float]:
+def run_worker(name: str, model_dir: str, args: argparse.Namespace) -> dict[str, float]:
     import torch
+
+    steps, warmup, device, threads = args.steps, args.warmup, args.device, args.threads
+    prompts, generations, tokens, pairs = args.prompts, args.generations, args.tokens, args.pairs
 
     if threads > 0:
         torch.set_num_threads(threads)
@@ -86,7 +92,7 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
             "max_steps": total,
             "learning_rate": LR,
             "disable_tqdm": True,
-            "per_device_train_batch_size": 4,
+            "per_device_train_batch_size": prompts * generations if name == "trl_grpo" else pairs,
             "logging_steps": 1,
             "seed": 0,
         }
@@ -94,11 +100,13 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
         if name == "trl_grpo":
             from trl import GRPOConfig, GRPOTrainer
 
-            args = GRPOConfig(**common, num_generations=4, max_completion_length=16, beta=0.0, loss_type="dapo")
+            config = GRPOConfig(
+                **common, num_generations=generations, max_completion_length=tokens, beta=0.0, loss_type="dapo"
+            )
             trainer = GRPOTrainer(
                 model=model_dir,
                 reward_funcs=[CharacterShare()],
-                args=args,
+                args=config,
                 train_dataset=Dataset.from_list(digit_run(256)),
                 processing_class=tok,
                 callbacks=[Stamp()],
@@ -106,10 +114,9 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
         else:
             from trl import DPOConfig, DPOTrainer
 
-            args = DPOConfig(**common, beta=0.1, loss_type=["sigmoid"])
             trainer = DPOTrainer(
                 model=model_dir,
-                args=args,
+                args=DPOConfig(**common, beta=0.1, loss_type=["sigmoid"]),
                 train_dataset=Dataset.from_list(arithmetic_pairs(256)),
                 processing_class=tok,
                 callbacks=[Stamp()],
@@ -133,9 +140,9 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
             trainer = MiniGRPOTrainer(
                 {
                     **common,
-                    "batch_size": 1,
-                    "num_generations": 4,
-                    "max_completion_length": 16,
+                    "batch_size": prompts,
+                    "num_generations": generations,
+                    "max_completion_length": tokens,
                     "loss_aggregation": "token_mean",
                     "max_grad_norm": 1.0,
                 },
@@ -154,7 +161,7 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
             base = rss_mb()
             if cuda:
                 torch.cuda.reset_peak_memory_stats()
-            history = train_dpo({**common, "batch_size": 4, "beta": 0.1}, arithmetic_pairs(256), model, tok)
+            history = train_dpo({**common, "batch_size": pairs, "beta": 0.1}, arithmetic_pairs(256), model, tok)
         stamps = [h["elapsed_s"] for h in history]
         cpu_stamps = [h["cpu_s"] for h in history]
     result = {
@@ -169,23 +176,13 @@ def run_worker(name: str, model_dir: str, steps: int, warmup: int, device: str, 
     return result
 
 
-def run_isolated(name: str, model_dir: str, steps: int, warmup: int, device: str, threads: int) -> dict[str, float]:
-    cmd = [
-        sys.executable,
-        __file__,
-        "--worker",
-        name,
-        "--model-dir",
-        model_dir,
-        "--steps",
-        str(steps),
-        "--warmup",
-        str(warmup),
-        "--device",
-        device,
-        "--threads",
-        str(threads),
-    ]
+WORKLOAD = ("steps", "warmup", "device", "threads", "prompts", "generations", "tokens", "pairs")
+
+
+def run_isolated(name: str, model_dir: str, args: argparse.Namespace) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--worker", name, "--model-dir", model_dir]
+    for option in WORKLOAD:
+        cmd += [f"--{option}", str(getattr(args, option))]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         raise RuntimeError(f"{name} failed:\n{proc.stderr[-3000:]}")
@@ -199,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--repeats", type=int, default=2, help="runs per trainer, alternating; best kept")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads per trainer (0: torch default)")
+    parser.add_argument("--shape", default="tiny", help="tiny, or a released model's dimensions: qwen2.5-0.5b, ...")
+    parser.add_argument("--prompts", type=int, default=1, help="GRPO prompts per step")
+    parser.add_argument("--generations", type=int, default=4, help="GRPO completions per prompt")
+    parser.add_argument("--tokens", type=int, default=16, help="GRPO completion tokens")
+    parser.add_argument("--pairs", type=int, default=4, help="DPO pairs per step")
     parser.add_argument("--json", default=None, help="also write the results here")
     parser.add_argument("--worker", choices=RUNNERS, help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
@@ -209,16 +211,23 @@ def main(argv: list[str] | None = None) -> int:
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if args.worker:
-        print(json.dumps(run_worker(args.worker, args.model_dir, args.steps, args.warmup, device, args.threads)))
+        args.device = device
+        print(json.dumps(run_worker(args.worker, args.model_dir, args)))
         return 0
 
     from rewardsmith.adapters.demo.tiny_model import build_tiny_model
 
-    model_dir = str(build_tiny_model(Path(tempfile.mkdtemp()) / "tiny"))
+    args.device = device
+    model_dir = str(build_tiny_model(Path(tempfile.mkdtemp()) / "model", shape=args.shape))
+    print(
+        f"{args.shape} model, {device}: GRPO {args.prompts} prompt(s) x {args.generations} x {args.tokens} tokens, "
+        f"DPO {args.pairs} pairs per step",
+        flush=True,
+    )
     results: dict[str, dict[str, float]] = {}
     for repeat in range(args.repeats):  # alternate mini and TRL so a load spike hits both; keep the best run
         for name in RUNNERS:
-            r = run_isolated(name, model_dir, args.steps, args.warmup, device, args.threads)
+            r = run_isolated(name, model_dir, args)
             if name not in results or r[METRIC[device]] > results[name][METRIC[device]]:
                 results[name] = r
             print(
@@ -249,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(
             json.dumps(
-                {"device": device, "steps": args.steps, "warmup": args.warmup, "results": results, "ratios": ratios},
+                {**{k: getattr(args, k) for k in ("shape", *WORKLOAD)}, "results": results, "ratios": ratios},
                 indent=2,
             )
         )

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-import urllib.parse
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, cast, runtime_checkable
@@ -324,16 +323,9 @@ def read_vllm_scores(answer: Any, n: int, endpoint: str, url: str = "") -> list[
     return out
 
 
-def remote_protocol(url: str, protocol: WireProtocol = "auto") -> str:
-    """The wire format of a reward server: ``protocol`` when given, else the URL's last path segment decides."""
-    if protocol != "auto":
-        return protocol
-    last = urllib.parse.urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
-    return {"classify": "vllm-classify", "pooling": "vllm-pooling"}.get(last, "openrlhf")
-
-
 def make_reward_model(path_or_url: str, *, protocol: WireProtocol = "auto", **options: Any) -> RewardModelScorer:
-    """A remote scorer for an ``http(s)://`` URL (OpenRLHF or vLLM, see :func:`remote_protocol`), else a local one:
+    """A remote scorer for an ``http(s)://`` URL (OpenRLHF or vLLM, see
+    :func:`~rewardsmith.judges.clients.reward_models.remote_protocol`), else a local one:
     the client the reward-model plugin table holds under that name (:mod:`rewardsmith.judges.clients.reward_models`),
     given the options its line takes."""
     from rewardsmith.judges.clients.reward_models import open_reward_model

@@ -2,11 +2,17 @@
 
 No hub access: a byte-level BPE tokenizer is trained on a few sentences and a randomly initialised
 ``Qwen2ForCausalLM`` is saved next to it. It builds in about a second on a CPU.
+
+For benchmarks on a GPU machine, ``shape`` gives the weights a released model's dimensions (``qwen2.5-0.5b``,
+``qwen2.5-1.5b``: layers, widths, heads and the 151,936-token vocabulary), still random and still with the tiny
+tokenizer: memory and speed depend on the shapes, not the values. Ids past the tokenizer's vocabulary decode to
+nothing, as the padding rows of the released models' own embeddings do.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}"
@@ -26,8 +32,36 @@ _CORPUS = [
 ]
 
 
-def build_tiny_model(directory: str | Path, *, seed: int = 0, vocab_size: int = 512, hidden_size: int = 64) -> Path:
-    """Write a tiny chat model (tokenizer + weights) to ``directory`` and return the path."""
+#: Released models' dimensions (their ``config.json``), for random-weight models of a real size.
+SHAPES: dict[str, dict[str, Any]] = {
+    "qwen2.5-0.5b": {
+        "vocab_size": 151_936,
+        "hidden_size": 896,
+        "intermediate_size": 4864,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 14,
+        "num_key_value_heads": 2,
+    },
+    "qwen2.5-1.5b": {
+        "vocab_size": 151_936,
+        "hidden_size": 1536,
+        "intermediate_size": 8960,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 2,
+    },
+}
+
+
+def build_tiny_model(
+    directory: str | Path, *, seed: int = 0, vocab_size: int = 512, hidden_size: int = 64, shape: str = "tiny"
+) -> Path:
+    """Write a tiny chat model (tokenizer + weights) to ``directory`` and return the path.
+
+    ``shape`` other than ``tiny`` is a name of :data:`SHAPES`: the weights take that model's dimensions.
+    """
+    if shape != "tiny" and shape not in SHAPES:
+        raise ValueError(f"unknown model shape {shape!r}: tiny or one of {', '.join(SHAPES)}")
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
@@ -56,14 +90,17 @@ def build_tiny_model(directory: str | Path, *, seed: int = 0, vocab_size: int = 
     fast.save_pretrained(directory)
 
     torch.manual_seed(seed)
+    dimensions: dict[str, Any] = SHAPES.get(shape) or {
+        "vocab_size": len(fast),
+        "hidden_size": hidden_size,
+        "intermediate_size": hidden_size * 2,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+    }
     config = Qwen2Config(
-        vocab_size=len(fast),
-        hidden_size=hidden_size,
-        intermediate_size=hidden_size * 2,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
+        **dimensions,
+        max_position_embeddings=512 if shape == "tiny" else 32_768,
         tie_word_embeddings=True,
         eos_token_id=fast.eos_token_id,
         pad_token_id=fast.pad_token_id,

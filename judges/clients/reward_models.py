@@ -10,6 +10,7 @@ entry-point group (a class built as ``Client(path_or_url, **options)``).
 from __future__ import annotations
 
 import inspect
+import urllib.parse
 from typing import Any
 
 from rewardsmith.plugins import PluginKind
@@ -39,15 +40,21 @@ def remote_protocols() -> tuple[str, ...]:
     return tuple(name for name in REWARD_MODELS.names() if REWARD_MODELS.get(name).remote)
 
 
+def remote_protocol(url: str, protocol: str = "auto") -> str:
+    """The wire format of a reward server: ``protocol`` when given, else the URL's last path segment decides."""
+    if protocol != "auto":
+        return protocol
+    last = urllib.parse.urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
+    return {"classify": "vllm-classify", "pooling": "vllm-pooling"}.get(last, "openrlhf")
+
+
 def open_reward_model(path_or_url: str, *, protocol: str = "auto", **options: Any) -> Any:
     """The client for ``path_or_url``: ``local`` for a directory, else ``protocol`` (``auto``: the URL decides,
-    :func:`~rewardsmith.judges.reward_model.remote_protocol`), built with the options its line takes."""
-    from rewardsmith.judges.reward_model import remote_protocol
-
+    :func:`remote_protocol`), built with the options its line takes."""
     remote = path_or_url.startswith(("http://", "https://"))
     if not remote and protocol != "auto":
         raise ValueError(f"protocol {protocol!r} needs an http(s):// URL, not {path_or_url!r}")
-    name = remote_protocol(path_or_url, protocol) if remote else "local"  # type: ignore[arg-type]
+    name = remote_protocol(path_or_url, protocol) if remote else "local"
     line = REWARD_MODELS.get(name)
     client = REWARD_MODELS.load(name)
     taken = line.info.get("options")

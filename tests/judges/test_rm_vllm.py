@@ -15,6 +15,7 @@ import math
 import pytest
 
 from rewardsmith.judges.base import JudgeError
+from rewardsmith.judges.clients.reward_models import remote_protocol
 from rewardsmith.judges.reward_model import (
     LocalRewardModel,
     RemoteRewardModel,
@@ -22,7 +23,6 @@ from rewardsmith.judges.reward_model import (
     VLLMRewardModel,
     make_reward_model,
     read_vllm_scores,
-    remote_protocol,
 )
 from rewardsmith.registry import get_reward
 from rewardsmith.reward import ConfigError
