@@ -42,11 +42,12 @@ class BubblewrapContainer:
 
     async def exec(self, command, cwd=None, env=None, timeout_sec=None, user=None) -> ExecResult:
         argv = ["bwrap", "--die-with-parent", "--unshare-pid", "--unshare-net", "--proc", "/proc", "--dev", "/dev"]
+        argv += ["--tmpfs", "/tmp"]  # first: a checkout under /tmp is bound on top of it, not hidden by it
         for path in ("/usr", "/etc", "/root", self.repo):
             argv += ["--ro-bind", path, path]
         for link in ("bin", "lib", "lib64", "sbin"):
             argv += ["--symlink", f"usr/{link}", f"/{link}"]
-        argv += ["--tmpfs", "/tmp", "--bind", str(self.tests), "/tests", "--bind", str(self.app), "/app"]
+        argv += ["--bind", str(self.tests), "/tests", "--bind", str(self.app), "/app"]
         argv += ["--bind", str(self.verifier_dir), "/logs/verifier", "--chdir", cwd or "/app", "--clearenv"]
         variables = {"PATH": f"{self.bin_dir}:/usr/bin:/bin", "HOME": "/tmp", "HF_HUB_OFFLINE": "1", **(env or {})}
         for key, value in variables.items():
