@@ -17,6 +17,8 @@ reports as unscorable. The wall cap stays a hard cap: nothing hangs.
 
 from __future__ import annotations
 
+import heapq
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -76,29 +78,67 @@ def task_list_of(pid: int) -> str | None:
     return None
 
 
+class SampleClock:
+    """One thread that takes every :class:`Sampler`'s readings when they fall due.
+
+    A thread per run cost a start and a join on every run, most of which end long before their first reading;
+    on a busy machine each of those waits for a CPU. Readings are short (a few small ``/proc`` files), so one
+    thread serves all runs of a process. A forked child starts its own on first use."""
+
+    def __init__(self) -> None:
+        self._due: list[tuple[float, int, Sampler, float]] = []  # (when, tie-break, sampler, run start)
+        self._ticket = 0
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def schedule(self, sampler: Sampler, started: float, wall_s: float) -> None:
+        with self._wake:
+            for share in SAMPLE_AT:
+                self._ticket += 1
+                heapq.heappush(self._due, (started + share * wall_s, self._ticket, sampler, started))
+            if self._thread is None or self._pid != os.getpid():
+                self._pid = os.getpid()
+                self._thread = threading.Thread(target=self._serve, name="rewardsmith-sample-clock", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def _serve(self) -> None:
+        while True:
+            with self._wake:
+                while not self._due or self._due[0][0] > time.monotonic():
+                    self._wake.wait(self._due[0][0] - time.monotonic() if self._due else None)
+                _, _, sampler, started = heapq.heappop(self._due)
+            sampler.take(started)
+
+
+_CLOCK = SampleClock()
+os.register_at_fork(after_in_child=lambda: _CLOCK.__init__())
+
+
 class Sampler:
     """Reads a run's scheduler times at :data:`SAMPLE_AT` of its wall cap (runs that end sooner are not read);
-    :meth:`stop` before judging."""
+    :meth:`stop` before judging: no reading is added after it returns."""
 
     def __init__(self, read: Callable[[], Times | None], wall_s: float) -> None:
         self.sample: Sample = []
-        self._stopped = threading.Event()
-        started = time.monotonic()
+        self._read = read
+        self._stopped = False
+        self._lock = threading.Lock()
+        _CLOCK.schedule(self, time.monotonic(), wall_s)
 
-        def take() -> None:
-            for share in SAMPLE_AT:
-                if self._stopped.wait(max(0.0, started + share * wall_s - time.monotonic())):
-                    return
-                times = read()
-                if times is not None:
-                    self.sample.append((time.monotonic() - started, times))
-
-        self._thread = threading.Thread(target=take, daemon=True)
-        self._thread.start()
+    def take(self, started: float) -> None:
+        """One reading, unless the run was already judged."""
+        with self._lock:
+            if self._stopped:
+                return
+            times = self._read()
+            if times is not None:
+                self.sample.append((time.monotonic() - started, times))
 
     def stop(self) -> None:
-        self._stopped.set()
-        self._thread.join(1.0)
+        with self._lock:
+            self._stopped = True
 
 
 def starved(sample: Sample | None, budget_s: float, cpus: float) -> str | None:

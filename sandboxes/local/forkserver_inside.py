@@ -57,6 +57,7 @@ import json
 import math  # noqa: F401
 import operator  # noqa: F401
 import os
+import pkgutil  # noqa: F401  (runpy.run_path imports it on every inline run)
 import random
 import re  # noqa: F401
 import resource

@@ -21,6 +21,7 @@ import pytest
 
 from rewardsmith.sandboxes.base import Limits, RunRequest, RunResult, RunStatus
 from rewardsmith.sandboxes.local.backend import LocalSandbox
+from rewardsmith.sandboxes.starvation import SAMPLE_AT, Sampler
 from rewardsmith.sandboxes.starvation import starved as rule
 from tests.support.docker_engine import require_docker
 
@@ -46,6 +47,32 @@ def test_starvation_rule(first, second, cpu, starved, why):
 def test_fewer_than_two_readings_are_never_starved():
     assert rule(None, 1.0, 1.0) is None  # not a wall-clock timeout
     assert rule([(0.8, (0.1, 0.7))], 1.0, 1.0) is None  # one reading: no interval to judge
+
+
+def test_sampler_reads_at_its_shares_of_the_wall_cap_and_never_after_stop():
+    readings: list[float] = []
+    started = time.monotonic()
+
+    def read() -> tuple[float, float]:
+        readings.append(time.monotonic() - started)
+        return (0.0, 0.0)
+
+    running, judged = Sampler(read, 0.4), Sampler(lambda: pytest.fail("read after stop"), 0.4)
+    judged.stop()
+    time.sleep(0.5)
+    running.stop()
+    assert [round(at, 1) for at, _ in running.sample] == [round(share * 0.4, 1) for share in SAMPLE_AT]
+    assert len(readings) == len(SAMPLE_AT) and judged.sample == []
+
+
+def test_samplers_share_one_thread():
+    """A run that ends before its first reading costs no thread start or join."""
+    before = threading.active_count()
+    samplers = [Sampler(lambda: (0.0, 0.0), 30.0) for _ in range(64)]
+    assert threading.active_count() <= before + 1
+    for sampler in samplers:
+        sampler.stop()
+    assert all(sampler.sample == [] for sampler in samplers)
 
 
 SPINNERS = 6
