@@ -253,6 +253,7 @@ class DockerSandbox(BatchMixin):
             healthy = False
             try:
                 self._fit_limits(container, request.limits)
+                self._find_task_list(container)  # once per container, here: readings share one clock thread
                 sampler = Sampler(functools.partial(self._scheduler_times, container), request.limits.wall_time_s)
                 try:
                     result, healthy = self._exec(container, request)
@@ -273,15 +274,19 @@ class DockerSandbox(BatchMixin):
                     self._replace(container)
         return RunResult(status=RunStatus.SANDBOX_ERROR, message=f"sandbox bootstrap failed: {why}"), None
 
-    def _scheduler_times(self, container: _Container) -> tuple[float, float] | None:
-        """The container's threads' time on a CPU and queued for one (:mod:`..starvation`); the container runs one
-        program at a time, and its idle keep-alive and init add nothing. ``None`` on a remote engine."""
+    def _find_task_list(self, container: _Container) -> None:
+        """Learn which cgroup file lists the container's threads (an engine call, once per container)."""
         if container.task_list is None:
             try:
                 pid = int(self.client.api.inspect_container(container.handle.id)["State"]["Pid"])
             except Exception:
-                return None
+                return  # asked again before the next run
             container.task_list = task_list_of(pid) or ""
+
+    def _scheduler_times(self, container: _Container) -> tuple[float, float] | None:
+        """The container's threads' time on a CPU and queued for one (:mod:`..starvation`); the container runs one
+        program at a time, and its idle keep-alive and init add nothing. ``None`` on a remote engine. Reads
+        ``/proc`` only: the engine was asked where to look before the run."""
         return scheduler_times(container.task_list) if container.task_list else None
 
     def _fit_limits(self, container: _Container, limits: Limits) -> None:
