@@ -354,6 +354,9 @@ def supervise(req, fds, status_fd, seccomp_program):
         "files": fetch_files(req.get("fetch_files", []), req["fetch_bytes"]),
     }
     os.write(status_fd, (json.dumps(report) + "\n").encode())
+    # The controller answers at this end of file; closing before the exit lets this process's teardown (its
+    # memory unmapped) overlap the next run instead of delaying this one.
+    os.close(status_fd)
     os._exit(0)
 
 
