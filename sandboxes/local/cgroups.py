@@ -97,7 +97,7 @@ class RunCgroup:
         for hierarchy, path in self.dirs:
             if hierarchy.version == 2 and os.path.exists(os.path.join(path, "cgroup.kill")):
                 try:
-                    Path(path, "cgroup.kill").write_text("1")
+                    _write_file(os.path.join(path, "cgroup.kill"), "1")
                     continue
                 except OSError:
                     pass
@@ -286,12 +286,30 @@ def _prune_stale(parent: str) -> None:
             pass
 
 
-def _write(directory: str, name: str, value: str, optional: bool = False) -> None:
-    path = os.path.join(directory, name)
-    if optional and not os.path.exists(path):
-        return
+# Plain descriptors: a run reads and writes a dozen of these small files on its path, where pathlib's parsing
+# cost more than the system calls.
+def _write_file(path: str, value: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
     try:
-        Path(path).write_text(value)
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+def _read_file(path: str) -> str:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks).decode()
+    finally:
+        os.close(fd)
+
+
+def _write(directory: str, name: str, value: str, optional: bool = False) -> None:
+    try:
+        _write_file(os.path.join(directory, name), value)
     except OSError:
         if not optional:
             raise
@@ -300,7 +318,7 @@ def _write(directory: str, name: str, value: str, optional: bool = False) -> Non
 def _read_keyed(path: str) -> dict[str, int]:
     values: dict[str, int] = {}
     try:
-        text = Path(path).read_text()
+        text = _read_file(path)
     except OSError:
         return values
     for line in text.splitlines():
@@ -312,7 +330,7 @@ def _read_keyed(path: str) -> dict[str, int]:
 
 def _pids_in(path: str) -> list[int]:
     try:
-        return [int(line) for line in Path(path, "cgroup.procs").read_text().split()]
+        return [int(line) for line in _read_file(os.path.join(path, "cgroup.procs")).split()]
     except (OSError, ValueError):
         return []
 
