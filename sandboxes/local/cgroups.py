@@ -289,7 +289,7 @@ def _prune_stale(parent: str) -> None:
 # Plain descriptors: a run reads and writes a dozen of these small files on its path, where pathlib's parsing
 # cost more than the system calls.
 def _write_file(path: str, value: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     try:
         os.write(fd, value.encode())
     finally:
@@ -308,8 +308,11 @@ def _read_file(path: str) -> str:
 
 
 def _write(directory: str, name: str, value: str, optional: bool = False) -> None:
+    path = os.path.join(directory, name)
+    if optional and not os.path.exists(path):
+        return
     try:
-        _write_file(os.path.join(directory, name), value)
+        _write_file(path, value)
     except OSError:
         if not optional:
             raise
