@@ -113,7 +113,14 @@ class SampleClock:
 
 
 _CLOCK = SampleClock()
-os.register_at_fork(after_in_child=lambda: _CLOCK.__init__())
+
+
+def _new_clock_in_child() -> None:
+    global _CLOCK
+    _CLOCK = SampleClock()  # the parent's thread and its pending readings stay the parent's
+
+
+os.register_at_fork(after_in_child=_new_clock_in_child)
 
 
 class Sampler:
