@@ -21,6 +21,7 @@ import heapq
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -83,22 +84,22 @@ class SampleClock:
 
     A thread per run cost a start and a join on every run, most of which end long before their first reading;
     on a busy machine each of those waits for a CPU. Readings are short (a few small ``/proc`` files), so one
-    thread serves all runs of a process. A forked child starts its own on first use."""
+    thread serves all runs of a process. It holds its samplers weakly: a run that ended is forgotten with its
+    sampler, not kept until its readings would have fallen due. A forked child gets a clock of its own."""
 
     def __init__(self) -> None:
-        self._due: list[tuple[float, int, Sampler, float]] = []  # (when, tie-break, sampler, run start)
+        # (when, tie-break, sampler, run start)
+        self._due: list[tuple[float, int, weakref.ref[Sampler], float]] = []
         self._ticket = 0
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
-        self._pid = 0
 
     def schedule(self, sampler: Sampler, started: float, wall_s: float) -> None:
         with self._wake:
             for share in SAMPLE_AT:
                 self._ticket += 1
-                heapq.heappush(self._due, (started + share * wall_s, self._ticket, sampler, started))
-            if self._thread is None or self._pid != os.getpid():
-                self._pid = os.getpid()
+                heapq.heappush(self._due, (started + share * wall_s, self._ticket, weakref.ref(sampler), started))
+            if self._thread is None:
                 self._thread = threading.Thread(target=self._serve, name="rewardsmith-sample-clock", daemon=True)
                 self._thread.start()
             self._wake.notify()
@@ -108,8 +109,14 @@ class SampleClock:
             with self._wake:
                 while not self._due or self._due[0][0] > time.monotonic():
                     self._wake.wait(self._due[0][0] - time.monotonic() if self._due else None)
-                _, _, sampler, started = heapq.heappop(self._due)
-            sampler.take(started)
+                _, _, held, started = heapq.heappop(self._due)
+            sampler = held()
+            if sampler is None:
+                continue
+            try:
+                sampler.take(started)
+            except Exception:  # a reading that fails is a reading not taken; the clock serves the other runs
+                pass
 
 
 _CLOCK = SampleClock()

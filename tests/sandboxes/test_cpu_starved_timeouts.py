@@ -13,9 +13,11 @@ starve a neighbour on a machine of a few cores).
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 import time
+import weakref
 
 import pytest
 
@@ -73,6 +75,24 @@ def test_samplers_share_one_thread():
     for sampler in samplers:
         sampler.stop()
     assert all(sampler.sample == [] for sampler in samplers)
+
+
+def test_a_finished_run_s_sampler_is_forgotten_and_a_failed_reading_stops_no_other():
+    finished = Sampler(lambda: (0.0, 0.0), 60.0)
+    finished.stop()
+    held = weakref.ref(finished)
+    del finished
+    gc.collect()
+    assert held() is None  # not kept until its readings would have fallen due
+
+    def broken() -> tuple[float, float]:
+        raise RuntimeError("unreadable")
+
+    failing, healthy = Sampler(broken, 0.2), Sampler(lambda: (0.0, 0.0), 0.3)
+    time.sleep(0.4)
+    failing.stop()
+    healthy.stop()
+    assert failing.sample == [] and len(healthy.sample) == len(SAMPLE_AT)
 
 
 SPINNERS = 6
