@@ -64,9 +64,12 @@ def local_tier(tier: str) -> Iterator[Subject]:
     if sandbox.tier != tier:
         pytest.skip(f"the {tier!r} tier is unavailable here")
 
-    def crash() -> None:
-        for server in list(sandbox._all):
+    def crash() -> None:  # every forkserver, the busy one mid-run and the idle ones before their next run
+        servers = list(sandbox._all)
+        for server in servers:
             kill_tree(server.process.pid)
+        for server in servers:  # the crash is over when they are gone; the backend must notice before reusing one
+            server.process.wait(timeout=10)
 
     yield sandbox, crash if tier == "bwrap" else None  # the other tiers have no machinery beside the program
     sandbox.close()
