@@ -88,17 +88,16 @@ class SampleClock:
     sampler, not kept until its readings would have fallen due. A forked child gets a clock of its own."""
 
     def __init__(self) -> None:
-        # (when, tie-break, sampler, run start)
-        self._due: list[tuple[float, int, weakref.ref[Sampler], float]] = []
+        self._due: list[tuple[float, int, weakref.ref[Sampler]]] = []  # (when, tie-break, sampler)
         self._ticket = 0
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def schedule(self, sampler: Sampler, started: float, wall_s: float) -> None:
+    def schedule(self, sampler: Sampler, wall_s: float) -> None:
         with self._wake:
             for share in SAMPLE_AT:
                 self._ticket += 1
-                heapq.heappush(self._due, (started + share * wall_s, self._ticket, weakref.ref(sampler), started))
+                heapq.heappush(self._due, (sampler.started + share * wall_s, self._ticket, weakref.ref(sampler)))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._serve, name="rewardsmith-sample-clock", daemon=True)
                 self._thread.start()
@@ -109,12 +108,12 @@ class SampleClock:
             with self._wake:
                 while not self._due or self._due[0][0] > time.monotonic():
                     self._wake.wait(self._due[0][0] - time.monotonic() if self._due else None)
-                _, _, held, started = heapq.heappop(self._due)
+                _, _, held = heapq.heappop(self._due)
             sampler = held()
             if sampler is None:
                 continue
             try:
-                sampler.take(started)
+                sampler.take()
             except Exception:  # a reading that fails is a reading not taken; the clock serves the other runs
                 pass
 
@@ -136,19 +135,20 @@ class Sampler:
 
     def __init__(self, read: Callable[[], Times | None], wall_s: float) -> None:
         self.sample: Sample = []
+        self.started = time.monotonic()
         self._read = read
         self._stopped = False
         self._lock = threading.Lock()
-        _CLOCK.schedule(self, time.monotonic(), wall_s)
+        _CLOCK.schedule(self, wall_s)
 
-    def take(self, started: float) -> None:
+    def take(self) -> None:
         """One reading, unless the run was already judged."""
         with self._lock:
             if self._stopped:
                 return
             times = self._read()
             if times is not None:
-                self.sample.append((time.monotonic() - started, times))
+                self.sample.append((time.monotonic() - self.started, times))
 
     def stop(self) -> None:
         with self._lock:
